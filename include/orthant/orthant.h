@@ -1,0 +1,7 @@
+/// @file orthant.h
+/// Everything: the quadtree (ort2_*) and the octree (ort3_*).
+#ifndef ORTHANT_ORTHANT_H
+#define ORTHANT_ORTHANT_H
+#include "orthant/orthant2.h"
+#include "orthant/orthant3.h"
+#endif

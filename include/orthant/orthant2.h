@@ -1,0 +1,8 @@
+/// @file orthant2.h
+/// The quadtree: orthant's tree in two dimensions, names `ort2_*`.
+#ifndef ORTHANT_ORTHANT2_H
+#define ORTHANT_ORTHANT2_H
+#define ORTHANT_DIM 2
+#include "orthant/tree_dim.h"
+#undef ORTHANT_DIM
+#endif

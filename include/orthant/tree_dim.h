@@ -1,0 +1,202 @@
+/// @file tree_dim.h
+/// The tree API, written once for any dimension. Do not include this file
+/// directly: include <orthant/orthant2.h> (quadtree, names `ort2_*`) or
+/// <orthant/orthant3.h> (octree, names `ort3_*`). Each defines ORTHANT_DIM and
+/// includes this file, so the two APIs have the same shape by construction.
+/// The reference in docs/API.md writes `ortN_` for either.
+#ifndef ORTHANT_DIM
+#error "include <orthant/orthant2.h> or <orthant/orthant3.h>, not tree_dim.h"
+#endif
+
+#include "orthant/base.h"
+
+#define ORTHANT_CAT_(a, b, c) a##b##_##c
+#define ORTHANT_CAT(a, b, c) ORTHANT_CAT_(a, b, c)
+/// ORTHANT_NAME(tree) is ort2_tree or ort3_tree.
+#define ORTHANT_NAME(x) ORTHANT_CAT(ort, ORTHANT_DIM, x)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A closed axis-aligned box: min[i] <= max[i]. Boxes that touch overlap, and a
+/// box with min == max on every axis is a point.
+typedef struct ORTHANT_NAME(box) {
+	float min[ORTHANT_DIM];
+	float max[ORTHANT_DIM];
+} ORTHANT_NAME(box);
+
+/// A tree. Opaque; made by ortN_tree_create, freed by ortN_tree_destroy.
+typedef struct ORTHANT_NAME(tree) ORTHANT_NAME(tree);
+
+/// How to make a tree. Start from ortN_tree_default_def() and change what you need.
+typedef struct ORTHANT_NAME(tree_def) {
+	/// The starting root cell, used when use_region is true. Items outside it
+	/// are never refused: the root grows (doubles) until it holds them.
+	ORTHANT_NAME(box) region;
+	bool use_region;
+	/// Items a leaf holds before it splits (seed 000: 16). >= 1.
+	int bucket_size;
+	/// Splits stop this many levels below the root (seed 000: 8). 0..ORTHANT_MAX_DEPTH.
+	int max_depth;
+	/// Splits stop at cells this small on their shortest axis (seed 003: 1). >= 0.
+	float min_cell_size;
+	/// Where items live; see ort_placement.
+	ort_placement placement;
+	/// Loose cell side / cell side, for ORT_PLACEMENT_LOOSE. 1 < looseness <= 4; default 2.
+	float looseness;
+	/// A divided node whose subtree holds at most this many entries folds its
+	/// children back into itself (seed 000's tryMerge). Default bucket_size / 2:
+	/// below the split point, so one item moving to and fro cannot split and
+	/// merge on every frame. 0 <= merge_size <= bucket_size.
+	int merge_size;
+	/// Frames an emptied branch is kept before it is freed (seed 003: 8, doubled
+	/// each time the branch is reused, capped at 8x). 0 frees at once. A frame is
+	/// one call of ortN_tree_tick.
+	int prune_delay;
+	/// Items to make room for at creation; the pools grow past it as needed.
+	int item_capacity;
+	/// The caller's allocator; zeroed means malloc/free.
+	ort_allocator allocator;
+	/// Called on programmer errors before they are returned; may be NULL.
+	ort_assert_fn *assert_fn;
+	void *assert_ctx;
+} ORTHANT_NAME(tree_def);
+
+/// The defaults: no region (the first items choose the root), bucket 16, depth 8,
+/// no minimum cell size, loose placement with looseness 2, merge at 8, no prune
+/// delay, malloc/free.
+ORTHANT_API ORTHANT_NAME(tree_def) ORTHANT_NAME(tree_default_def)(void);
+
+/// Make an empty tree. On success *out owns it; on failure *out is NULL and the
+/// result says why (ORT_ERROR_INVALID_ARGUMENT for a definition out of range).
+ORTHANT_API ort_result ORTHANT_NAME(tree_create)(const ORTHANT_NAME(tree_def) * def, ORTHANT_NAME(tree) * *out);
+
+/// Free the tree and everything it holds. NULL is ignored. Handles become stale.
+ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
+
+/// Store an item. O(depth) amortised; allocates only when a pool must grow.
+/// On success *out (may be NULL) gets its handle. A box outside the root makes
+/// the root grow. On failure nothing changed.
+ORTHANT_API ort_result ORTHANT_NAME(tree_insert)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box, void *user_data,
+                                                 ort_handle *out);
+
+/// Forget an item; its handle becomes stale. Underfull siblings merge back.
+/// ORT_ERROR_STALE_HANDLE for a null, removed or foreign handle.
+ORTHANT_API ort_result ORTHANT_NAME(tree_remove)(ORTHANT_NAME(tree) * tree, ort_handle handle);
+
+/// Give an item a new box, keeping its handle. While the box still fits the
+/// item's node (and could go no deeper) only the stored box changes; otherwise
+/// the item climbs to the first ancestor that holds it and goes down as deep as
+/// it fits (seed 003). On failure the item keeps its old box and place.
+ORTHANT_API ort_result ORTHANT_NAME(tree_move)(ORTHANT_NAME(tree) * tree, ort_handle handle, ORTHANT_NAME(box) box);
+
+/// The item's box, or ORT_ERROR_STALE_HANDLE.
+ORTHANT_API ort_result ORTHANT_NAME(tree_get_box)(const ORTHANT_NAME(tree) * tree, ort_handle handle,
+                                                  ORTHANT_NAME(box) * out);
+
+/// The item's user data; NULL for a stale handle (or when NULL was stored).
+ORTHANT_API void *ORTHANT_NAME(tree_get_user_data)(const ORTHANT_NAME(tree) * tree, ort_handle handle);
+
+/// True when the handle names a live item of this tree.
+ORTHANT_API bool ORTHANT_NAME(tree_is_valid)(const ORTHANT_NAME(tree) * tree, ort_handle handle);
+
+/// Live items.
+ORTHANT_API int ORTHANT_NAME(tree_count)(const ORTHANT_NAME(tree) * tree);
+
+/// Forget every item (seeds 001/002 rebuild each frame). Keeps the memory for
+/// the next frame, so clear + insert/build allocates nothing in steady state.
+/// Every handle becomes stale. The root returns to the definition's region.
+ORTHANT_API void ORTHANT_NAME(tree_clear)(ORTHANT_NAME(tree) * tree);
+
+/// Store count items in one pass (seed 003's batched build). Into an empty tree
+/// it partitions the whole batch top-down, O(n * depth), much faster than n
+/// inserts; into a non-empty tree it inserts one by one. user_data and
+/// handles_out may be NULL. On failure nothing of the batch is stored.
+ORTHANT_API ort_result ORTHANT_NAME(tree_build)(ORTHANT_NAME(tree) * tree, const ORTHANT_NAME(box) * boxes,
+                                                void *const *user_data, int count, ort_handle *handles_out);
+
+/// One frame has passed: counts down the grace period of emptied branches
+/// (def.prune_delay) and frees those whose time is up. Cheap when nothing waits.
+ORTHANT_API void ORTHANT_NAME(tree_tick)(ORTHANT_NAME(tree) * tree);
+
+/// Called for each hit of a query. Return true to go on, false to stop.
+typedef bool ORTHANT_NAME(query_fn)(void *ctx, ort_handle handle, void *user_data);
+
+/// Every item whose box overlaps `box` (closed: touching counts), each once, in
+/// no particular order. Allocates nothing unless the tree is deeper than the
+/// query's local stack holds, and then never drops a node.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_box)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box,
+                                                    ORTHANT_NAME(query_fn) * fn, void *ctx);
+
+/// Every item whose box contains the point.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_point)(const ORTHANT_NAME(tree) * tree, const float point[ORTHANT_DIM],
+                                                      ORTHANT_NAME(query_fn) * fn, void *ctx);
+
+/// Every item whose box touches the sphere (a circle in 2D): the distance from
+/// the centre to the box is at most radius.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_sphere)(const ORTHANT_NAME(tree) * tree,
+                                                       const float centre[ORTHANT_DIM], float radius,
+                                                       ORTHANT_NAME(query_fn) * fn, void *ctx);
+
+/// Called for each item a ray touches, with t, the ray parameter where it enters
+/// the item's box (origin + t * dir; 0 when the origin is inside). Return the
+/// parameter to clip the ray to: t keeps only nearer hits (nearest-hit search),
+/// the current maximum (or larger) goes on with every hit, 0 stops, and a
+/// negative value ignores this item. Items arrive roughly near-first, not sorted.
+typedef float ORTHANT_NAME(ray_fn)(void *ctx, ort_handle handle, void *user_data, float t);
+
+/// Cast the segment origin + t * dir, t in [0, max_t] (max_t may be INFINITY;
+/// dir need not be normalised and may have zero components). Children are
+/// visited near-first, so a clipping callback prunes most of the tree.
+ORTHANT_API ort_result ORTHANT_NAME(tree_ray_cast)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
+                                                   const float dir[ORTHANT_DIM], float max_t,
+                                                   ORTHANT_NAME(ray_fn) * fn, void *ctx);
+
+/// One result of a nearest-neighbour search.
+typedef struct ORTHANT_NAME(neighbor) {
+	ort_handle handle;
+	void *user_data;
+	float distance; ///< Euclidean distance from the point to the box (0 inside)
+} ORTHANT_NAME(neighbor);
+
+/// The k items nearest to point (distance to the box, 0 inside), at most
+/// max_distance away (INFINITY for no limit), written to out[0..*found) in
+/// ascending distance; equal distances in ascending handle id. Best-first
+/// search; allocates only when k or the tree outgrows its local buffers.
+ORTHANT_API ort_result ORTHANT_NAME(tree_nearest)(const ORTHANT_NAME(tree) * tree, const float point[ORTHANT_DIM],
+                                                  int k, float max_distance, ORTHANT_NAME(neighbor) * out,
+                                                  int *found);
+
+/// Called for each overlapping pair. Return true to go on, false to stop.
+typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *user_a, void *user_b);
+
+/// Every pair of items whose boxes overlap, each pair exactly once (seed 000's
+/// findAllIntersections, seed 003's pass-down). Uses scratch memory kept in the
+/// tree, so in steady state it allocates nothing.
+ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn, void *ctx);
+
+/// Called for each node by ortN_tree_visit_nodes: its cell, the bounds its items
+/// must lie in (the cell itself, or the loose cell), its depth below the root
+/// and the entries it holds itself.
+typedef void ORTHANT_NAME(node_fn)(void *ctx, const ORTHANT_NAME(box) * cell, const ORTHANT_NAME(box) * bounds,
+                                    int depth, int entries);
+
+/// Every node, parents before children (to draw the tree).
+ORTHANT_API void ORTHANT_NAME(tree_visit_nodes)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(node_fn) * fn,
+                                                void *ctx);
+
+/// The root cell (what the tree covers now). Zero box for an empty tree without region.
+ORTHANT_API ORTHANT_NAME(box) ORTHANT_NAME(tree_root_cell)(const ORTHANT_NAME(tree) * tree);
+
+/// Check every invariant: node links and levels, each entry inside its node's
+/// bounds and placed as the placement requires, counts, free lists, pool
+/// accounting. ORT_OK, or ORT_ERROR_CORRUPT with a message in msg (may be NULL).
+ORTHANT_API ort_result ORTHANT_NAME(tree_validate)(const ORTHANT_NAME(tree) * tree, char *msg, size_t msg_size);
+
+/// The tree's shape now.
+ORTHANT_API void ORTHANT_NAME(tree_get_stats)(const ORTHANT_NAME(tree) * tree, ort_tree_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
