@@ -1,0 +1,568 @@
+// main.c: orthant_demo — options, the window or the headless loop, keys and mouse.
+//
+//   orthant_demo [--3d] [--count N] ...          a window (falls back to headless)
+//   orthant_demo --headless --frames N -o out.png  N frames, a PNG, statistics
+//
+// Both loops feed keys through SDL's event queue (--script pushes them), step
+// the simulation and draw with draw.c; only the renderer's target differs.
+#define _XOPEN_SOURCE 700 // realpath
+#include "demo.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEMO_DEFAULT_COUNT_2D 500
+#define DEMO_DEFAULT_COUNT_3D 2000
+#define DEMO_DEFAULT_FRAMES 120
+#define DEMO_DEFAULT_OUT "orthant-demo.png"
+
+typedef struct demo_options {
+	int dim;
+	int count;
+	uint64_t seed;
+	bool headless;
+	int frames;          ///< 0: run until closed (window)
+	const char *out;     ///< PNG of the last frame
+	const char *script;  ///< keys pressed one a frame from frame 2; '.' presses none
+	bool brute, incremental, bullets, no_cells, help;
+	ort_placement placement;
+	bool has_query, has_ray, has_mouse;
+	float query[4], ray[4], mouse[2];
+} demo_options;
+
+typedef struct demo_app {
+	demo_options opt;
+	demo_sim sim;
+	demo_ui ui;
+	demo_draw draw;
+	SDL_Window *window;
+	SDL_Renderer *renderer;
+	SDL_Surface *surface;
+	bool quit;
+	bool save_pending;
+	int shots;
+	bool dragging_query, dragging_ray, dragging_orbit;
+	float drag_from[2];
+} demo_app;
+
+static void demo_usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: orthant_demo [options]\n"
+	        "  Seed 001's bouncing boxes in a window: the quadtree's cells drawn live,\n"
+	        "  colliding boxes red. Press h in the window for the keys.\n"
+	        "options:\n"
+	        "  --3d                 cubes in a room, the octree as wireframe\n"
+	        "  --count N            objects (10..100000; default %d, 3D %d)\n"
+	        "  --seed S             the scene's seed (default 1)\n"
+	        "  --brute              brute force instead of the tree\n"
+	        "  --placement P        tight, leaves or loose (default loose)\n"
+	        "  --incremental        move items (ortN_tree_move) instead of rebuilding\n"
+	        "  --bullets            fire a stream of small fast objects\n"
+	        "  --no-cells           do not draw the tree's cells\n"
+	        "  --help-overlay       show the key help\n"
+	        "  --headless           no window: run --frames frames, write -o, print statistics\n"
+	        "  --frames N           stop after N frames (default %d headless, no limit in a window)\n"
+	        "  -o FILE              write the last frame as PNG (default %s headless)\n"
+	        "  --script KEYS        press these keys, one a frame ('.' = none), e.g. \"b..s\"\n"
+	        "  --query X0,Y0,X1,Y1  a query box (2D)\n"
+	        "  --ray X0,Y0,X1,Y1    a ray (2D)\n"
+	        "  --mouse X,Y          where the mouse hovers\n"
+	        "With no display the demo runs headless by itself.\n",
+	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_OUT);
+}
+
+static bool demo_parse_floats(const char *s, float *out, int n)
+{
+	for (int i = 0; i < n; ++i) {
+		char *end;
+		out[i] = strtof(s, &end);
+		if (end == s) return false;
+		s = end;
+		if (i + 1 < n) {
+			if (*s != ',') return false;
+			++s;
+		}
+	}
+	return *s == '\0';
+}
+
+static bool demo_parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || v < lo || v > hi) return false;
+	*out = v;
+	return true;
+}
+
+// 0 to go on, 1 to stop with success (--help), -1 on a bad option.
+static int demo_parse(int argc, char **argv, demo_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->dim = 2;
+	o->seed = 1;
+	o->placement = ORT_PLACEMENT_LOOSE;
+	o->frames = -1;
+	for (int i = 1; i < argc; ++i) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long n;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			demo_usage(stdout);
+			return 1;
+		} else if (!strcmp(a, "--3d")) {
+			o->dim = 3;
+		} else if (!strcmp(a, "--brute")) {
+			o->brute = true;
+		} else if (!strcmp(a, "--incremental")) {
+			o->incremental = true;
+		} else if (!strcmp(a, "--bullets")) {
+			o->bullets = true;
+		} else if (!strcmp(a, "--no-cells")) {
+			o->no_cells = true;
+		} else if (!strcmp(a, "--help-overlay")) {
+			o->help = true;
+		} else if (!strcmp(a, "--headless")) {
+			o->headless = true;
+		} else if (!v) {
+			fprintf(stderr, "orthant_demo: unknown option or missing value: %s\n", a);
+			return -1;
+		} else if (!strcmp(a, "--count") && demo_parse_int(v, DEMO_COUNT_MIN, DEMO_COUNT_MAX, &n)) {
+			o->count = (int)n;
+			++i;
+		} else if (!strcmp(a, "--seed") && demo_parse_int(v, 0, LONG_MAX, &n)) {
+			o->seed = (uint64_t)n;
+			++i;
+		} else if (!strcmp(a, "--frames") && demo_parse_int(v, 1, INT_MAX, &n)) {
+			o->frames = (int)n;
+			++i;
+		} else if (!strcmp(a, "-o")) {
+			o->out = v;
+			++i;
+		} else if (!strcmp(a, "--script")) {
+			o->script = v;
+			++i;
+		} else if (!strcmp(a, "--placement")) {
+			int p = -1;
+			for (int k = 0; k < ORT_PLACEMENT_COUNT; ++k)
+				if (!strcmp(v, ort_placement_string((ort_placement)k))) p = k;
+			if (p < 0) {
+				fprintf(stderr, "orthant_demo: --placement takes tight, leaves or loose\n");
+				return -1;
+			}
+			o->placement = (ort_placement)p;
+			++i;
+		} else if (!strcmp(a, "--query") && demo_parse_floats(v, o->query, 4)) {
+			o->has_query = true;
+			++i;
+		} else if (!strcmp(a, "--ray") && demo_parse_floats(v, o->ray, 4)) {
+			o->has_ray = true;
+			++i;
+		} else if (!strcmp(a, "--mouse") && demo_parse_floats(v, o->mouse, 2)) {
+			o->has_mouse = true;
+			++i;
+		} else {
+			fprintf(stderr, "orthant_demo: bad option: %s %s (see --help)\n", a, v);
+			return -1;
+		}
+	}
+	if (!o->count) o->count = o->dim == 2 ? DEMO_DEFAULT_COUNT_2D : DEMO_DEFAULT_COUNT_3D;
+	return 0;
+}
+
+// The 1-2-5 steps + and - move through.
+static int demo_count_step(int count, int dir)
+{
+	static const int steps[] = {10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+	int n = (int)(sizeof steps / sizeof steps[0]);
+	if (dir > 0) {
+		for (int i = 0; i < n; ++i)
+			if (steps[i] > count) return steps[i];
+		return steps[n - 1];
+	}
+	for (int i = n - 1; i >= 0; --i)
+		if (steps[i] < count) return steps[i];
+	return steps[0];
+}
+
+static ort3_box demo_box_of(float x0, float y0, float x1, float y1)
+{
+	ort3_box b = {{x0 < x1 ? x0 : x1, y0 < y1 ? y0 : y1, 0.0f}, {x0 < x1 ? x1 : x0, y0 < y1 ? y1 : y0, 0.0f}};
+	return b;
+}
+
+static void demo_message(demo_app *app, const char *text)
+{
+	SDL_snprintf(app->ui.message, sizeof app->ui.message, "%s", text);
+	app->ui.message_frames = 180;
+}
+
+static void demo_key(demo_app *app, SDL_Keycode key)
+{
+	demo_sim *sim = &app->sim;
+	demo_ui *ui = &app->ui;
+	switch (key) {
+	case SDLK_PLUS:
+	case SDLK_EQUALS:
+	case SDLK_KP_PLUS:
+	case SDLK_MINUS:
+	case SDLK_KP_MINUS: {
+		int up = key == SDLK_PLUS || key == SDLK_EQUALS || key == SDLK_KP_PLUS;
+		int count = demo_count_step(sim->count, up ? 1 : -1);
+		if (count != sim->count && demo_sim_set_count(sim, count) != 0) {
+			fprintf(stderr, "orthant_demo: out of memory for %d objects\n", count);
+			app->quit = true;
+		}
+		ui->hover = -1;
+		break;
+	}
+	case SDLK_b: demo_sim_set_brute(sim, !sim->brute); break;
+	case SDLK_p: demo_sim_set_placement(sim, (ort_placement)((sim->placement + 1) % ORT_PLACEMENT_COUNT)); break;
+	case SDLK_u: demo_sim_set_incremental(sim, !sim->incremental); break;
+	case SDLK_g: ui->show_cells = !ui->show_cells; break;
+	case SDLK_f: sim->bullets = !sim->bullets; break;
+	case SDLK_SPACE: ui->paused = !ui->paused; break;
+	case SDLK_h: ui->show_help = !ui->show_help; break;
+	case SDLK_s: app->save_pending = true; break;
+	case SDLK_q:
+	case SDLK_ESCAPE: app->quit = true; break;
+	default: break;
+	}
+}
+
+static void demo_mouse(demo_app *app, const SDL_Event *e)
+{
+	demo_ui *ui = &app->ui;
+	if (e->type == SDL_MOUSEMOTION) {
+		float x = (float)e->motion.x, y = (float)e->motion.y;
+		ui->mouse[0] = x;
+		ui->mouse[1] = y;
+		ui->mouse_in = x < DEMO_FIELD_W;
+		if (app->dragging_query) ui->query = demo_box_of(app->drag_from[0], app->drag_from[1], x, y);
+		if (app->dragging_ray) {
+			ui->ray_to[0] = x;
+			ui->ray_to[1] = y;
+		}
+		if (app->dragging_orbit) {
+			ui->yaw -= 0.01f * (float)e->motion.xrel;
+			ui->pitch += 0.01f * (float)e->motion.yrel;
+			if (ui->pitch > 1.45f) ui->pitch = 1.45f;
+			if (ui->pitch < -1.45f) ui->pitch = -1.45f;
+		}
+	} else if (e->type == SDL_MOUSEBUTTONDOWN && e->button.x < DEMO_FIELD_W) {
+		float x = (float)e->button.x, y = (float)e->button.y;
+		app->drag_from[0] = x;
+		app->drag_from[1] = y;
+		if (app->sim.dim == 3) {
+			app->dragging_orbit = e->button.button == SDL_BUTTON_LEFT;
+		} else if (e->button.button == SDL_BUTTON_LEFT) {
+			app->dragging_query = true;
+			ui->has_query = true;
+			ui->query = demo_box_of(x, y, x, y);
+		} else if (e->button.button == SDL_BUTTON_RIGHT) {
+			app->dragging_ray = true;
+			ui->has_ray = true;
+			ui->ray_from[0] = ui->ray_to[0] = x;
+			ui->ray_from[1] = ui->ray_to[1] = y;
+		}
+	} else if (e->type == SDL_MOUSEBUTTONUP) {
+		// A click without a drag takes the box or the ray away.
+		float dx = (float)e->button.x - app->drag_from[0], dy = (float)e->button.y - app->drag_from[1];
+		bool click = dx * dx + dy * dy < 9.0f;
+		if (app->dragging_query && click) ui->has_query = false;
+		if (app->dragging_ray && click) ui->has_ray = false;
+		app->dragging_query = app->dragging_ray = app->dragging_orbit = false;
+	} else if (e->type == SDL_MOUSEWHEEL && app->sim.dim == 3) {
+		ui->distance *= e->wheel.y > 0 ? 0.9f : 1.0f / 0.9f;
+		if (ui->distance < 800.0f) ui->distance = 800.0f;
+		if (ui->distance > 5000.0f) ui->distance = 5000.0f;
+	}
+}
+
+static void demo_events(demo_app *app)
+{
+	SDL_Event e;
+	while (SDL_PollEvent(&e)) {
+		if (e.type == SDL_QUIT)
+			app->quit = true;
+		else if (e.type == SDL_KEYDOWN)
+			demo_key(app, e.key.keysym.sym);
+		else if (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_LEAVE)
+			app->ui.mouse_in = false;
+		else
+			demo_mouse(app, &e);
+	}
+}
+
+// --script: one key a frame, through the same event queue as real keys.
+static void demo_script(demo_app *app, int frame)
+{
+	const char *s = app->opt.script;
+	if (!s || frame < 2 || frame - 2 >= (int)strlen(s)) return;
+	char c = s[frame - 2];
+	if (c == '.') return;
+	SDL_Event e;
+	memset(&e, 0, sizeof e);
+	e.type = SDL_KEYDOWN;
+	e.key.state = SDL_PRESSED;
+	e.key.keysym.sym = (SDL_Keycode)c; // SDL keycodes of printable keys are their characters
+	if (app->window) e.key.windowID = SDL_GetWindowID(app->window);
+	SDL_PushEvent(&e);
+}
+
+typedef struct demo_pick2 {
+	demo_sim *sim;
+	int best;
+	float area;
+} demo_pick2;
+
+static void demo_pick2_hit(void *ctx, int i, float t)
+{
+	(void)t;
+	demo_pick2 *p = ctx;
+	const ort3_box *b = &p->sim->boxes[i];
+	float area = (b->max[0] - b->min[0]) * (b->max[1] - b->min[1]);
+	if (p->best < 0 || area < p->area) {
+		p->best = i;
+		p->area = area;
+	}
+}
+
+// The object under the mouse: the smallest box there (2D), the nearest cube
+// along the mouse's ray (3D).
+static void demo_hover(demo_app *app)
+{
+	demo_ui *ui = &app->ui;
+	ui->hover = -1;
+	if (!ui->mouse_in || app->dragging_orbit) return;
+	if (app->sim.dim == 2) {
+		demo_pick2 p = {&app->sim, -1, 0.0f};
+		ort3_box b = demo_box_of(ui->mouse[0], ui->mouse[1], ui->mouse[0], ui->mouse[1]);
+		demo_sim_query_box(&app->sim, b, demo_pick2_hit, &p);
+		ui->hover = p.best;
+	} else {
+		demo_camera cam = demo_camera_make(&app->sim, ui);
+		float dir[3];
+		demo_camera_ray(&cam, ui->mouse[0], ui->mouse[1], dir);
+		ui->hover = demo_sim_pick(&app->sim, cam.eye, dir, NULL);
+	}
+	if (ui->message_frames > 0) --ui->message_frames;
+}
+
+static void demo_print_path(const char *what, const char *path)
+{
+	char *abs = realpath(path, NULL);
+	printf("%s: %s\n", what, abs ? abs : path);
+	free(abs);
+	fflush(stdout);
+}
+
+static void demo_save(demo_app *app, const char *path)
+{
+	if (demo_save_png(app->renderer, path) == 0) {
+		char *abs = realpath(path, NULL);
+		char msg[160];
+		SDL_snprintf(msg, sizeof msg, "saved %s", abs ? abs : path);
+		free(abs);
+		demo_message(app, msg);
+		demo_print_path("saved", path);
+	}
+}
+
+static void demo_save_shot(demo_app *app)
+{
+	char name[64];
+	SDL_snprintf(name, sizeof name, "orthant-demo-%03d.png", ++app->shots);
+	demo_save(app, name);
+}
+
+typedef struct demo_totals {
+	double sum_us, min_us, max_us;
+	int frames;
+} demo_totals;
+
+// One frame of either loop: script, events, step, hover; drawn when asked.
+static void demo_frame(demo_app *app, int frame, demo_totals *tot)
+{
+	demo_script(app, frame);
+	demo_events(app);
+	if (demo_sim_frame(&app->sim, !app->ui.paused) != 0 && frame == 0)
+		fprintf(stderr, "orthant_demo: collision step failed: %s\n", ort_result_string(app->sim.last_error));
+	double us = app->sim.step_us;
+	app->ui.step_avg_us = frame == 0 ? us : 0.9 * app->ui.step_avg_us + 0.1 * us;
+	// The first frame fills the tree from nothing; the mean is of the frames after it.
+	if (frame > 0 || tot->frames == 0) {
+		if (frame == 1) *tot = (demo_totals){0, 0, 0, 0};
+		tot->sum_us += us;
+		if (tot->frames == 0 || us < tot->min_us) tot->min_us = us;
+		if (us > tot->max_us) tot->max_us = us;
+		++tot->frames;
+	}
+	demo_hover(app);
+}
+
+static void demo_print_stats(demo_app *app, const demo_totals *tot, int frames)
+{
+	demo_sim *sim = &app->sim;
+	char mode[64];
+	printf("orthant demo: %dD, %d objects, %d frames, mode %s\n", sim->dim, sim->objects, frames,
+	       demo_sim_mode(sim, mode, sizeof mode));
+	int colliding = 0;
+	for (int i = 0; i < sim->total; ++i) colliding += sim->alive[i] && sim->hit[i];
+	printf("last frame: pairs %lld, exact tests %lld, colliding objects %d\n", sim->pairs, sim->tests, colliding);
+	if (!sim->brute)
+		printf("tree: %d nodes, %d leaves, depth %d, %d entries, %zu bytes\n", sim->tree_stats.nodes,
+		       sim->tree_stats.leaves, sim->tree_stats.depth, sim->tree_stats.entries, sim->tree_stats.bytes);
+	printf("collision step: mean %.1f us, min %.1f us, max %.1f us over %d frames; last %.1f us\n",
+	       tot->frames ? tot->sum_us / tot->frames : 0.0, tot->min_us, tot->max_us, tot->frames, sim->step_us);
+	if (sim->last_error != ORT_OK) printf("error: %s\n", ort_result_string(sim->last_error));
+	fflush(stdout);
+}
+
+static int demo_run_headless(demo_app *app, const char *why)
+{
+	const char *out = app->opt.out ? app->opt.out : DEMO_DEFAULT_OUT;
+	int frames = app->opt.frames > 0 ? app->opt.frames : DEMO_DEFAULT_FRAMES;
+	if (why) printf("orthant demo: %s: running %d frames headless\n", why, frames);
+	// Events only: keys from --script go through the queue as in the window.
+	if (SDL_Init(SDL_INIT_EVENTS) != 0) {
+		fprintf(stderr, "orthant_demo: SDL: %s\n", SDL_GetError());
+		return 1;
+	}
+	app->surface = SDL_CreateRGBSurfaceWithFormat(0, DEMO_WINDOW_W, DEMO_WINDOW_H, 32, SDL_PIXELFORMAT_RGBA32);
+	app->renderer = app->surface ? SDL_CreateSoftwareRenderer(app->surface) : NULL;
+	if (!app->renderer || demo_draw_open(&app->draw, app->renderer) != 0) {
+		fprintf(stderr, "orthant_demo: cannot make a software renderer: %s\n", SDL_GetError());
+		return 1;
+	}
+	demo_totals tot = {0, 0, 0, 0};
+	int frame = 0;
+	for (; frame < frames && !app->quit; ++frame) {
+		demo_frame(app, frame, &tot);
+		app->ui.fps = -1.0; // not drawn every frame: no frame rate to show
+		if (app->save_pending || frame + 1 == frames || app->quit) demo_draw_frame(&app->draw, &app->sim, &app->ui);
+		if (app->save_pending) {
+			demo_save_shot(app);
+			app->save_pending = false;
+		}
+	}
+	demo_print_stats(app, &tot, frame);
+	if (demo_save_png(app->renderer, out) != 0) return 1;
+	demo_print_path("picture", out);
+	return 0;
+}
+
+static bool demo_has_display(void)
+{
+#if defined(__linux__) || defined(__unix__)
+	const char *x = SDL_getenv("DISPLAY"), *w = SDL_getenv("WAYLAND_DISPLAY"), *drv = SDL_getenv("SDL_VIDEODRIVER");
+	return (x && *x) || (w && *w) || (drv && *drv);
+#else
+	return true;
+#endif
+}
+
+// 0: the window ran; 1: failed; 2: no window could be made (go headless).
+static int demo_run_window(demo_app *app)
+{
+	if (SDL_Init(SDL_INIT_VIDEO) != 0) return 2;
+	app->window = SDL_CreateWindow("orthant demo", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, DEMO_WINDOW_W,
+	                               DEMO_WINDOW_H, SDL_WINDOW_RESIZABLE);
+	if (!app->window) return 2;
+	app->renderer = SDL_CreateRenderer(app->window, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+	if (!app->renderer) app->renderer = SDL_CreateRenderer(app->window, -1, SDL_RENDERER_SOFTWARE);
+	if (!app->renderer) return 2;
+	SDL_RenderSetLogicalSize(app->renderer, DEMO_WINDOW_W, DEMO_WINDOW_H);
+	if (demo_draw_open(&app->draw, app->renderer) != 0) return 1;
+	SDL_RendererInfo info;
+	SDL_GetRendererInfo(app->renderer, &info);
+	printf("orthant demo: window (video %s, renderer %s); press h for the keys\n", SDL_GetCurrentVideoDriver(), info.name);
+	fflush(stdout);
+
+	demo_totals tot = {0, 0, 0, 0};
+	Uint64 last = SDL_GetPerformanceCounter();
+	double frame_us = 0.0;
+	int frame = 0;
+	for (; !app->quit && (app->opt.frames <= 0 || frame < app->opt.frames); ++frame) {
+		demo_frame(app, frame, &tot);
+		demo_draw_frame(&app->draw, &app->sim, &app->ui);
+		if (app->save_pending) {
+			demo_save_shot(app);
+			app->save_pending = false;
+		}
+		if (app->opt.out && (app->quit || frame + 1 == app->opt.frames)) {
+			if (demo_save_png(app->renderer, app->opt.out) == 0) demo_print_path("picture", app->opt.out);
+		}
+		SDL_RenderPresent(app->renderer);
+		Uint64 now = SDL_GetPerformanceCounter();
+		double us = (double)(now - last) * 1.0e6 / (double)SDL_GetPerformanceFrequency();
+		last = now;
+		frame_us = frame == 0 ? us : 0.95 * frame_us + 0.05 * us;
+		app->ui.fps = frame_us > 0 ? 1.0e6 / frame_us : 0.0;
+	}
+	demo_print_stats(app, &tot, frame);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static demo_app app;
+	int rc = demo_parse(argc, argv, &app.opt);
+	if (rc != 0) return rc > 0 ? 0 : 2;
+	const demo_options *o = &app.opt;
+	if (demo_sim_init(&app.sim, o->dim, o->count, o->seed) != 0) {
+		fprintf(stderr, "orthant_demo: cannot make the scene (out of memory?)\n");
+		return 1;
+	}
+	app.sim.brute = o->brute;
+	app.sim.bullets = o->bullets;
+	if (o->placement != app.sim.placement) demo_sim_set_placement(&app.sim, o->placement);
+	if (o->incremental) demo_sim_set_incremental(&app.sim, true);
+	app.ui.show_cells = !o->no_cells;
+	app.ui.show_help = o->help;
+	app.ui.hover = -1;
+	app.ui.yaw = 0.6f;
+	app.ui.pitch = 0.35f;
+	app.ui.distance = 1250.0f;
+	if (o->has_query) {
+		app.ui.has_query = true;
+		app.ui.query = demo_box_of(o->query[0], o->query[1], o->query[2], o->query[3]);
+	}
+	if (o->has_ray) {
+		app.ui.has_ray = true;
+		memcpy(app.ui.ray_from, o->ray, sizeof app.ui.ray_from);
+		memcpy(app.ui.ray_to, o->ray + 2, sizeof app.ui.ray_to);
+	}
+	if (o->has_mouse) {
+		memcpy(app.ui.mouse, o->mouse, sizeof app.ui.mouse);
+		app.ui.mouse_in = o->mouse[0] < DEMO_FIELD_W;
+	}
+
+	if (o->headless) {
+		rc = demo_run_headless(&app, NULL);
+	} else if (!demo_has_display()) {
+		rc = demo_run_headless(&app, "no display (DISPLAY is not set)");
+	} else {
+		rc = demo_run_window(&app);
+		if (rc == 2) {
+			char why[200];
+			SDL_snprintf(why, sizeof why, "no window (%s)", SDL_GetError());
+			if (app.renderer) SDL_DestroyRenderer(app.renderer);
+			if (app.window) SDL_DestroyWindow(app.window);
+			app.renderer = NULL;
+			app.window = NULL;
+			SDL_Quit();
+			rc = demo_run_headless(&app, why);
+		}
+	}
+	demo_draw_close(&app.draw);
+	if (app.renderer) SDL_DestroyRenderer(app.renderer);
+	if (app.surface) SDL_FreeSurface(app.surface);
+	if (app.window) SDL_DestroyWindow(app.window);
+	SDL_Quit();
+	demo_sim_free(&app.sim);
+	return rc;
+}

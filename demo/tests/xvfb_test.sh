@@ -1,0 +1,24 @@
+#!/bin/sh
+# xvfb_test.sh DEMO PICTURE_TEST DIR: the windowed demo under Xvfb — a real X
+# window, keys pressed through SDL's event queue (--script), a screenshot by the
+# s key and one of the last frame, both checked. Exit 77 (skipped) without xvfb-run.
+demo=$1
+check=$2
+dir=$3
+if ! command -v xvfb-run >/dev/null 2>&1; then
+	echo "xvfb-run not found (Debian: xvfb): skipped"
+	exit 77
+fi
+mkdir -p "$dir" && cd "$dir" || exit 1
+rm -f orthant-demo-*.png last.png out.txt
+# h: help on, b: brute force, b: tree, g g: cells off and on, p: placement,
+# u: incremental, +: more objects, h: help off, s: screenshot.
+xvfb-run -a -s "-screen 0 1280x1024x24" "$demo" --frames 40 --script "h.b.b.g.g.p.u.+.h.s" -o last.png >out.txt 2>&1
+rc=$?
+cat out.txt
+[ $rc -eq 0 ] || { echo "FAIL: the demo exited with $rc"; exit 1; }
+grep -q "^orthant demo: window (video x11" out.txt || { echo "FAIL: no X11 window was made"; exit 1; }
+grep -q "mode quadtree, tight, incremental" out.txt || { echo "FAIL: the keys did not reach the demo"; exit 1; }
+grep -q "1,000 objects\|1000 objects" out.txt || { echo "FAIL: + did not change the count"; exit 1; }
+[ -s orthant-demo-001.png ] || { echo "FAIL: s saved no screenshot"; exit 1; }
+"$check" --check-png orthant-demo-001.png last.png
