@@ -1,0 +1,139 @@
+/// @file bench.h
+/// orthant_bench: the interface every benchmarked implementation fills in.
+///
+/// A scenario hands an implementation the scene's boxes (ort3_box; in 2D the z
+/// extent is 0..0, so one three-axis overlap test serves both dimensions). A
+/// dynamic scenario times, per frame, `update` (tell the structure which boxes
+/// moved) plus `pairs` (report every overlapping pair once). A static scenario
+/// (S5) times `create` and then batches of queries. Every result goes through a
+/// sink that keeps a count and an order-independent checksum, which the runner
+/// compares with the brute-force reference before any time is kept.
+#ifndef ORTHANT_BENCH_H
+#define ORTHANT_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orthant/orthant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A set of pairs or ids as a count and a sum of mixed keys: equal sets give
+/// equal sums whatever the order; a missing, extra or duplicated element changes both.
+typedef struct bench_sink {
+	uint64_t count;
+	uint64_t sum;
+} bench_sink;
+
+static inline uint64_t bench_mix(uint64_t k)
+{
+	k *= 0x9E3779B97F4A7C15ull;
+	k ^= k >> 29;
+	k *= 0xBF58476D1CE4E5B9ull;
+	k ^= k >> 32;
+	return k;
+}
+
+static inline void bench_sink_pair(bench_sink *s, uint32_t a, uint32_t b)
+{
+	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+	s->count++;
+	s->sum += bench_mix(hi << 32 | lo);
+}
+
+static inline void bench_sink_id(bench_sink *s, uint32_t id)
+{
+	s->count++;
+	s->sum += bench_mix((uint64_t)id + 1);
+}
+
+/// Closed overlap (touching counts), all three axes (2D scenes have z = 0..0).
+static inline int bench_overlap(const ort3_box *a, const ort3_box *b)
+{
+	return a->min[0] <= b->max[0] && b->min[0] <= a->max[0] && a->min[1] <= b->max[1] &&
+	       b->min[1] <= a->max[1] && a->min[2] <= b->max[2] && b->min[2] <= a->max[2];
+}
+
+/// What a dynamic frame (or a static build) sees.
+typedef struct bench_frame {
+	int dim;              ///< 2 or 3
+	int count;            ///< boxes, indexed 0..count-1 (the index is the id)
+	const ort3_box *boxes; ///< current boxes
+	ort3_box world;       ///< the scene's world box (boxes stay inside it)
+	const int *moved;     ///< ids whose box changed since the last update
+	int moved_count;
+} bench_frame;
+
+/// A ray: origin + t * dir, t in [0, max_t].
+typedef struct bench_ray {
+	float origin[3];
+	float dir[3];
+	float max_t;
+} bench_ray;
+
+/// What a static query batch gets and returns. Outputs are per query so the
+/// runner can compare any query with brute force.
+typedef struct bench_queries {
+	int count;
+	const ort3_box *boxes;  ///< box queries
+	const bench_ray *rays;  ///< ray queries
+	const float (*points)[3]; ///< kNN query points
+	int k;                  ///< neighbours per kNN query
+	bench_sink *sinks;      ///< out: one sink per query (box queries, all-hit rays)
+	float *first_t;         ///< out: per ray, the nearest entry t (INFINITY for none)
+	float *knn_dist;        ///< out: per point, k ascending distances (INFINITY pads)
+} bench_queries;
+
+/// Capabilities.
+enum {
+	BENCH_DIM2 = 1 << 0,
+	BENCH_DIM3 = 1 << 1,
+};
+
+/// One implementation. Unused operations are NULL.
+typedef struct bench_impl {
+	const char *name;
+	const char *family; ///< "orthant", "baseline" or "peer"
+	unsigned dims;      ///< BENCH_DIM2 | BENCH_DIM3
+	int max_count;      ///< skip scenes larger than this (0: no limit)
+	int dynamic_only;   ///< a variant that differs only in how it follows motion: skip S5, S9
+	/// Make the structure from frame->boxes (bulk when it can).
+	void *(*create)(const bench_frame *frame);
+	/// The boxes in frame->moved changed; bring the structure up to date.
+	void (*update)(void *state, const bench_frame *frame);
+	/// Every overlapping pair exactly once, into sink.
+	void (*pairs)(void *state, const bench_frame *frame, bench_sink *sink);
+	void (*destroy)(void *state);
+	/// Bytes the structure holds by its own account (NULL: only heap growth is known).
+	size_t (*bytes)(void *state);
+	/// Static queries over the created structure.
+	void (*query_boxes)(void *state, const bench_frame *frame, bench_queries *q);
+	void (*ray_all)(void *state, const bench_frame *frame, bench_queries *q);
+	void (*ray_first)(void *state, const bench_frame *frame, bench_queries *q);
+	void (*knn)(void *state, const bench_frame *frame, bench_queries *q);
+} bench_impl;
+
+/// Registration: each module appends its implementations to list (at most
+/// max entries) and returns how many it added.
+int bench_baselines_register(bench_impl *list, int max);
+int bench_orthant_register(bench_impl *list, int max);
+int bench_box2d_register(bench_impl *list, int max);
+int bench_bullet_register(bench_impl *list, int max);
+int bench_sidx_register(bench_impl *list, int max);
+int bench_boost_register(bench_impl *list, int max);
+
+/// Shared exact helpers (baselines.c), also used by peers for their exact filter.
+/// The entry parameter of a ray into a box: t in [0, max_t], or -1 for a miss.
+float bench_ray_box(const bench_ray *ray, const ort3_box *box, int dim);
+/// Euclidean distance from a point to a box (0 inside).
+float bench_point_box_dist(const float p[3], const ort3_box *box, int dim);
+/// Insert d into the ascending list best[0..k) (INFINITY-padded), dropping the largest.
+void bench_knn_push(float *best, int k, float d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,87 @@
+// orthant.c: orthant in every placement, each driven two ways in dynamic scenes:
+// "rebuild" (ortN_tree_clear + ortN_tree_build every frame, seeds 001/002) and
+// "move" (ortN_tree_move for the boxes that moved, seed 003).
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "orthant/orthant2.h"
+#include "orthant/orthant3.h"
+
+#define BENCH_OD 2
+#include "orthant_dim.h"
+#undef BENCH_OD
+#define BENCH_OD 3
+#include "orthant_dim.h"
+#undef BENCH_OD
+
+static int bench_o_dim(void *st) { return *(int *)st; }
+
+static void *bench_o_create(const bench_frame *f, ort_placement p, int incremental)
+{
+	return f->dim == 3 ? bench_o3_create(f, p, incremental) : bench_o2_create(f, p, incremental);
+}
+
+#define BENCH_O_CREATE(name, placement, incremental)                                                                 \
+	static void *name(const bench_frame *f) { return bench_o_create(f, placement, incremental); }
+BENCH_O_CREATE(bench_o_loose_rebuild, ORT_PLACEMENT_LOOSE, 0)
+BENCH_O_CREATE(bench_o_loose_move, ORT_PLACEMENT_LOOSE, 1)
+BENCH_O_CREATE(bench_o_tight_rebuild, ORT_PLACEMENT_TIGHT, 0)
+BENCH_O_CREATE(bench_o_tight_move, ORT_PLACEMENT_TIGHT, 1)
+BENCH_O_CREATE(bench_o_leaves_rebuild, ORT_PLACEMENT_LEAVES, 0)
+BENCH_O_CREATE(bench_o_leaves_move, ORT_PLACEMENT_LEAVES, 1)
+
+// Forward an operation to the adapter of the state's dimension.
+#define BENCH_O_DISPATCH(fn, ...)                                                                                    \
+	do {                                                                                                         \
+		if (bench_o_dim(st) == 3)                                                                            \
+			bench_o3_##fn(st, __VA_ARGS__);                                                              \
+		else                                                                                                 \
+			bench_o2_##fn(st, __VA_ARGS__);                                                              \
+	} while (0)
+
+static void bench_o_update(void *st, const bench_frame *f) { BENCH_O_DISPATCH(update, f); }
+static void bench_o_pairs(void *st, const bench_frame *f, bench_sink *sink) { BENCH_O_DISPATCH(pairs, f, sink); }
+static void bench_o_query_boxes(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(query_boxes, f, q); }
+static void bench_o_ray_all(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(ray_all, f, q); }
+static void bench_o_ray_first(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(ray_first, f, q); }
+static void bench_o_knn(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(knn, f, q); }
+static size_t bench_o_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_bytes(st) : bench_o2_bytes(st); }
+
+static void bench_o_destroy(void *st)
+{
+	if (bench_o_dim(st) == 3)
+		bench_o3_destroy(st);
+	else
+		bench_o2_destroy(st);
+}
+
+int bench_orthant_register(bench_impl *list, int max)
+{
+	static const struct {
+		const char *name;
+		void *(*create)(const bench_frame *);
+		int incremental;
+	} variants[] = {
+	    {"orthant-loose-rebuild", bench_o_loose_rebuild, 0}, {"orthant-loose-move", bench_o_loose_move, 1},
+	    {"orthant-tight-rebuild", bench_o_tight_rebuild, 0}, {"orthant-tight-move", bench_o_tight_move, 1},
+	    {"orthant-leaves-rebuild", bench_o_leaves_rebuild, 0}, {"orthant-leaves-move", bench_o_leaves_move, 1},
+	};
+	int n = 0;
+	for (size_t v = 0; v < sizeof variants / sizeof variants[0] && n < max; ++v) {
+		bench_impl im = {.name = variants[v].name, .family = "orthant", .dims = BENCH_DIM2 | BENCH_DIM3,
+		                 .dynamic_only = variants[v].incremental, .create = variants[v].create,
+		                 .update = bench_o_update, .pairs = bench_o_pairs, .destroy = bench_o_destroy,
+		                 .bytes = bench_o_bytes};
+		if (!variants[v].incremental) {
+			im.query_boxes = bench_o_query_boxes;
+			im.ray_all = bench_o_ray_all;
+			im.ray_first = bench_o_ray_first;
+			im.knn = bench_o_knn;
+		}
+		list[n++] = im;
+	}
+	return n;
+}

@@ -1,0 +1,196 @@
+/// @file orthant_dim.h
+/// The orthant adapter for one dimension. Included by orthant.c with
+/// BENCH_OD set to 2 and then 3, so both dimensions share one text (names
+/// bench_o2_* / bench_o3_*, calling ort2_* / ort3_*).
+#ifndef BENCH_OD
+#error "define BENCH_OD (2 or 3) before including orthant_dim.h"
+#endif
+
+#define BENCH_OCAT_(a, b, c) a##b##_##c
+#define BENCH_OCAT(a, b, c) BENCH_OCAT_(a, b, c)
+#define OT(x) BENCH_OCAT(ort, BENCH_OD, x)
+#define BF(x) BENCH_OCAT(bench_o, BENCH_OD, x)
+
+typedef struct BF(state) {
+	int dim; // first, as in every adapter state: orthant.c dispatches on it
+	int incremental;
+	int n;
+	OT(tree) * tree;
+	ort_handle *handles;
+	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode)
+	void **user;     // user data = the box id
+} BF(state);
+
+static OT(box) BF(box)(const ort3_box *b)
+{
+	OT(box) r;
+	for (int d = 0; d < BENCH_OD; ++d) {
+		r.min[d] = b->min[d];
+		r.max[d] = b->max[d];
+	}
+	return r;
+}
+
+static void *BF(create)(const bench_frame *f, ort_placement placement, int incremental)
+{
+	BF(state) *s = calloc(1, sizeof *s);
+	s->dim = BENCH_OD;
+	s->incremental = incremental;
+	s->n = f->count;
+	OT(tree_def) def = OT(tree_default_def)();
+	def.placement = placement;
+	def.region = BF(box)(&f->world);
+	def.use_region = true;
+	def.item_capacity = f->count;
+	if (OT(tree_create)(&def, &s->tree) != ORT_OK) {
+		fprintf(stderr, "orthant: tree_create failed\n");
+		exit(3);
+	}
+	s->handles = malloc(sizeof *s->handles * (size_t)(f->count + 1));
+	s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
+	s->user = malloc(sizeof *s->user * (size_t)(f->count + 1));
+	for (int i = 0; i < f->count; ++i) {
+		s->boxes[i] = BF(box)(&f->boxes[i]);
+		s->user[i] = (void *)(uintptr_t)i;
+	}
+	ort_result r = OT(tree_build)(s->tree, s->boxes, s->user, f->count, s->handles);
+	if (r != ORT_OK) {
+		fprintf(stderr, "orthant: tree_build failed: %s\n", ort_result_string(r));
+		exit(3);
+	}
+	return s;
+}
+
+static void BF(update)(void *st, const bench_frame *f)
+{
+	BF(state) *s = st;
+	if (s->incremental) {
+		for (int k = 0; k < f->moved_count; ++k) {
+			int i = f->moved[k];
+			OT(tree_move)(s->tree, s->handles[i], BF(box)(&f->boxes[i]));
+		}
+		return;
+	}
+	OT(tree_clear)(s->tree);
+	for (int i = 0; i < f->count; ++i) s->boxes[i] = BF(box)(&f->boxes[i]);
+	OT(tree_build)(s->tree, s->boxes, s->user, f->count, NULL);
+}
+
+static bool BF(pair_cb)(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a;
+	(void)b;
+	bench_sink_pair(ctx, (uint32_t)(uintptr_t)ua, (uint32_t)(uintptr_t)ub);
+	return true;
+}
+
+static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
+{
+	(void)f;
+	BF(state) *s = st;
+	OT(tree_find_pairs)(s->tree, BF(pair_cb), sink);
+}
+
+static void BF(destroy)(void *st)
+{
+	BF(state) *s = st;
+	OT(tree_destroy)(s->tree);
+	free(s->handles);
+	free(s->boxes);
+	free(s->user);
+	free(s);
+}
+
+static size_t BF(bytes)(void *st)
+{
+	BF(state) *s = st;
+	ort_tree_stats stats;
+	OT(tree_get_stats)(s->tree, &stats);
+	return stats.bytes;
+}
+
+static bool BF(id_cb)(void *ctx, ort_handle h, void *user)
+{
+	(void)h;
+	bench_sink_id(ctx, (uint32_t)(uintptr_t)user);
+	return true;
+}
+
+static void BF(query_boxes)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(state) *s = st;
+	for (int k = 0; k < q->count; ++k) OT(tree_query_box)(s->tree, BF(box)(&q->boxes[k]), BF(id_cb), &q->sinks[k]);
+}
+
+typedef struct BF(ray_ctx) {
+	bench_sink *sink;
+	float max_t;
+	float best;
+} BF(ray_ctx);
+
+static float BF(ray_all_cb)(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)h;
+	(void)t;
+	BF(ray_ctx) *c = ctx;
+	bench_sink_id(c->sink, (uint32_t)(uintptr_t)user);
+	return c->max_t; // go on with every hit
+}
+
+static float BF(ray_first_cb)(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)h;
+	(void)user;
+	BF(ray_ctx) *c = ctx;
+	if (t < c->best) c->best = t;
+	return t; // clip: only nearer hits matter now
+}
+
+static void BF(rays)(BF(state) * s, bench_queries *q, int first)
+{
+	for (int k = 0; k < q->count; ++k) {
+		const bench_ray *r = &q->rays[k];
+		float o[BENCH_OD], d[BENCH_OD];
+		for (int i = 0; i < BENCH_OD; ++i) {
+			o[i] = r->origin[i];
+			d[i] = r->dir[i];
+		}
+		BF(ray_ctx) c = {&q->sinks[k], r->max_t, INFINITY};
+		OT(tree_ray_cast)(s->tree, o, d, r->max_t, first ? BF(ray_first_cb) : BF(ray_all_cb), &c);
+		if (first) q->first_t[k] = c.best;
+	}
+}
+
+static void BF(ray_all)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(rays)(st, q, 0);
+}
+
+static void BF(ray_first)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(rays)(st, q, 1);
+}
+
+static void BF(knn)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(state) *s = st;
+	OT(neighbor) out[64];
+	int k = q->k < 64 ? q->k : 64;
+	for (int j = 0; j < q->count; ++j) {
+		float p[BENCH_OD];
+		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
+		int found = 0;
+		OT(tree_nearest)(s->tree, p, k, INFINITY, out, &found);
+		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
+		for (int i = 0; i < q->k; ++i) best[i] = i < found ? out[i].distance : INFINITY;
+	}
+}
+
+#undef OT
+#undef BF
+#undef BENCH_OCAT
+#undef BENCH_OCAT_
