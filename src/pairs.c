@@ -1,0 +1,187 @@
+// pairs.c: every overlapping pair exactly once.
+//
+// loose and tight (seed 003's pass-down, seed 000's findAllIntersections): a
+// node tests its own entries against each other and against the entries of
+// its ancestors that reach into its bounds, then hands both lists, filtered
+// by each child's bounds, down to the child. An ancestor entry that misses a
+// child's bounds cannot touch anything stored below it, so the list shrinks
+// on the way down.
+//
+// That covers pairs whose nodes are one above the other. tight cells are
+// half-open, so sibling subtrees share no point and that is all. loose cells
+// overlap their siblings, so for each pair of children whose loose bounds
+// meet, every node of one subtree hands its entries (filtered by the other's
+// bounds) down the other (pairs_cross). Every pair is tested exactly once: in
+// their shared node, down the ancestor line, or in the cross of the two
+// children of their lowest common ancestor.
+//
+// leaves: pairs are tested inside each leaf, and reported only by the leaf
+// that owns the low corner of their overlap (leaf_owns in dim.h), so a pair
+// sharing several leaves is reported once.
+//
+// The lists live in the tree's scratch memory, kept between calls: in steady
+// state finding pairs allocates nothing.
+#ifndef ORTHANT_DIM
+#error "compiled through dim2.c or dim3.c"
+#endif
+
+typedef struct pair_run {
+	tree_t *t;
+	ORTHANT_NAME(pair_fn) * fn;
+	void *ctx;
+	bool stop;
+	ort_result result;
+} pair_run;
+
+static inline void pair_report(pair_run *run, uint32_t a, uint32_t b)
+{
+	const tree_t *t = run->t;
+	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
+}
+
+/// Make room for n more entries at index top of the scratch list.
+static bool pair_room(pair_run *run, size_t top, size_t n)
+{
+	if (scratch_reserve(run->t, (top + n) * sizeof(entry))) return true;
+	run->result = ORT_ERROR_OUT_OF_MEMORY;
+	run->stop = true;
+	return false;
+}
+
+/// Copy node ni's entries to scratch[top..]; returns the new top.
+static size_t pair_copy_own(pair_run *run, const node *n, size_t top)
+{
+	tree_t *t = run->t;
+	entry *list = t->scratch;
+	ENTRY_LOOP(t, n, c, k) list[top++] = t->chunks[c].e[k];
+	return top;
+}
+
+/// Test scratch[begin, end) (already filtered by ni's bounds) against every
+/// entry in the subtree of ni.
+static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
+{
+	tree_t *t = run->t;
+	const node *n = &t->nodes[ni];
+	ENTRY_LOOP(t, n, c, k)
+	{
+		const entry *e = &t->chunks[c].e[k];
+		const entry *list = t->scratch;
+		for (size_t j = begin; j < end; ++j)
+			if (box_overlap(&e->box, &list[j].box)) pair_report(run, list[j].item, e->item);
+		if (run->stop) return;
+	}
+	for (int c = 0; c < NCHILD && !run->stop; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL || t->nodes[ci].total == 0) continue;
+		float lo[DIM], hi[DIM];
+		node_bounds(t, &t->nodes[ci], lo, hi);
+		if (!pair_room(run, end, end - begin)) return;
+		entry *l = t->scratch;
+		size_t top = end;
+		for (size_t j = begin; j < end; ++j)
+			if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
+		if (top > end) pairs_down(run, ci, end, top);
+	}
+}
+
+/// Every pair with one entry in the subtree of xi and one in that of yi.
+static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
+{
+	tree_t *t = run->t;
+	float ylo[DIM], yhi[DIM], xlo[DIM], xhi[DIM];
+	node_bounds(t, &t->nodes[yi], ylo, yhi);
+	node_bounds(t, &t->nodes[xi], xlo, xhi);
+	box_t xb;
+	memcpy(xb.min, xlo, sizeof xb.min);
+	memcpy(xb.max, xhi, sizeof xb.max);
+	if (!box_overlaps_bounds(&xb, ylo, yhi)) return;
+	const node *x = &t->nodes[xi];
+	if (x->count) {
+		if (!pair_room(run, top, x->count)) return;
+		entry *l = t->scratch;
+		size_t end = top;
+		ENTRY_LOOP(t, x, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			if (box_overlaps_bounds(&e->box, ylo, yhi)) l[end++] = *e;
+		}
+		if (end > top) pairs_down(run, yi, top, end);
+	}
+	for (int c = 0; c < NCHILD && !run->stop; ++c) {
+		uint32_t ci = t->nodes[xi].child[c];
+		if (ci != NIL && t->nodes[ci].total > 0) pairs_cross(run, ci, yi, top);
+	}
+}
+
+static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
+{
+	tree_t *t = run->t;
+	const node *n = &t->nodes[ni];
+	if (!pair_room(run, own, n->count)) return;
+	size_t end = pair_copy_own(run, n, own);
+	const entry *list = t->scratch;
+	for (size_t i = own; i < end && !run->stop; ++i) {
+		const entry *a = &list[i];
+		for (size_t j = i + 1; j < end; ++j)
+			if (box_overlap(&a->box, &list[j].box)) pair_report(run, a->item, list[j].item);
+		for (size_t j = anc; j < own; ++j)
+			if (box_overlap(&a->box, &list[j].box)) pair_report(run, list[j].item, a->item);
+	}
+	for (int c = 0; c < NCHILD && !run->stop; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL || t->nodes[ci].total == 0) continue;
+		float lo[DIM], hi[DIM];
+		node_bounds(t, &t->nodes[ci], lo, hi);
+		if (!pair_room(run, end, end - anc)) return;
+		entry *l = t->scratch;
+		size_t top = end;
+		for (size_t j = anc; j < end; ++j)
+			if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
+		pairs_descend(run, ci, end, top);
+	}
+	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
+	for (int a = 0; a < NCHILD && !run->stop; ++a) {
+		uint32_t ai = t->nodes[ni].child[a];
+		if (ai == NIL || t->nodes[ai].total == 0) continue;
+		for (int b = a + 1; b < NCHILD && !run->stop; ++b) {
+			uint32_t bi = t->nodes[ni].child[b];
+			if (bi != NIL && t->nodes[bi].total > 0) pairs_cross(run, ai, bi, end);
+		}
+	}
+}
+
+static void pairs_leaves(pair_run *run, uint32_t ni)
+{
+	tree_t *t = run->t;
+	const node *n = &t->nodes[ni];
+	if (n->flags & NODE_DIVIDED) {
+		for (int c = 0; c < NCHILD && !run->stop; ++c) {
+			uint32_t ci = t->nodes[ni].child[c];
+			if (ci != NIL && t->nodes[ci].total > 0) pairs_leaves(run, ci);
+		}
+		return;
+	}
+	if (n->count < 2 || !pair_room(run, 0, n->count)) return;
+	size_t end = pair_copy_own(run, n, 0);
+	const entry *list = t->scratch;
+	for (size_t i = 0; i < end && !run->stop; ++i)
+		for (size_t j = i + 1; j < end; ++j) {
+			if (!box_overlap(&list[i].box, &list[j].box)) continue;
+			float p[DIM];
+			overlap_corner(&list[i].box, &list[j].box, p);
+			if (leaf_owns(n, p)) pair_report(run, list[i].item, list[j].item);
+		}
+}
+
+ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, ORTHANT_NAME(pair_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	pair_run run = {t, fn, ctx, false, ORT_OK};
+	if (t->root == NIL || t->entries < 2) return ORT_OK;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+		pairs_leaves(&run, t->root);
+	else
+		pairs_descend(&run, t->root, 0, 0);
+	return run.result;
+}

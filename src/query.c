@@ -1,0 +1,394 @@
+// query.c: box, point and sphere queries, ray casts and k nearest.
+//
+// Every query walks the tree with an explicit stack sized from the tree's
+// height (dim.h: node_stack), skipping subtrees that hold nothing and those
+// whose bounds miss the query. Queries only read the tree, so any number may
+// run at once on one tree from several threads, as long as none mutates it.
+//
+// leaves placement stores an item in every leaf it touches; a query reports it
+// only from the leaf that owns one canonical point of item ∩ query (leaf_owns),
+// a point that lies in both, so that leaf is always visited and the item is
+// reported exactly once.
+#ifndef ORTHANT_DIM
+#error "compiled through dim2.c or dim3.c"
+#endif
+
+/// Squared distance from p to the box [lo, hi] (0 inside).
+static inline float dist2_point_bounds(const float p[DIM], const float lo[DIM], const float hi[DIM])
+{
+	float s = 0.0f;
+	for (int d = 0; d < DIM; ++d) {
+		float v = p[d] < lo[d] ? lo[d] - p[d] : p[d] > hi[d] ? p[d] - hi[d] : 0.0f;
+		s += v * v;
+	}
+	return s;
+}
+
+static inline void clamp_point(const float p[DIM], const box_t *b, float out[DIM])
+{
+	for (int d = 0; d < DIM; ++d) out[d] = p[d] < b->min[d] ? b->min[d] : p[d] > b->max[d] ? b->max[d] : p[d];
+}
+
+/// The shapes a region query can test: a box, or a sphere (radius2 >= 0).
+typedef struct region {
+	box_t box; ///< the query box, or the sphere's bounding box
+	float centre[DIM];
+	float radius2; ///< < 0 for a box query
+} region;
+
+static inline bool region_hits_bounds(const region *q, const float lo[DIM], const float hi[DIM])
+{
+	if (!box_overlaps_bounds(&q->box, lo, hi)) return false;
+	return q->radius2 < 0.0f || dist2_point_bounds(q->centre, lo, hi) <= q->radius2;
+}
+
+static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	node_stack s;
+	if (!stack_init(t, &s)) return ORT_ERROR_OUT_OF_MEMORY;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	stack_push(&s, t->root);
+	while (s.top > 0) {
+		const node *n = &t->nodes[s.data[--s.top]];
+		if (n->total == 0) continue;
+		float lo[DIM], hi[DIM];
+		node_bounds(t, n, lo, hi);
+		if (!region_hits_bounds(q, lo, hi)) continue;
+		ENTRY_LOOP(t, n, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			if (!region_hits_bounds(q, e->box.min, e->box.max)) continue;
+			if (leaves) {
+				float p[DIM];
+				if (q->radius2 < 0.0f)
+					overlap_corner(&e->box, &q->box, p);
+				else
+					clamp_point(q->centre, &e->box, p);
+				if (!leaf_owns(n, p)) continue;
+			}
+			if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
+				stack_free(t, &s);
+				return ORT_OK;
+			}
+		}
+		for (int c = 0; c < NCHILD; ++c)
+			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
+	}
+	stack_free(t, &s);
+	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	for (int d = 0; d < DIM; ++d)
+		if (isnan(box.min[d]) || isnan(box.max[d]) || !(box.min[d] <= box.max[d])) return ORT_ERROR_INVALID_BOX;
+	region q;
+	q.box = box;
+	q.radius2 = -1.0f;
+	return query_region(t, &q, fn, ctx);
+}
+
+ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM], ORTHANT_NAME(query_fn) * fn,
+                                          void *ctx)
+{
+	if (!t || !fn || !point) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(point) != ORT_OK) return ORT_ERROR_INVALID_BOX;
+	region q;
+	memcpy(q.box.min, point, sizeof q.box.min);
+	memcpy(q.box.max, point, sizeof q.box.max);
+	q.radius2 = -1.0f;
+	return query_region(t, &q, fn, ctx);
+}
+
+ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[DIM], float radius,
+                                           ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (!t || !fn || !centre) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(centre) != ORT_OK || !isfinite(radius) || radius < 0.0f) return ORT_ERROR_INVALID_BOX;
+	region q;
+	for (int d = 0; d < DIM; ++d) {
+		q.centre[d] = centre[d];
+		q.box.min[d] = centre[d] - radius;
+		q.box.max[d] = centre[d] + radius;
+	}
+	q.radius2 = radius * radius;
+	return query_region(t, &q, fn, ctx);
+}
+
+// ---- rays -------------------------------------------------------------------
+
+/// Slab test of the segment origin + t * dir, t in [0, tmax], against [lo, hi]
+/// (closed). On a hit *enter is where the segment enters (0 when it starts
+/// inside). An axis with dir 0 is a slab the origin is in or not; otherwise the
+/// parameters are (lo - o) / d and (hi - o) / d, exactly as written here, so a
+/// brute-force oracle using this formula agrees to the bit.
+static inline bool ray_slab(const float o[DIM], const float dir[DIM], float tmax, const float lo[DIM],
+                            const float hi[DIM], float *enter)
+{
+	float t0 = 0.0f, t1 = tmax;
+	for (int d = 0; d < DIM; ++d) {
+		if (dir[d] == 0.0f) {
+			if (o[d] < lo[d] || o[d] > hi[d]) return false;
+			continue;
+		}
+		float a = (lo[d] - o[d]) / dir[d], b = (hi[d] - o[d]) / dir[d];
+		if (a > b) {
+			float x = a;
+			a = b;
+			b = x;
+		}
+		if (a > t0) t0 = a;
+		if (b < t1) t1 = b;
+		if (t0 > t1) return false;
+	}
+	*enter = t0;
+	return true;
+}
+
+typedef struct ray_node {
+	uint32_t node;
+	float enter;
+} ray_node;
+
+ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+{
+	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
+		return ORT_ERROR_INVALID_BOX;
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	// Stack of (node, entry parameter); children pushed far-first so the
+	// nearest is taken next, and a clipped ray skips what lies beyond.
+	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
+	ray_node local[LOCAL_STACK];
+	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
+	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
+	size_t top = 0;
+	float tmax = max_t;
+	float enter;
+	float lo[DIM], hi[DIM];
+	node_bounds(t, &t->nodes[t->root], lo, hi);
+	if (leaves) {
+		// leaves dedup needs the leaf owning an item's entry point visited even
+		// when the point sits on a cell face; widen cells by a hair for that.
+		for (int d = 0; d < DIM; ++d) {
+			float m = (hi[d] - lo[d]) * 1e-5f;
+			lo[d] -= m;
+			hi[d] += m;
+		}
+	}
+	if (ray_slab(origin, dir, tmax, lo, hi, &enter)) stack[top++] = (ray_node){t->root, enter};
+	bool stop = false;
+	while (top > 0 && !stop) {
+		ray_node rn = stack[--top];
+		if (rn.enter > tmax) continue;
+		const node *n = &t->nodes[rn.node];
+		if (n->total == 0) continue;
+		ENTRY_LOOP(t, n, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			float te;
+			if (!ray_slab(origin, dir, tmax, e->box.min, e->box.max, &te)) continue;
+			if (leaves) {
+				float p[DIM];
+				for (int d = 0; d < DIM; ++d) p[d] = origin[d] + te * dir[d];
+				clamp_point(p, &e->box, p);
+				if (!leaf_owns(n, p)) continue;
+			}
+			float r = fn(ctx, make_handle(t, e->item), t->items[e->item].user, te);
+			if (r < 0.0f || isnan(r)) continue;
+			if (r == 0.0f) {
+				stop = true;
+				break;
+			}
+			if (r < tmax) tmax = r;
+		}
+		if (stop) break;
+		ray_node kids[NCHILD];
+		int nk = 0;
+		for (int c = 0; c < NCHILD; ++c) {
+			uint32_t ci = n->child[c];
+			if (ci == NIL || t->nodes[ci].total == 0) continue;
+			node_bounds(t, &t->nodes[ci], lo, hi);
+			if (leaves)
+				for (int d = 0; d < DIM; ++d) {
+					float m = (hi[d] - lo[d]) * 1e-5f;
+					lo[d] -= m;
+					hi[d] += m;
+				}
+			if (!ray_slab(origin, dir, tmax, lo, hi, &enter)) continue;
+			// insertion sort, farthest first
+			int j = nk++;
+			while (j > 0 && kids[j - 1].enter < enter) {
+				kids[j] = kids[j - 1];
+				--j;
+			}
+			kids[j] = (ray_node){ci, enter};
+		}
+		for (int j = 0; j < nk; ++j) {
+			assert(top < cap);
+			stack[top++] = kids[j];
+		}
+	}
+	if (stack != local) query_free(t, stack, cap * sizeof *stack);
+	return ORT_OK;
+}
+
+// ---- k nearest ------------------------------------------------------------------
+
+typedef struct knn_node {
+	float d2;
+	uint32_t node;
+} knn_node;
+
+/// A growable min-heap of nodes by distance, local first.
+typedef struct knn_heap {
+	knn_node local[LOCAL_STACK];
+	knn_node *data;
+	size_t n, cap;
+} knn_heap;
+
+static bool knn_push(const tree_t *t, knn_heap *h, knn_node v)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap * 2;
+		knn_node *p = query_alloc(t, cap * sizeof *p);
+		if (!p) return false;
+		memcpy(p, h->data, h->n * sizeof *p);
+		if (h->data != h->local) query_free(t, h->data, h->cap * sizeof *p);
+		h->data = p;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (h->data[parent].d2 <= v.d2) break;
+		h->data[i] = h->data[parent];
+		i = parent;
+	}
+	h->data[i] = v;
+	return true;
+}
+
+static knn_node knn_pop(knn_heap *h)
+{
+	knn_node top = h->data[0], last = h->data[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n) break;
+		if (c + 1 < h->n && h->data[c + 1].d2 < h->data[c].d2) c++;
+		if (h->data[c].d2 >= last.d2) break;
+		h->data[i] = h->data[c];
+		i = c;
+	}
+	if (h->n) h->data[i] = last;
+	return top;
+}
+
+/// Result order: nearer first, then lower handle id.
+static inline bool knn_before(float d2a, uint32_t ida, float d2b, uint32_t idb)
+{
+	return d2a < d2b || (d2a == d2b && ida < idb);
+}
+
+/// out[0..n) is a max-heap on (distance, id) while searching; distance holds d2.
+static void knn_sift_down(ORTHANT_NAME(neighbor) * out, int n, int i)
+{
+	ORTHANT_NAME(neighbor) v = out[i];
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= n) break;
+		if (c + 1 < n && knn_before(out[c].distance, out[c].handle.id, out[c + 1].distance, out[c + 1].handle.id)) c++;
+		if (!knn_before(v.distance, v.handle.id, out[c].distance, out[c].handle.id)) break;
+		out[i] = out[c];
+		i = c;
+	}
+	out[i] = v;
+}
+
+static void knn_sift_up(ORTHANT_NAME(neighbor) * out, int i)
+{
+	ORTHANT_NAME(neighbor) v = out[i];
+	while (i > 0) {
+		int p = (i - 1) / 2;
+		if (!knn_before(out[p].distance, out[p].handle.id, v.distance, v.handle.id)) break;
+		out[i] = out[p];
+		i = p;
+	}
+	out[i] = v;
+}
+
+ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
+                                      ORTHANT_NAME(neighbor) * out, int *found)
+{
+	if (found) *found = 0;
+	if (!t || !point || !found || k < 0 || (k > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
+	if (k == 0 || t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	float limit2 = isinf(max_distance) ? INFINITY : max_distance * max_distance;
+	knn_heap h;
+	h.data = h.local;
+	h.n = 0;
+	h.cap = LOCAL_STACK;
+	int n = 0;
+	ort_result result = ORT_OK;
+	knn_push(t, &h, (knn_node){0.0f, t->root});
+	while (h.n > 0) {
+		knn_node kn = knn_pop(&h);
+		if (kn.d2 > limit2) break;
+		// Visit equal distances too: they may hold a tie with a lower id.
+		if (n == k && kn.d2 > out[0].distance) break;
+		const node *nd = &t->nodes[kn.node];
+		ENTRY_LOOP(t, nd, c, e_k)
+		{
+			const entry *e = &t->chunks[c].e[e_k];
+			float d2 = dist2_point_bounds(point, e->box.min, e->box.max);
+			if (d2 > limit2) continue;
+			uint32_t id = e->item + 1;
+			if (n == k && !knn_before(d2, id, out[0].distance, out[0].handle.id)) continue;
+			if (leaves) {
+				float p[DIM];
+				clamp_point(point, &e->box, p);
+				if (!leaf_owns(nd, p)) continue;
+			}
+			ORTHANT_NAME(neighbor) v = {make_handle(t, e->item), t->items[e->item].user, d2};
+			if (n < k) {
+				out[n] = v;
+				knn_sift_up(out, n++);
+			} else {
+				out[0] = v;
+				knn_sift_down(out, n, 0);
+			}
+		}
+		for (int c = 0; c < NCHILD; ++c) {
+			uint32_t ci = nd->child[c];
+			if (ci == NIL || t->nodes[ci].total == 0) continue;
+			float lo[DIM], hi[DIM];
+			node_bounds(t, &t->nodes[ci], lo, hi);
+			float d2 = dist2_point_bounds(point, lo, hi);
+			if (d2 > limit2 || (n == k && d2 > out[0].distance)) continue;
+			if (!knn_push(t, &h, (knn_node){d2, ci})) {
+				result = ORT_ERROR_OUT_OF_MEMORY;
+				goto done;
+			}
+		}
+	}
+done:
+	if (h.data != h.local) query_free(t, h.data, h.cap * sizeof *h.data);
+	if (result != ORT_OK) return result;
+	// Heap to ascending order, then squared distances to distances.
+	for (int m = n; m > 1; --m) {
+		ORTHANT_NAME(neighbor) x = out[0];
+		out[0] = out[m - 1];
+		out[m - 1] = x;
+		knn_sift_down(out, m - 1, 0);
+	}
+	for (int i = 0; i < n; ++i) out[i].distance = sqrtf(out[i].distance);
+	*found = n;
+	return ORT_OK;
+}

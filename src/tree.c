@@ -1,0 +1,1326 @@
+// tree.c: the quadtree/octree itself — pools, insert, remove, move, build,
+// growth, merge and prune, validation and statistics. Compiled through
+// dim2.c / dim3.c; the layout and invariants are described in dim.h.
+//
+// ## How an item finds its node
+//
+// loose and tight: from the start node, while the node is divided, go to the
+// child the item fits (fit_child); store it where it stops. A leaf that then
+// holds more than bucket_size entries splits: every entry that fits a child
+// moves down, and children that end up over-full split in turn. An item in a
+// divided node therefore never fits one of its children — seed 000's "smallest
+// node that fully contains it" for tight, and for loose "the deepest loose cell
+// that holds it, the cell chosen by its centre", which never refuses an item
+// for straddling a split line.
+//
+// leaves: the item goes down every child its box touches and is stored in each
+// leaf reached (seed 002). Splits copy entries into every child they touch.
+//
+// ## Failure leaves the tree as it was
+//
+// Every mutation first makes sure the pools hold what it can need (reserve_*),
+// so once it starts changing links it cannot fail half-way. Splits and merges
+// only make the tree better, never more correct: when one cannot get memory it
+// is skipped (a split doubles the node's retry_at and is tried again when the
+// node has grown that much), and the operation that triggered it still succeeds.
+#ifndef ORTHANT_DIM
+#error "compiled through dim2.c or dim3.c"
+#endif
+
+// ---- pools ------------------------------------------------------------------
+
+/// Grow an array pool to at least need slots. The new memory is uninitialised;
+/// the caller links new slots into its free list lazily (by *len).
+static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
+{
+	if (need <= *cap) return true;
+	if (need > (uint64_t)UINT32_MAX - 1) return false;
+	uint64_t want = (uint64_t)*cap * 2;
+	if (want < need) want = need;
+	if (want < 16) want = 16;
+	if (want > (uint64_t)UINT32_MAX - 1) want = (uint64_t)UINT32_MAX - 1;
+	void *p = mem_alloc(t, (size_t)want * elem);
+	if (!p) return false;
+	if (*arr) {
+		memcpy(p, *arr, (size_t)*cap * elem);
+		mem_free(t, *arr, (size_t)*cap * elem);
+	}
+	*arr = p;
+	*cap = (uint32_t)want;
+	return true;
+}
+
+static ort_result reserve_items(tree_t *t, uint32_t n)
+{
+	uint32_t free_count = t->item_len - t->live;
+	if (free_count >= n) return ORT_OK;
+	uint64_t need = (uint64_t)t->item_len + (n - free_count);
+	if (need > (uint64_t)INT32_MAX) return ORT_ERROR_CAPACITY;
+	return pool_grow(t, (void **)&t->items, &t->item_cap, sizeof(item), need) ? ORT_OK : ORT_ERROR_OUT_OF_MEMORY;
+}
+
+/// Reserved capacity makes these infallible.
+static uint32_t node_new(tree_t *t)
+{
+	uint32_t i;
+	if (t->node_free != NIL) {
+		i = t->node_free;
+		t->node_free = t->nodes[i].parent;
+	} else {
+		assert(t->node_len < t->node_cap);
+		i = t->node_len++;
+	}
+	node *n = &t->nodes[i];
+	memset(n, 0, sizeof *n);
+	n->parent = NIL;
+	for (int c = 0; c < NCHILD; ++c) n->child[c] = NIL;
+	n->head = NIL;
+	n->lifespan = (uint16_t)t->def.prune_delay;
+	t->node_live++;
+	return i;
+}
+
+static void node_release(tree_t *t, uint32_t i)
+{
+	node *n = &t->nodes[i];
+	assert(n->head == NIL && n->count == 0);
+	n->flags = NODE_FREE;
+	n->parent = t->node_free;
+	t->node_free = i;
+	t->node_live--;
+}
+
+static uint32_t chunk_new(tree_t *t)
+{
+	uint32_t i;
+	if (t->chunk_free != NIL) {
+		i = t->chunk_free;
+		t->chunk_free = t->chunks[i].next;
+		t->chunk_free_count--;
+	} else {
+		assert(t->chunk_len < t->chunk_cap);
+		i = t->chunk_len++;
+	}
+	t->chunks[i].next = NIL;
+	return i;
+}
+
+static void chunk_release(tree_t *t, uint32_t i)
+{
+	t->chunks[i].next = t->chunk_free;
+	t->chunk_free = i;
+	t->chunk_free_count++;
+}
+
+// The reserve functions count the free list and the untouched tail as one.
+static bool chunks_available(const tree_t *t, uint32_t n)
+{
+	return (uint64_t)t->chunk_free_count + (t->chunk_cap - t->chunk_len) >= n;
+}
+
+static bool chunk_reserve(tree_t *t, uint32_t n)
+{
+	if (chunks_available(t, n)) return true;
+	uint64_t need = (uint64_t)t->chunk_len + n - t->chunk_free_count;
+	return pool_grow(t, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), need);
+}
+
+static bool node_reserve(tree_t *t, uint32_t n)
+{
+	uint64_t avail = (uint64_t)(t->node_len - t->node_live) + (t->node_cap - t->node_len);
+	if (avail >= n) return true;
+	uint64_t need = (uint64_t)t->node_cap + (n - avail);
+	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need);
+}
+
+// ---- entries ----------------------------------------------------------------
+
+/// Append an entry to node ni; needs one reserved chunk when the head is full.
+static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t item_index)
+{
+	node *n = &t->nodes[ni];
+	if (n->count % CHUNK_CAP == 0) {
+		uint32_t c = chunk_new(t);
+		n = &t->nodes[ni];
+		t->chunks[c].next = n->head;
+		n->head = c;
+	}
+	uint32_t addr = n->head * CHUNK_CAP + n->count % CHUNK_CAP;
+	entry *e = entry_at(t, addr);
+	e->box = *box;
+	e->item = item_index;
+	n->count++;
+	t->entries++;
+	item *it = &t->items[item_index];
+	if (it->node == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) {
+		it->node = ni;
+		it->addr = addr;
+	}
+	return addr;
+}
+
+/// Remove the entry at addr from node ni: the last entry takes its place.
+static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
+{
+	node *n = &t->nodes[ni];
+	assert(n->count > 0);
+	uint32_t fill = head_fill(n->count);
+	uint32_t last = n->head * CHUNK_CAP + fill - 1;
+	if (last != addr) {
+		entry *dst = entry_at(t, addr);
+		*dst = *entry_at(t, last);
+		item *moved = &t->items[dst->item];
+		if (moved->node == ni && moved->addr == last) moved->addr = addr;
+	}
+	n->count--;
+	t->entries--;
+	if (fill == 1) {
+		uint32_t c = n->head;
+		n->head = t->chunks[c].next;
+		chunk_release(t, c);
+	}
+}
+
+/// Visit the entries of a node: for (ENTRY_EACH(t, n, c, k)) ... entry *e = &t->chunks[c].e[k].
+#define ENTRY_LOOP(t, n, c, k)                                                                   \
+	for (uint32_t c = (n)->head, c##_fill = head_fill((n)->count); c != NIL;                       \
+	     c = (t)->chunks[c].next, c##_fill = CHUNK_CAP)                                             \
+		for (uint32_t k = 0; k < c##_fill; ++k)
+
+// ---- shape ------------------------------------------------------------------
+
+static inline int node_depth(const tree_t *t, const node *n) { return n->level - t->nodes[t->root].level; }
+
+/// Whether n may have children: depth and minimum size allow it, and its split
+/// point lies strictly inside its cell on every axis (floats can run out).
+static bool can_split(const tree_t *t, const node *n)
+{
+	if (node_depth(t, n) >= t->def.max_depth) return false;
+	for (int d = 0; d < DIM; ++d) {
+		if (!(n->lo[d] < n->mid[d] && n->mid[d] < n->hi[d])) return false;
+		if ((n->hi[d] - n->lo[d]) * 0.5f < t->def.min_cell_size) return false;
+	}
+	return true;
+}
+
+/// Whether leaf n is over-full and should split now.
+static bool wants_split(const tree_t *t, const node *n)
+{
+	return !(n->flags & NODE_DIVIDED) && n->count > (uint32_t)t->def.bucket_size && n->count >= n->retry_at &&
+	       can_split(t, n);
+}
+
+/// The child of n that should hold box (loose/tight), or -1 if it stays in n.
+static int fit_child(const tree_t *t, const node *n, const box_t *box)
+{
+	if (!can_split(t, n)) return -1;
+	float lo[DIM], hi[DIM];
+	if (t->def.placement == ORT_PLACEMENT_TIGHT) {
+		int c = child_of_point(n, box->min);
+		child_cell(n, c, lo, hi);
+		return cell_holds(lo, hi, box) ? c : -1;
+	}
+	float centre[DIM];
+	for (int d = 0; d < DIM; ++d) centre[d] = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+	int c = child_of_point(n, centre);
+	child_cell(n, c, lo, hi);
+	float k = (t->def.looseness - 1.0f) * 0.5f;
+	for (int d = 0; d < DIM; ++d) {
+		float m = (hi[d] - lo[d]) * k;
+		lo[d] -= m;
+		hi[d] += m;
+	}
+	return box_within(box, lo, hi) ? c : -1;
+}
+
+/// Whether box may be stored in n (loose/tight).
+static bool node_holds(const tree_t *t, const node *n, const box_t *box)
+{
+	if (t->def.placement == ORT_PLACEMENT_TIGHT) return cell_holds(n->lo, n->hi, box);
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	return box_within(box, lo, hi);
+}
+
+/// Make child c of node pi (capacity reserved).
+static uint32_t child_make(tree_t *t, uint32_t pi, int c)
+{
+	uint32_t ci = node_new(t);
+	node *p = &t->nodes[pi];
+	node *n = &t->nodes[ci];
+	child_cell(p, c, n->lo, n->hi);
+	for (int d = 0; d < DIM; ++d) n->mid[d] = n->lo[d] + (n->hi[d] - n->lo[d]) * 0.5f;
+	n->parent = pi;
+	n->which = (uint8_t)c;
+	n->level = (int16_t)(p->level + 1);
+	p->child[c] = ci;
+	int depth = node_depth(t, n);
+	if (depth > t->height) t->height = depth;
+	return ci;
+}
+
+static void total_add(tree_t *t, uint32_t ni, int64_t delta)
+{
+	while (ni != NIL) {
+		node *n = &t->nodes[ni];
+		n->total = (uint32_t)((int64_t)n->total + delta);
+		if (delta > 0 && (n->flags & NODE_WAITING)) {
+			// A branch reused during its grace period earns a longer one (seed 003).
+			n->flags &= (uint8_t)~NODE_WAITING;
+			uint32_t life = (uint32_t)n->lifespan * 2;
+			uint32_t cap = (uint32_t)t->def.prune_delay * 8;
+			n->lifespan = (uint16_t)(life > cap ? cap : life);
+		}
+		ni = n->parent;
+	}
+}
+
+// ---- split ------------------------------------------------------------------
+
+static void split(tree_t *t, uint32_t ni);
+
+/// Move the entries of leaf ni into its children; best-effort (see top).
+static void split(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	// Each destination may open one chunk before a drained source chunk is
+	// freed; leaves may copy every entry into every child.
+	uint32_t chunks_needed = leaves ? (n->count / CHUNK_CAP + 1) * NCHILD + 1 : NCHILD + 2;
+	bool useful = true;
+	if (leaves) {
+		// Splitting helps only if some entry misses the fullest child; else
+		// (a pile of duplicates, boxes covering the whole cell) it would only
+		// copy the pile down to max_depth, NCHILD times per level.
+		uint32_t per[NCHILD] = {0}, most = 0;
+		ENTRY_LOOP(t, n, ch, k)
+		{
+			const box_t *b = &t->chunks[ch].e[k].box;
+			for (int c = 0; c < NCHILD; ++c) {
+				float lo[DIM], hi[DIM];
+				child_cell(n, c, lo, hi);
+				if (cell_touches(lo, hi, b)) per[c]++;
+			}
+		}
+		for (int c = 0; c < NCHILD; ++c)
+			if (per[c] > most) most = per[c];
+		useful = most < n->count;
+	}
+	if (!useful || !node_reserve(t, NCHILD) || !chunk_reserve(t, chunks_needed)) {
+		n = &t->nodes[ni];
+		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
+		return;
+	}
+	n = &t->nodes[ni];
+	n->flags |= NODE_DIVIDED;
+	n->retry_at = 0;
+	uint32_t src = n->head, count = n->count;
+	n->head = NIL;
+	n->count = 0;
+	t->entries -= count;
+	uint32_t moved[NCHILD] = {0};
+	uint32_t fill = head_fill(count);
+	while (src != NIL) {
+		for (uint32_t k = 0; k < fill; ++k) {
+			entry e = t->chunks[src].e[k];
+			if (leaves) {
+				t->items[e.item].node = NIL; // the first copy becomes its home
+				for (int c = 0; c < NCHILD; ++c) {
+					float lo[DIM], hi[DIM];
+					child_cell(&t->nodes[ni], c, lo, hi);
+					if (!cell_touches(lo, hi, &e.box)) continue;
+					uint32_t ci = t->nodes[ni].child[c];
+					if (ci == NIL) ci = child_make(t, ni, c);
+					entry_append(t, ci, &e.box, e.item);
+					moved[c]++;
+				}
+			} else {
+				int c = fit_child(t, &t->nodes[ni], &e.box);
+				uint32_t dst = ni;
+				if (c >= 0) {
+					dst = t->nodes[ni].child[c];
+					if (dst == NIL) dst = child_make(t, ni, c);
+					moved[c]++;
+				}
+				entry_append(t, dst, &e.box, e.item);
+			}
+		}
+		uint32_t next = t->chunks[src].next;
+		chunk_release(t, src);
+		src = next;
+		fill = CHUNK_CAP;
+	}
+	uint32_t sum = t->nodes[ni].count;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (!moved[c]) continue;
+		uint32_t ci = t->nodes[ni].child[c];
+		t->nodes[ci].total += moved[c];
+		sum += moved[c];
+	}
+	// leaves: copies can make the subtree hold more entries than before.
+	if (leaves) total_add(t, ni, (int64_t)sum - t->nodes[ni].total);
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL || !moved[c]) continue;
+		node *ch = &t->nodes[ci];
+		if (wants_split(t, ch)) split(t, ci);
+	}
+}
+
+// ---- merge and prune ----------------------------------------------------------
+
+/// Free the whole subtree under ni (not ni itself), appending its entries to ni
+/// without duplicates. Needs at most one fresh chunk at a time (reserved by the
+/// caller) since every drained chunk is freed before the next is read.
+static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
+{
+	node *s = &t->nodes[sub];
+	for (int c = 0; c < NCHILD; ++c) {
+		if (s->child[c] != NIL) {
+			uint32_t ci = s->child[c];
+			t->nodes[sub].child[c] = NIL;
+			collapse_into(t, ni, ci);
+			s = &t->nodes[sub];
+		}
+	}
+	if (sub == ni) return;
+	uint32_t src = s->head, count = s->count;
+	s->head = NIL;
+	s->count = 0;
+	t->entries -= count;
+	uint32_t fill = head_fill(count);
+	while (src != NIL) {
+		for (uint32_t k = 0; k < fill; ++k) {
+			entry e = t->chunks[src].e[k];
+			item *it = &t->items[e.item];
+			if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+				if (it->flags & ITEM_MARK) continue;
+				it->flags |= ITEM_MARK;
+				it->node = NIL;
+			}
+			entry_append(t, ni, &e.box, e.item);
+		}
+		uint32_t next = t->chunks[src].next;
+		chunk_release(t, src);
+		src = next;
+		fill = CHUNK_CAP;
+	}
+	node_release(t, sub);
+}
+
+static void clear_marks(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	ENTRY_LOOP(t, n, c, k) t->items[t->chunks[c].e[k].item].flags &= ~(uint32_t)ITEM_MARK;
+}
+
+/// Fold a divided node's subtree back into it (seed 000's tryMerge).
+static bool merge(tree_t *t, uint32_t ni)
+{
+	if (!chunk_reserve(t, 2)) return false;
+	node *n = &t->nodes[ni];
+	uint32_t before = n->total;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		// The node itself holds nothing, so marks start clean.
+		collapse_into(t, ni, ni);
+		clear_marks(t, ni);
+	} else {
+		collapse_into(t, ni, ni);
+	}
+	n = &t->nodes[ni];
+	n->flags &= (uint8_t)~NODE_DIVIDED;
+	n->retry_at = 0;
+	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
+	return true;
+}
+
+/// Free the empty subtree rooted at ni (its parent's link is the caller's).
+static void empty_free(tree_t *t, uint32_t ni)
+{
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL) {
+			t->nodes[ni].child[c] = NIL;
+			empty_free(t, ci);
+		}
+	}
+	node_release(t, ni);
+}
+
+/// Free an empty subtree rooted at ni and unlink it from its parent.
+static void prune(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	assert(n->total == 0 && n->parent != NIL);
+	t->nodes[n->parent].child[n->which] = NIL;
+	empty_free(t, ni);
+}
+
+/// After entries left the subtree at ni: prune emptied branches (or start
+/// their grace period) and merge the highest underfull divided ancestor.
+static void tidy(tree_t *t, uint32_t ni)
+{
+	// The highest empty non-root ancestor goes (or waits) as one branch.
+	uint32_t empty = NIL;
+	for (uint32_t a = ni; a != NIL && a != t->root; a = t->nodes[a].parent)
+		if (t->nodes[a].total == 0) empty = a;
+	uint32_t from = ni;
+	if (empty != NIL) {
+		node *e = &t->nodes[empty];
+		from = e->parent;
+		if (t->def.prune_delay > 0) {
+			if (!(e->flags & NODE_WAITING)) {
+				e->flags |= NODE_WAITING;
+				e->countdown = e->lifespan;
+			}
+		} else {
+			prune(t, empty);
+		}
+	}
+	uint32_t fold = NIL;
+	for (uint32_t a = from; a != NIL; a = t->nodes[a].parent) {
+		const node *n = &t->nodes[a];
+		if ((n->flags & NODE_DIVIDED) && n->total <= (uint32_t)t->def.merge_size) fold = a;
+	}
+	if (fold != NIL) merge(t, fold);
+}
+
+// ---- root -------------------------------------------------------------------
+
+static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
+{
+	uint32_t r = node_new(t);
+	node *n = &t->nodes[r];
+	for (int d = 0; d < DIM; ++d) {
+		n->lo[d] = lo[d];
+		n->hi[d] = hi[d];
+		n->mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
+	}
+	t->root = r;
+	t->height = 0;
+}
+
+/// A root cell for a tree whose first content is `b`: a cube twice b's longest
+/// side around b's centre (side 1 for points), so the first split is useful.
+static void root_cell_for(const box_t *b, float lo[DIM], float hi[DIM])
+{
+	float side = 0.0f;
+	for (int d = 0; d < DIM; ++d)
+		if (b->max[d] - b->min[d] > side) side = b->max[d] - b->min[d];
+	if (!(side > 0.0f)) side = 1.0f;
+	for (int d = 0; d < DIM; ++d) {
+		float c = b->min[d] + (b->max[d] - b->min[d]) * 0.5f;
+		float s = side;
+		// Far from the origin a small side vanishes in c's rounding.
+		float ulp = fabsf(c) * 1.2e-7f * 4.0f;
+		if (s < ulp) s = ulp;
+		lo[d] = c - s;
+		hi[d] = c + s;
+	}
+}
+
+/// Make the root hold box: create it, or double it towards the box until it
+/// does (the old root becomes a child, so nothing moves). Each step is a
+/// valid tree; on failure the items are all where they were.
+static ort_result root_cover(tree_t *t, const box_t *box)
+{
+	if (t->root == NIL) {
+		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		float lo[DIM], hi[DIM];
+		if (t->def.use_region) {
+			memcpy(lo, t->def.region.min, sizeof lo);
+			memcpy(hi, t->def.region.max, sizeof hi);
+		} else {
+			root_cell_for(box, lo, hi);
+		}
+		root_set(t, lo, hi);
+	}
+	for (;;) {
+		node *r = &t->nodes[t->root];
+		if (cell_holds(r->lo, r->hi, box)) return ORT_OK;
+		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		uint32_t old = t->root;
+		r = &t->nodes[old]; // the pool may have moved
+		if (r->total == 0) {
+			// Nothing to keep: widen the empty root around the box instead.
+			float lo[DIM], hi[DIM];
+			for (int d = 0; d < DIM; ++d) {
+				float w = r->hi[d] - r->lo[d];
+				lo[d] = box->min[d] < r->lo[d] ? box->min[d] - w : r->lo[d];
+				hi[d] = box->max[d] >= r->hi[d] ? box->max[d] + w : r->hi[d];
+			}
+			empty_free(t, old);
+			root_set(t, lo, hi);
+			continue;
+		}
+		uint32_t nr = node_new(t);
+		node *o = &t->nodes[old];
+		node *n = &t->nodes[nr];
+		int which = 0;
+		for (int d = 0; d < DIM; ++d) {
+			float w = o->hi[d] - o->lo[d];
+			float bc = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+			if (box->min[d] < o->lo[d] || (box->max[d] < o->hi[d] && bc < o->mid[d])) {
+				n->lo[d] = o->lo[d] - w; // grow down: the old root is the upper half
+				n->mid[d] = o->lo[d];
+				n->hi[d] = o->hi[d];
+				which |= 1 << d;
+			} else {
+				n->lo[d] = o->lo[d];
+				n->mid[d] = o->hi[d];
+				n->hi[d] = o->hi[d] + w;
+			}
+		}
+		n->level = (int16_t)(o->level - 1);
+		n->flags = NODE_DIVIDED;
+		n->total = o->total;
+		n->child[which] = old;
+		o->parent = nr;
+		o->which = (uint8_t)which;
+		t->root = nr;
+		t->height++;
+	}
+}
+
+// ---- create / destroy ---------------------------------------------------------
+
+def_t ORTHANT_NAME(tree_default_def)(void)
+{
+	def_t d;
+	memset(&d, 0, sizeof d);
+	d.bucket_size = 16;
+	d.max_depth = 8;
+	d.min_cell_size = 0.0f;
+	d.placement = ORT_PLACEMENT_LOOSE;
+	d.looseness = 2.0f;
+	d.merge_size = -1;
+	d.prune_delay = 0;
+	return d;
+}
+
+static bool def_ok(const def_t *d)
+{
+	if (d->bucket_size < 1 || d->max_depth < 0 || d->max_depth > ORTHANT_MAX_DEPTH) return false;
+	if (!(d->min_cell_size >= 0.0f) || !isfinite(d->min_cell_size)) return false;
+	if ((unsigned)d->placement >= ORT_PLACEMENT_COUNT) return false;
+	if (!(d->looseness > 1.0f && d->looseness <= 4.0f)) return false;
+	if (d->merge_size < -1 || d->merge_size > d->bucket_size) return false;
+	if (d->prune_delay < 0 || d->prune_delay > 4096 || d->item_capacity < 0) return false;
+	if ((d->allocator.alloc == NULL) != (d->allocator.free == NULL)) return false;
+	if (d->use_region) {
+		if (box_check(&d->region) != ORT_OK) return false;
+		for (int i = 0; i < DIM; ++i)
+			if (!(d->region.min[i] < d->region.max[i])) return false;
+	}
+	return true;
+}
+
+ort_result ORTHANT_NAME(tree_create)(const def_t *def, tree_t **out)
+{
+	if (!out) return ORT_ERROR_INVALID_ARGUMENT;
+	*out = NULL;
+	if (!def || !def_ok(def)) return ORT_ERROR_INVALID_ARGUMENT;
+	tree_t *t = def->allocator.alloc ? def->allocator.alloc(def->allocator.ctx, sizeof *t) : malloc(sizeof *t);
+	if (!t) return ORT_ERROR_OUT_OF_MEMORY;
+	memset(t, 0, sizeof *t);
+	t->def = *def;
+	if (t->def.merge_size < 0) t->def.merge_size = t->def.bucket_size / 2;
+	t->alloc = def->allocator;
+	t->bytes = t->bytes_peak = sizeof *t;
+	// A per-tree tag in every handle, so one tree's handles fail in another.
+	uint64_t a = (uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull;
+	t->salt = (uint32_t)(a >> 32) & 0xFFFF0000u;
+	t->item_free = t->node_free = t->chunk_free = NIL;
+	t->root = NIL;
+	if (def->item_capacity > 0) {
+		uint32_t n = (uint32_t)def->item_capacity;
+		if (reserve_items(t, n) != ORT_OK || !chunk_reserve(t, n / CHUNK_CAP + 1) || !node_reserve(t, n / 4 + 1)) {
+			ORTHANT_NAME(tree_destroy)(t);
+			return ORT_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	*out = t;
+	return ORT_OK;
+}
+
+void ORTHANT_NAME(tree_destroy)(tree_t *t)
+{
+	if (!t) return;
+	mem_free(t, t->items, (size_t)t->item_cap * sizeof(item));
+	mem_free(t, t->nodes, (size_t)t->node_cap * sizeof(node));
+	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
+	mem_free(t, t->scratch, t->scratch_bytes);
+	assert(t->bytes == sizeof *t);
+	if (t->alloc.free)
+		t->alloc.free(t->alloc.ctx, t, sizeof *t);
+	else
+		free(t);
+}
+
+static ort_result misuse(const tree_t *t, ort_result r, const char *what)
+{
+	if (t->def.assert_fn) t->def.assert_fn(t->def.assert_ctx, what);
+	return r;
+}
+
+// ---- insert -----------------------------------------------------------------
+
+/// Pools an insertion of box below start may need, leaves placement: a node
+/// and a chunk per leaf it reaches, counted by walking the same path.
+static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks)
+{
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		*chunks += 1;
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		float lo[DIM], hi[DIM];
+		child_cell(n, c, lo, hi);
+		if (!cell_touches(lo, hi, box)) continue;
+		if (n->child[c] == NIL) {
+			*nodes += 1;
+			*chunks += 1;
+		} else {
+			leaves_need(t, n->child[c], box, nodes, chunks);
+		}
+	}
+}
+
+static bool reserve_for_insert(tree_t *t, uint32_t start, const box_t *box)
+{
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		uint64_t nodes = 0, chunks = 0;
+		leaves_need(t, start, box, &nodes, &chunks);
+		if (nodes > UINT32_MAX / 2 || chunks > UINT32_MAX / 2) return false;
+		return node_reserve(t, (uint32_t)nodes) && chunk_reserve(t, (uint32_t)chunks);
+	}
+	return node_reserve(t, (uint32_t)t->def.max_depth + 2) && chunk_reserve(t, 1);
+}
+
+static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t index)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		entry_append(t, ni, box, index);
+		total_add(t, ni, 1);
+		n = &t->nodes[ni];
+		if (wants_split(t, n)) split(t, ni);
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		float lo[DIM], hi[DIM];
+		child_cell(&t->nodes[ni], c, lo, hi);
+		if (!cell_touches(lo, hi, box)) continue;
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL) ci = child_make(t, ni, c);
+		insert_leaves(t, ci, box, index);
+	}
+}
+
+/// Store item index under start (pools reserved).
+static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t index)
+{
+	t->items[index].node = NIL;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		insert_leaves(t, start, box, index);
+		return;
+	}
+	uint32_t ni = start;
+	for (;;) {
+		node *n = &t->nodes[ni];
+		if (!(n->flags & NODE_DIVIDED)) break;
+		int c = fit_child(t, n, box);
+		if (c < 0) break;
+		uint32_t ci = n->child[c];
+		if (ci == NIL) ci = child_make(t, ni, c);
+		ni = ci;
+	}
+	entry_append(t, ni, box, index);
+	total_add(t, ni, 1);
+	node *n = &t->nodes[ni];
+	if (wants_split(t, n)) split(t, ni);
+}
+
+static uint32_t item_new(tree_t *t, void *user)
+{
+	uint32_t i;
+	if (t->item_free != NIL) {
+		i = t->item_free;
+		t->item_free = t->items[i].node;
+	} else {
+		i = t->item_len++;
+		t->items[i].gen = 1;
+	}
+	item *it = &t->items[i];
+	it->user = user;
+	it->node = NIL;
+	it->addr = 0;
+	it->flags = ITEM_LIVE;
+	t->live++;
+	return i;
+}
+
+static void item_release(tree_t *t, uint32_t i)
+{
+	item *it = &t->items[i];
+	it->flags = 0;
+	it->gen++;
+	it->user = NULL;
+	it->node = t->item_free;
+	t->item_free = i;
+	t->live--;
+}
+
+ort_result ORTHANT_NAME(tree_insert)(tree_t *t, box_t box, void *user_data, ort_handle *out)
+{
+	if (out) *out = ORT_NULL_HANDLE;
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = box_check(&box);
+	if (r != ORT_OK) return r;
+	if ((r = reserve_items(t, 1)) != ORT_OK) return r;
+	if ((r = root_cover(t, &box)) != ORT_OK) return r;
+	if (!reserve_for_insert(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
+	uint32_t i = item_new(t, user_data);
+	insert_at(t, t->root, &box, i);
+	if (out) *out = make_handle(t, i);
+	return ORT_OK;
+}
+
+// ---- remove -----------------------------------------------------------------
+
+/// leaves: take item index out of every leaf under ni its box touches; returns
+/// how many entries went.
+static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t index)
+{
+	node *n = &t->nodes[ni];
+	uint32_t gone = 0;
+	if (!(n->flags & NODE_DIVIDED)) {
+		ENTRY_LOOP(t, n, c, k)
+		{
+			if (t->chunks[c].e[k].item == index) {
+				entry_remove(t, ni, c * CHUNK_CAP + k);
+				gone = 1;
+				goto done;
+			}
+		}
+	done:
+		t->nodes[ni].total -= gone;
+		return gone;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL) continue;
+		if (!cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) continue;
+		gone += remove_leaves(t, ci, box, index);
+	}
+	t->nodes[ni].total -= gone;
+	return gone;
+}
+
+/// The deepest node under which every entry of the item lies.
+static uint32_t detach(tree_t *t, uint32_t index)
+{
+	item *it = &t->items[index];
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		box_t box = entry_at(t, it->addr)->box;
+		uint32_t gone = remove_leaves(t, t->root, &box, index);
+		(void)gone;
+		assert(gone >= 1);
+		// Leaves placement can empty several branches; tidy from each leaf
+		// the box touched is costly, so tidy walks the box's region once.
+		return NIL;
+	}
+	uint32_t ni = it->node;
+	entry_remove(t, ni, it->addr);
+	total_add(t, ni, -1);
+	return ni;
+}
+
+/// Prune and merge after a leaves removal: every emptied leaf under the box.
+static void tidy_region(tree_t *t, uint32_t ni, const box_t *box)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		tidy(t, ni);
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL || !cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) continue;
+		tidy_region(t, ci, box);
+		if (t->nodes[ni].flags & NODE_FREE || !(t->nodes[ni].flags & NODE_DIVIDED)) return;
+	}
+}
+
+static void tidy_after(tree_t *t, uint32_t ni, const box_t *box)
+{
+	if (ni != NIL)
+		tidy(t, ni);
+	else
+		tidy_region(t, t->root, box);
+}
+
+ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
+{
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: remove of a stale or foreign handle");
+	box_t box = entry_at(t, t->items[i].addr)->box;
+	uint32_t ni = detach(t, i);
+	item_release(t, i);
+	tidy_after(t, ni, &box);
+	return ORT_OK;
+}
+
+// ---- move -------------------------------------------------------------------
+
+ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
+{
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
+	ort_result r = box_check(&box);
+	if (r != ORT_OK) return r;
+	item *it = &t->items[i];
+	node *n = &t->nodes[it->node];
+	entry *e = entry_at(t, it->addr);
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		// A box inside one half-open leaf cell touches no other leaf.
+		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
+			e->box = box;
+			return ORT_OK;
+		}
+	} else {
+		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
+			e->box = box;
+			return ORT_OK;
+		}
+	}
+	// Re-home: everything the new place needs is reserved before the item
+	// leaves the old one, so a failure leaves it untouched.
+	if ((r = root_cover(t, &box)) != ORT_OK) return r;
+	uint32_t start = t->root;
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+		// Seed 003: climb to the first ancestor that holds the new box.
+		// The cell itself must hold it (not only the loose cell): a descent
+		// from there goes where an insert from the root would.
+		start = t->items[i].node;
+		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
+			start = t->nodes[start].parent;
+	}
+	if (!reserve_for_insert(t, start, &box)) return ORT_ERROR_OUT_OF_MEMORY;
+	box_t old = entry_at(t, t->items[i].addr)->box;
+	uint32_t from = detach(t, i);
+	insert_at(t, start, &box, i);
+	tidy_after(t, from, &old);
+	return ORT_OK;
+}
+
+// ---- accessors ----------------------------------------------------------------
+
+ort_result ORTHANT_NAME(tree_get_box)(const tree_t *t, ort_handle h, box_t *out)
+{
+	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return ORT_ERROR_STALE_HANDLE;
+	*out = entry_at(t, t->items[i].addr)->box;
+	return ORT_OK;
+}
+
+void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
+{
+	if (!t) return NULL;
+	uint32_t i = handle_index(t, h);
+	return i == NIL ? NULL : t->items[i].user;
+}
+
+bool ORTHANT_NAME(tree_is_valid)(const tree_t *t, ort_handle h) { return t && handle_index(t, h) != NIL; }
+
+int ORTHANT_NAME(tree_count)(const tree_t *t) { return t ? (int)t->live : 0; }
+
+box_t ORTHANT_NAME(tree_root_cell)(const tree_t *t)
+{
+	box_t b;
+	memset(&b, 0, sizeof b);
+	if (t && t->root != NIL) {
+		memcpy(b.min, t->nodes[t->root].lo, sizeof b.min);
+		memcpy(b.max, t->nodes[t->root].hi, sizeof b.max);
+	}
+	return b;
+}
+
+// ---- clear / build / tick -------------------------------------------------------
+
+void ORTHANT_NAME(tree_clear)(tree_t *t)
+{
+	if (!t) return;
+	// Every slot goes back to its free list in index order, generations bumped
+	// so old handles fail; the arrays themselves stay for the next frame.
+	t->item_free = NIL;
+	for (uint32_t i = t->item_len; i-- > 0;) {
+		item *it = &t->items[i];
+		if (it->flags & ITEM_LIVE) it->gen++;
+		it->flags = 0;
+		it->user = NULL;
+		it->node = t->item_free;
+		t->item_free = i;
+	}
+	t->live = 0;
+	t->node_free = NIL;
+	for (uint32_t i = t->node_len; i-- > 0;) {
+		t->nodes[i].flags = NODE_FREE;
+		t->nodes[i].parent = t->node_free;
+		t->node_free = i;
+	}
+	t->node_live = 0;
+	t->chunk_free = NIL;
+	for (uint32_t i = t->chunk_len; i-- > 0;) t->chunks[i].next = i + 1 < t->chunk_len ? i + 1 : NIL;
+	t->chunk_free = t->chunk_len ? 0 : NIL;
+	t->chunk_free_count = t->chunk_len;
+	t->root = NIL;
+	t->entries = 0;
+	t->height = 0;
+}
+
+/// The top-down build of loose and tight trees: partition boxes idx[0..n)
+/// (all inside node ni's bounds) between ni and its children, recursively.
+/// tmp and cls have room for n. Returns false when a pool cannot grow.
+static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_t *item_of, uint32_t *idx,
+                       uint32_t *tmp, uint8_t *cls, uint32_t n)
+{
+	node *nd = &t->nodes[ni];
+	nd->total = n;
+	if (n <= (uint32_t)t->def.bucket_size || !can_split(t, nd)) {
+		if (!chunk_reserve(t, n / CHUNK_CAP + 1)) return false;
+		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[idx[k]], item_of[idx[k]]);
+		return true;
+	}
+	nd->flags |= NODE_DIVIDED;
+	// Counting sort by destination: class 0 stays here, class c + 1 goes to child c.
+	uint32_t counts[NCHILD + 1] = {0};
+	for (uint32_t k = 0; k < n; ++k) {
+		int c = fit_child(t, &t->nodes[ni], &boxes[idx[k]]) + 1;
+		cls[k] = (uint8_t)c;
+		counts[c]++;
+	}
+	uint32_t start[NCHILD + 2], pos[NCHILD + 1];
+	start[0] = 0;
+	for (int c = 0; c <= NCHILD; ++c) start[c + 1] = start[c] + counts[c];
+	memcpy(pos, start, sizeof pos);
+	for (uint32_t k = 0; k < n; ++k) tmp[pos[cls[k]]++] = idx[k];
+	memcpy(idx, tmp, (size_t)n * sizeof *idx);
+	if (!chunk_reserve(t, counts[0] / CHUNK_CAP + 1)) return false;
+	for (uint32_t k = 0; k < counts[0]; ++k) entry_append(t, ni, &boxes[idx[k]], item_of[idx[k]]);
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t m = counts[c + 1], s0 = start[c + 1];
+		if (!m) continue;
+		if (!node_reserve(t, 1)) return false;
+		uint32_t ci = child_make(t, ni, c);
+		if (!build_node(t, ci, boxes, item_of, idx + s0, tmp + s0, cls + s0, m)) return false;
+	}
+	return true;
+}
+
+/// build into a tree holding no items: one pass, no per-item descent.
+static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, uint32_t n, ort_handle *out)
+{
+	ORTHANT_NAME(tree_clear)(t);
+	box_t all = boxes[0];
+	for (uint32_t k = 1; k < n; ++k)
+		for (int d = 0; d < DIM; ++d) {
+			if (boxes[k].min[d] < all.min[d]) all.min[d] = boxes[k].min[d];
+			if (boxes[k].max[d] > all.max[d]) all.max[d] = boxes[k].max[d];
+		}
+	if (!t->def.use_region) {
+		// A cube around everything, so cells stay square.
+		float side = 0.0f, lo[DIM], hi[DIM];
+		for (int d = 0; d < DIM; ++d)
+			if (all.max[d] - all.min[d] > side) side = all.max[d] - all.min[d];
+		if (!(side > 0.0f)) side = 1.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float c = all.min[d] + (all.max[d] - all.min[d]) * 0.5f;
+			float s = side * 0.5f * 1.001f;
+			float ulp = fabsf(c) * 1.2e-7f * 4.0f;
+			if (s < ulp) s = ulp;
+			lo[d] = c - s;
+			hi[d] = c + s;
+		}
+		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		root_set(t, lo, hi);
+	}
+	ort_result r = root_cover(t, &all);
+	if (r == ORT_OK) {
+		// Growth may have left a chain of empty cells: start from the grown cell.
+		float lo[DIM], hi[DIM];
+		memcpy(lo, t->nodes[t->root].lo, sizeof lo);
+		memcpy(hi, t->nodes[t->root].hi, sizeof hi);
+		ORTHANT_NAME(tree_clear)(t);
+		root_set(t, lo, hi); // a node freed by clear is still reserved
+	}
+	if (r == ORT_OK) r = reserve_items(t, n);
+	if (r == ORT_OK && !scratch_reserve(t, (size_t)n * (3 * sizeof(uint32_t) + 1))) r = ORT_ERROR_OUT_OF_MEMORY;
+	if (r != ORT_OK) {
+		ORTHANT_NAME(tree_clear)(t);
+		return r;
+	}
+	uint32_t *item_of = t->scratch;
+	uint32_t *idx = item_of + n;
+	uint32_t *tmp = idx + n;
+	uint8_t *cls = (uint8_t *)(tmp + n);
+	for (uint32_t k = 0; k < n; ++k) {
+		item_of[k] = item_new(t, user ? user[k] : NULL);
+		idx[k] = k;
+	}
+	if (!build_node(t, t->root, boxes, item_of, idx, tmp, cls, n)) {
+		ORTHANT_NAME(tree_clear)(t);
+		return ORT_ERROR_OUT_OF_MEMORY;
+	}
+	if (out)
+		for (uint32_t k = 0; k < n; ++k) out[k] = make_handle(t, item_of[k]);
+	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *user, int count, ort_handle *out)
+{
+	if (!t || count < 0 || (count > 0 && !boxes)) return ORT_ERROR_INVALID_ARGUMENT;
+	for (int k = 0; k < count; ++k) {
+		ort_result r = box_check(&boxes[k]);
+		if (r != ORT_OK) return r;
+	}
+	if (out)
+		for (int k = 0; k < count; ++k) out[k] = ORT_NULL_HANDLE;
+	if (count == 0) return ORT_OK;
+	if (count > INT32_MAX / 4) return ORT_ERROR_CAPACITY;
+	if (t->live == 0 && t->def.placement != ORT_PLACEMENT_LEAVES)
+		return build_empty(t, boxes, user, (uint32_t)count, out);
+	// One by one (leaves placement, or into a non-empty tree); undone on
+	// failure with the handles kept in scratch.
+	ort_result r = reserve_items(t, (uint32_t)count);
+	if (r != ORT_OK) return r;
+	if (!scratch_reserve(t, (size_t)count * sizeof(ort_handle))) return ORT_ERROR_OUT_OF_MEMORY;
+	ort_handle *made = t->scratch;
+	for (int k = 0; k < count; ++k) {
+		r = ORTHANT_NAME(tree_insert)(t, boxes[k], user ? user[k] : NULL, &made[k]);
+		if (r != ORT_OK) {
+			for (int j = k; j-- > 0;) ORTHANT_NAME(tree_remove)(t, made[j]);
+			return r;
+		}
+	}
+	if (out) memcpy(out, made, (size_t)count * sizeof *out);
+	return ORT_OK;
+}
+
+void ORTHANT_NAME(tree_tick)(tree_t *t)
+{
+	if (!t || t->def.prune_delay == 0) return;
+	for (uint32_t i = 0; i < t->node_len; ++i) {
+		node *n = &t->nodes[i];
+		if (!(n->flags & NODE_WAITING) || (n->flags & NODE_FREE)) continue;
+		if (n->countdown > 0) n->countdown--;
+		if (n->countdown == 0) {
+			uint32_t parent = n->parent;
+			prune(t, i);
+			tidy(t, parent);
+		}
+	}
+}
+
+// ---- validate -------------------------------------------------------------------
+
+typedef struct vstate {
+	char *msg;
+	size_t size;
+	uint64_t entries, nodes, chunks;
+} vstate;
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static ort_result vfail(vstate *v, const char *fmt, ...)
+{
+	if (v->msg && v->size) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(v->msg, v->size, fmt, ap);
+		va_end(ap);
+	}
+	return ORT_ERROR_CORRUPT;
+}
+
+static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int guard)
+{
+	if (ni >= t->node_len) return vfail(v, "node %u out of range", ni);
+	const node *n = &t->nodes[ni];
+	if (n->flags & NODE_FREE) return vfail(v, "node %u is linked but free", ni);
+	if (guard > 40000) return vfail(v, "node links loop");
+	v->nodes++;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	for (int d = 0; d < DIM; ++d)
+		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
+	// entries
+	uint32_t seen = 0, chunks = 0;
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
+		if (c >= t->chunk_len) return vfail(v, "node %u: chunk %u out of range", ni, c);
+		if (++chunks > n->count / CHUNK_CAP + 1) return vfail(v, "node %u: more chunks than its count needs", ni);
+		for (uint32_t k = 0; k < fill; ++k) {
+			const entry *e = &t->chunks[c].e[k];
+			seen++;
+			if (e->item >= t->item_len || !(t->items[e->item].flags & ITEM_LIVE))
+				return vfail(v, "node %u: entry of a dead item %u", ni, e->item);
+			if (box_check(&e->box) != ORT_OK) return vfail(v, "node %u: entry with an invalid box", ni);
+			const item *it = &t->items[e->item];
+			if (leaves) {
+				if (!cell_touches(lo, hi, &e->box)) return vfail(v, "node %u: leaves entry misses its cell", ni);
+			} else {
+				bool in = t->def.placement == ORT_PLACEMENT_TIGHT ? cell_holds(lo, hi, &e->box) : box_within(&e->box, lo, hi);
+				if (!in) return vfail(v, "node %u: entry outside the node's bounds", ni);
+				if (it->node != ni || it->addr != c * CHUNK_CAP + k)
+					return vfail(v, "item %u does not point at its entry", e->item);
+				if ((n->flags & NODE_DIVIDED) && fit_child(t, n, &e->box) >= 0)
+					return vfail(v, "node %u: entry of item %u fits a child", ni, e->item);
+			}
+		}
+	}
+	if (seen != n->count) return vfail(v, "node %u: %u entries, count says %u", ni, seen, n->count);
+	if (leaves && (n->flags & NODE_DIVIDED) && n->count) return vfail(v, "node %u: leaves entries in a divided node", ni);
+	if (wants_split(t, n)) return vfail(v, "leaf %u holds %u > bucket entries and should split", ni, n->count);
+	v->entries += n->count;
+	v->chunks += chunks;
+	uint64_t total = n->count;
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = n->child[c];
+		if (ci == NIL) continue;
+		if (!(n->flags & NODE_DIVIDED)) return vfail(v, "node %u has a child but is not divided", ni);
+		if (ci >= t->node_len) return vfail(v, "node %u: child out of range", ni);
+		const node *ch = &t->nodes[ci];
+		if (ch->parent != ni || ch->which != c) return vfail(v, "node %u: child %d links back wrong", ni, c);
+		if (ch->level != n->level + 1) return vfail(v, "node %u: level skips", ci);
+		float clo[DIM], chi[DIM];
+		child_cell(n, c, clo, chi);
+		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
+			return vfail(v, "node %u: cell is not its parent's quarter", ci);
+		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
+		ort_result r = validate_node(t, ci, v, guard + 1);
+		if (r != ORT_OK) return r;
+		total += ch->total;
+	}
+	if (total != n->total) return vfail(v, "node %u: total %u, subtree holds %llu", ni, n->total, (unsigned long long)total);
+	if (n->total == 0 && ni != t->root && !(n->flags & NODE_WAITING))
+		return vfail(v, "node %u is empty and not waiting to be pruned", ni);
+	return ORT_OK;
+}
+
+/// leaves: the number of leaves under ni whose cells box touches.
+static uint64_t leaves_touched(const tree_t *t, uint32_t ni, const box_t *box)
+{
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) return 1;
+	uint64_t k = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		float lo[DIM], hi[DIM];
+		child_cell(n, c, lo, hi);
+		if (!cell_touches(lo, hi, box)) continue;
+		if (n->child[c] == NIL) return UINT64_MAX / 4; // a leaf the item should be in is missing
+		k += leaves_touched(t, n->child[c], box);
+	}
+	return k;
+}
+
+ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_size)
+{
+	vstate v = {msg, msg_size, 0, 0, 0};
+	if (msg && msg_size) msg[0] = 0;
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	if (t->root != NIL) {
+		const node *r = &t->nodes[t->root];
+		if (r->parent != NIL) return vfail(&v, "root has a parent");
+		ort_result res = validate_node(t, t->root, &v, 0);
+		if (res != ORT_OK) return res;
+	} else if (t->live) {
+		return vfail(&v, "items but no root");
+	}
+	if (v.entries != t->entries) return vfail(&v, "entry count drifted");
+	if (v.nodes != t->node_live) return vfail(&v, "%llu nodes reachable, %u live", (unsigned long long)v.nodes, t->node_live);
+	uint64_t free_nodes = 0;
+	for (uint32_t i = t->node_free; i != NIL; i = t->nodes[i].parent) {
+		if (i >= t->node_len || !(t->nodes[i].flags & NODE_FREE)) return vfail(&v, "node free list is broken");
+		if (++free_nodes > t->node_len) return vfail(&v, "node free list loops");
+	}
+	if (free_nodes + t->node_live != t->node_len) return vfail(&v, "nodes: free + live != used");
+	uint64_t free_chunks = 0;
+	for (uint32_t i = t->chunk_free; i != NIL; i = t->chunks[i].next)
+		if (i >= t->chunk_len || ++free_chunks > t->chunk_len) return vfail(&v, "chunk free list is broken");
+	if (free_chunks != t->chunk_free_count || free_chunks + v.chunks != t->chunk_len)
+		return vfail(&v, "chunks: free + used != allocated");
+	uint64_t live = 0, free_items = 0, want_entries = 0;
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		const item *it = &t->items[i];
+		if (!(it->flags & ITEM_LIVE)) continue;
+		live++;
+		if (it->node >= t->node_len || (t->nodes[it->node].flags & NODE_FREE)) return vfail(&v, "item %u: bad node", i);
+		const entry *e = entry_at(t, it->addr);
+		if (it->addr / CHUNK_CAP >= t->chunk_len || e->item != i) return vfail(&v, "item %u: entry does not match", i);
+		if (t->def.placement == ORT_PLACEMENT_LEAVES) want_entries += leaves_touched(t, t->root, &e->box);
+	}
+	for (uint32_t i = t->item_free; i != NIL; i = t->items[i].node)
+		if (i >= t->item_len || (t->items[i].flags & ITEM_LIVE) || ++free_items > t->item_len)
+			return vfail(&v, "item free list is broken");
+	if (live != t->live || live + free_items != t->item_len) return vfail(&v, "items: live + free != used");
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		// Each entry touches its leaf and no leaf holds an item twice, so equal
+		// counts mean every item is in every leaf it touches.
+		if (want_entries != t->entries) return vfail(&v, "leaves: items miss leaves they touch");
+	} else if (t->entries != t->live) {
+		return vfail(&v, "entries != items");
+	}
+	return ORT_OK;
+}
+
+// ---- stats / visit ----------------------------------------------------------------
+
+static void stats_node(const tree_t *t, uint32_t ni, ort_tree_stats *s)
+{
+	const node *n = &t->nodes[ni];
+	int depth = node_depth(t, n);
+	s->nodes++;
+	if (!(n->flags & NODE_DIVIDED)) s->leaves++;
+	if (depth > s->depth) s->depth = depth;
+	s->items_per_level[depth < ORTHANT_STATS_LEVELS ? depth : ORTHANT_STATS_LEVELS - 1] += (int)n->count;
+	for (int c = 0; c < NCHILD; ++c)
+		if (n->child[c] != NIL) stats_node(t, n->child[c], s);
+}
+
+void ORTHANT_NAME(tree_get_stats)(const tree_t *t, ort_tree_stats *s)
+{
+	if (!s) return;
+	memset(s, 0, sizeof *s);
+	if (!t) return;
+	s->items = (int)t->live;
+	s->entries = (int)t->entries;
+	s->bytes = t->bytes;
+	s->bytes_peak = t->bytes_peak;
+	if (t->root != NIL) stats_node(t, t->root, s);
+}
+
+void ORTHANT_NAME(tree_visit_nodes)(const tree_t *t, ORTHANT_NAME(node_fn) * fn, void *ctx)
+{
+	if (!t || !fn || t->root == NIL) return;
+	node_stack s;
+	if (!stack_init(t, &s)) return;
+	stack_push(&s, t->root);
+	while (s.top > 0) {
+		uint32_t ni = s.data[--s.top];
+		const node *n = &t->nodes[ni];
+		box_t cell, bounds;
+		memcpy(cell.min, n->lo, sizeof cell.min);
+		memcpy(cell.max, n->hi, sizeof cell.max);
+		node_bounds(t, n, bounds.min, bounds.max);
+		fn(ctx, &cell, &bounds, node_depth(t, n), (int)n->count);
+		for (int c = NCHILD; c-- > 0;)
+			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
+	}
+	stack_free(t, &s);
+}

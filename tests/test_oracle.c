@@ -1,0 +1,243 @@
+// test_oracle.c: every query and the pair finder against brute force, for one
+// dimension (compiled twice: TEST_DIM=2 and TEST_DIM=3), every placement, on
+// random and adversarial scenes, after building, inserting and moving.
+#include "testutil.h"
+
+// ---- scenes -------------------------------------------------------------------
+
+typedef enum scene_kind {
+	SK_RANDOM,
+	SK_CENTRE_LINES, ///< edges exactly on split lines at every level
+	SK_DUPLICATES,   ///< many identical boxes (more than a bucket)
+	SK_POINTS,       ///< zero-size boxes, some coinciding
+	SK_TOUCHING,     ///< a grid of boxes sharing faces
+	SK_HUGE,         ///< a few huge boxes among many small
+	SK_FAR,          ///< coordinates near +-1e6
+	SK_NEGATIVE,     ///< all below zero
+	SK_CLUSTERED,    ///< dense clusters
+	SK_COUNT
+} scene_kind;
+
+static const char *scene_names[SK_COUNT] = {"random",  "centre-lines", "duplicates", "points",   "touching",
+                                            "huge",    "far",          "negative",   "clustered"};
+
+static box_t random_box(tu_rng *r, float lo, float hi, float maxside)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		float c = tu_float(r, lo, hi), s = tu_float(r, 0, maxside);
+		b.min[d] = c;
+		b.max[d] = c + s;
+	}
+	return b;
+}
+
+/// Fill boxes[0..n) with a scene of the kind.
+static void make_scene(scene_kind kind, box_t *boxes, int n, uint64_t seed)
+{
+	tu_rng r = tu_rng_make(seed);
+	for (int i = 0; i < n; ++i) {
+		box_t b;
+		switch (kind) {
+		case SK_RANDOM: b = random_box(&r, 0, 1000, 40); break;
+		case SK_CENTRE_LINES: {
+			// Edges on the lines 1000 * k / 2^level, the region's split lines.
+			int level = tu_int(&r, 1, 7);
+			float step = 1000.0f / (float)(1 << level);
+			for (int d = 0; d < DIM; ++d) {
+				float line = step * (float)tu_int(&r, 0, 1 << level);
+				float s = tu_float(&r, 0, step);
+				int mode = tu_int(&r, 0, 2);
+				b.min[d] = mode == 0 ? line : mode == 1 ? line - s : line - s * 0.5f;
+				b.max[d] = mode == 0 ? line + s : mode == 1 ? line : line + s * 0.5f;
+			}
+			break;
+		}
+		case SK_DUPLICATES:
+			for (int d = 0; d < DIM; ++d) {
+				b.min[d] = 500.0f + (float)(i % 3);
+				b.max[d] = 510.0f + (float)(i % 3);
+			}
+			break;
+		case SK_POINTS:
+			for (int d = 0; d < DIM; ++d) b.min[d] = b.max[d] = (float)tu_int(&r, 0, 40) * 25.0f;
+			break;
+		case SK_TOUCHING: {
+			int side = 10, k = i;
+			for (int d = 0; d < DIM; ++d) {
+				int cell = k % side;
+				k /= side;
+				b.min[d] = (float)cell * 100.0f;
+				b.max[d] = (float)(cell + 1) * 100.0f;
+			}
+			break;
+		}
+		case SK_HUGE: b = (i % 97 == 0) ? random_box(&r, -200, 200, 1500) : random_box(&r, 0, 1000, 5); break;
+		case SK_FAR:
+			b = random_box(&r, -1e6f, 1e6f, 5e4f);
+			if (i % 2) {
+				for (int d = 0; d < DIM; ++d) {
+					float c = (i % 4 == 1 ? 1e6f : -1e6f) + tu_float(&r, -100, 100);
+					b.min[d] = c;
+					b.max[d] = c + tu_float(&r, 0, 10);
+				}
+			}
+			break;
+		case SK_NEGATIVE: b = random_box(&r, -1000, -10, 30); break;
+		case SK_CLUSTERED: {
+			float c = (float)(i % 4) * 250.0f + 100.0f;
+			b = random_box(&r, c - 20, c + 20, 8);
+			break;
+		}
+		default: b = random_box(&r, 0, 1, 1);
+		}
+		boxes[i] = b;
+	}
+}
+
+// ---- the checks -----------------------------------------------------------------
+
+/// Compare every query kind and the pair set with brute force over the model.
+static void check_all(tree_t *t, const model *m, tu_rng *r, int queries)
+{
+	tu_check_valid(t);
+	assert_int_equal(TU(tree_count)(t), m->n);
+	tu_check_pairs(t, m);
+	box_t world = tu_model_bounds(m);
+	for (int q = 0; q < queries; ++q) {
+		// Queries around the scene, some at the exact box corners of items.
+		box_t qb;
+		if (m->n > 0 && q % 3 == 0) {
+			qb = m->box[tu_int(r, 0, m->n - 1)];
+		} else {
+			for (int d = 0; d < DIM; ++d) {
+				float span = world.max[d] - world.min[d] + 1.0f;
+				float a = tu_float(r, world.min[d] - span * 0.1f, world.max[d] + span * 0.1f);
+				float s = tu_float(r, 0, span * 0.3f);
+				qb.min[d] = a;
+				qb.max[d] = a + s;
+			}
+		}
+		tu_check_box_query(t, m, qb);
+		float p[DIM];
+		for (int d = 0; d < DIM; ++d) p[d] = q % 2 && m->n ? m->box[q % m->n].min[d] : qb.min[d];
+		tu_check_point_query(t, m, p);
+		float radius = (qb.max[0] - qb.min[0]) * 0.5f;
+		tu_check_sphere_query(t, m, qb.min, radius);
+		float dir[DIM];
+		for (int d = 0; d < DIM; ++d) dir[d] = (q % 5 == 0 && d > 0) ? 0.0f : tu_float(r, -1, 1);
+		tu_check_ray(t, m, qb.min, dir, q % 4 == 0 ? INFINITY : tu_float(r, 0, 2000));
+		tu_check_nearest(t, m, p, 1 + q % 12, q % 3 == 0 ? radius : INFINITY);
+	}
+}
+
+static void scene_test(ort_placement placement, bool use_build, bool use_region)
+{
+	for (int kind = 0; kind < SK_COUNT; ++kind) {
+		int n = kind == SK_TOUCHING ? (DIM == 2 ? 100 : 1000) : 600;
+		box_t *boxes = malloc(sizeof *boxes * (size_t)n);
+		make_scene((scene_kind)kind, boxes, n, 1000u + (unsigned)kind);
+		def_t def = TU(tree_default_def)();
+		def.placement = placement;
+		if (use_region) {
+			for (int d = 0; d < DIM; ++d) {
+				def.region.min[d] = 0;
+				def.region.max[d] = 1000;
+			}
+			def.use_region = true;
+		}
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		model m;
+		tu_model_init(&m, n);
+		if (use_build) {
+			ort_handle *h = malloc(sizeof *h * (size_t)n);
+			assert_int_equal(TU(tree_build)(t, boxes, NULL, n, h), ORT_OK);
+			for (int i = 0; i < n; ++i) tu_model_add(&m, h[i], boxes[i]);
+			free(h);
+		} else {
+			for (int i = 0; i < n; ++i) {
+				ort_handle h;
+				assert_int_equal(TU(tree_insert)(t, boxes[i], NULL, &h), ORT_OK);
+				tu_model_add(&m, h, boxes[i]);
+			}
+		}
+		tu_rng r = tu_rng_make(7u + (unsigned)kind);
+		TU_CONTEXT("scene %s, placement %s, %s%s", scene_names[kind], ort_placement_string(placement),
+		           use_build ? "build" : "inserts", use_region ? ", region" : "");
+		check_all(t, &m, &r, 40);
+		// Move everything a little, and some far, then check again.
+		for (int i = 0; i < m.n; ++i) {
+			box_t b = m.box[i];
+			float step = (i % 10 == 0) ? 300.0f : 3.0f;
+			for (int d = 0; d < DIM; ++d) {
+				float v = tu_float(&r, -step, step);
+				b.min[d] += v;
+				b.max[d] += v;
+			}
+			assert_int_equal(TU(tree_move)(t, m.handle[i], b), ORT_OK);
+			m.box[i] = b;
+		}
+		check_all(t, &m, &r, 20);
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+		free(boxes);
+	}
+}
+
+static void test_loose_inserts(void **s) { (void)s, scene_test(ORT_PLACEMENT_LOOSE, false, false); }
+static void test_tight_inserts(void **s) { (void)s, scene_test(ORT_PLACEMENT_TIGHT, false, false); }
+static void test_leaves_inserts(void **s) { (void)s, scene_test(ORT_PLACEMENT_LEAVES, false, false); }
+static void test_loose_build(void **s) { (void)s, scene_test(ORT_PLACEMENT_LOOSE, true, false); }
+static void test_tight_build(void **s) { (void)s, scene_test(ORT_PLACEMENT_TIGHT, true, false); }
+static void test_leaves_build(void **s) { (void)s, scene_test(ORT_PLACEMENT_LEAVES, true, false); }
+static void test_loose_region(void **s) { (void)s, scene_test(ORT_PLACEMENT_LOOSE, false, true); }
+static void test_tight_region(void **s) { (void)s, scene_test(ORT_PLACEMENT_TIGHT, true, true); }
+static void test_leaves_region(void **s) { (void)s, scene_test(ORT_PLACEMENT_LEAVES, false, true); }
+
+/// More identical boxes than the bucket: max depth must stop the splitting,
+/// and everything stays findable.
+static void test_identical_beyond_bucket(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		def_t def = TU(tree_default_def)();
+		def.placement = (ort_placement)p;
+		def.bucket_size = 4;
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		model m;
+		tu_model_init(&m, 200);
+		box_t b;
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = 1.0f;
+			b.max[d] = 1.0f; // a point, repeated
+		}
+		for (int i = 0; i < 200; ++i) {
+			ort_handle h;
+			assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+			tu_model_add(&m, h, b);
+		}
+		ort_tree_stats st;
+		TU(tree_get_stats)(t, &st);
+		assert_true(st.depth <= def.max_depth);
+		tu_rng r = tu_rng_make(3);
+		TU_CONTEXT("identical points, %s", ort_placement_string(def.placement));
+		check_all(t, &m, &r, 5);
+		assert_int_equal((int)m.n * (m.n - 1) / 2, (int)tu_count_pairs(t));
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_loose_inserts),  cmocka_unit_test(test_tight_inserts),
+	    cmocka_unit_test(test_leaves_inserts), cmocka_unit_test(test_loose_build),
+	    cmocka_unit_test(test_tight_build),    cmocka_unit_test(test_leaves_build),
+	    cmocka_unit_test(test_loose_region),   cmocka_unit_test(test_tight_region),
+	    cmocka_unit_test(test_leaves_region),  cmocka_unit_test(test_identical_beyond_bucket),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("oracle"), tests, NULL, NULL);
+}

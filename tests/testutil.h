@@ -1,0 +1,364 @@
+// testutil.h: the brute-force oracle and helpers every test shares, written
+// once for any dimension: a test defines TEST_DIM (2 or 3) before including.
+//
+// The model is the truth: a plain array of (handle, box). Every check asks the
+// tree and the model the same question and compares the answers as sets.
+#ifndef ORTHANT_TESTUTIL_H
+#define ORTHANT_TESTUTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "orthant/orthant.h"
+
+#ifndef TEST_DIM
+#error "define TEST_DIM (2 or 3)"
+#endif
+#define DIM TEST_DIM
+#define TU_CAT_(a, b, c) a##b##_##c
+#define TU_CAT(a, b, c) TU_CAT_(a, b, c)
+/// TU(tree_insert) is ort2_tree_insert or ort3_tree_insert.
+#define TU(x) TU_CAT(ort, TEST_DIM, x)
+#define TU_STR_(x) #x
+#define TU_STR(x) TU_STR_(x)
+#define TU_GROUP(name) name " " TU_STR(TEST_DIM) "d"
+
+typedef TU(box) box_t;
+typedef TU(tree) tree_t;
+typedef TU(tree_def) def_t;
+typedef TU(neighbor) neighbor_t;
+
+/// What the failing check was looking at, printed with any failure.
+static char tu_context[256];
+#define TU_CONTEXT(...) snprintf(tu_context, sizeof tu_context, __VA_ARGS__)
+#define TU_FAIL(...)                                                                                              \
+	do {                                                                                                          \
+		print_error("context: %s\n", tu_context);                                                                 \
+		print_error(__VA_ARGS__);                                                                                 \
+		fail();                                                                                                   \
+	} while (0)
+
+// ---- random -----------------------------------------------------------------------
+
+typedef struct tu_rng {
+	uint64_t s;
+} tu_rng;
+
+static inline tu_rng tu_rng_make(uint64_t seed)
+{
+	tu_rng r = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};
+	return r;
+}
+
+static inline uint64_t tu_next(tu_rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545F4914F6CDD1Dull;
+}
+
+static inline float tu_float(tu_rng *r, float lo, float hi)
+{
+	return lo + (hi - lo) * (float)(tu_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
+static inline int tu_int(tu_rng *r, int lo, int hi) { return lo + (int)(tu_next(r) % (uint64_t)(hi - lo + 1)); }
+
+// ---- the model ----------------------------------------------------------------------
+
+typedef struct model {
+	ort_handle *handle;
+	box_t *box;
+	int n, cap;
+} model;
+
+static inline void tu_model_init(model *m, int cap)
+{
+	m->n = 0;
+	m->cap = cap > 0 ? cap : 1;
+	m->handle = malloc(sizeof *m->handle * (size_t)m->cap);
+	m->box = malloc(sizeof *m->box * (size_t)m->cap);
+}
+
+static inline void tu_model_free(model *m)
+{
+	free(m->handle);
+	free(m->box);
+}
+
+static inline void tu_model_add(model *m, ort_handle h, box_t b)
+{
+	if (m->n == m->cap) {
+		m->cap *= 2;
+		m->handle = realloc(m->handle, sizeof *m->handle * (size_t)m->cap);
+		m->box = realloc(m->box, sizeof *m->box * (size_t)m->cap);
+	}
+	m->handle[m->n] = h;
+	m->box[m->n] = b;
+	m->n++;
+}
+
+static inline void tu_model_remove_at(model *m, int i)
+{
+	m->n--;
+	m->handle[i] = m->handle[m->n];
+	m->box[i] = m->box[m->n];
+}
+
+static inline box_t tu_model_bounds(const model *m)
+{
+	box_t w;
+	for (int d = 0; d < DIM; ++d) {
+		w.min[d] = 0;
+		w.max[d] = 1;
+	}
+	for (int i = 0; i < m->n; ++i)
+		for (int d = 0; d < DIM; ++d) {
+			if (i == 0 || m->box[i].min[d] < w.min[d]) w.min[d] = m->box[i].min[d];
+			if (i == 0 || m->box[i].max[d] > w.max[d]) w.max[d] = m->box[i].max[d];
+		}
+	return w;
+}
+
+// ---- brute-force geometry (written independently of the library) ------------------
+
+static inline bool tu_overlap(const box_t *a, const box_t *b)
+{
+	for (int d = 0; d < DIM; ++d)
+		if (a->min[d] > b->max[d] || b->min[d] > a->max[d]) return false;
+	return true;
+}
+
+static inline float tu_dist2(const float p[DIM], const box_t *b)
+{
+	float s = 0;
+	for (int d = 0; d < DIM; ++d) {
+		float v = 0;
+		if (p[d] < b->min[d]) v = b->min[d] - p[d];
+		if (p[d] > b->max[d]) v = p[d] - b->max[d];
+		s += v * v;
+	}
+	return s;
+}
+
+/// The documented ray formula (tree_dim.h): per axis (lo - o) / d, (hi - o) / d.
+static inline bool tu_ray_hit(const float o[DIM], const float dir[DIM], float tmax, const box_t *b, float *enter)
+{
+	float t0 = 0, t1 = tmax;
+	for (int d = 0; d < DIM; ++d) {
+		if (dir[d] == 0) {
+			if (o[d] < b->min[d] || o[d] > b->max[d]) return false;
+			continue;
+		}
+		float a = (b->min[d] - o[d]) / dir[d], c = (b->max[d] - o[d]) / dir[d];
+		float lo = a < c ? a : c, hi = a < c ? c : a;
+		if (lo > t0) t0 = lo;
+		if (hi < t1) t1 = hi;
+	}
+	if (t0 > t1) return false;
+	*enter = t0;
+	return true;
+}
+
+// ---- set comparison ------------------------------------------------------------------
+
+static inline uint64_t tu_key(ort_handle h) { return (uint64_t)h.id << 32 | h.gen; }
+
+static int tu_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+typedef struct tu_list {
+	uint64_t *v;
+	size_t n, cap;
+} tu_list;
+
+static inline void tu_push(tu_list *l, uint64_t v)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = realloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = v;
+}
+
+/// Sorted equality; a duplicate in got fails too (results must be unique).
+static inline void tu_expect_same(tu_list *got, tu_list *want, const char *what)
+{
+	qsort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
+	qsort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
+	for (size_t i = 1; i < got->n; ++i)
+		if (got->v[i] == got->v[i - 1]) TU_FAIL("%s: result %llx reported twice\n", what, (unsigned long long)got->v[i]);
+	if (got->n != want->n) TU_FAIL("%s: %zu results, brute force has %zu\n", what, got->n, want->n);
+	for (size_t i = 0; i < got->n; ++i)
+		if (got->v[i] != want->v[i]) TU_FAIL("%s: result sets differ at %zu\n", what, i);
+	free(got->v);
+	free(want->v);
+}
+
+static bool tu_collect(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	tu_push(ctx, tu_key(h));
+	return true;
+}
+
+static bool tu_collect_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	uint64_t x = tu_key(a), y = tu_key(b);
+	// A pair as one number: the two 32-bit ids, smaller first (ids are unique).
+	uint64_t lo = a.id < b.id ? a.id : b.id, hi = a.id < b.id ? b.id : a.id;
+	(void)x, (void)y;
+	tu_push(ctx, lo << 32 | hi);
+	return true;
+}
+
+static inline void tu_check_valid(const tree_t *t)
+{
+	char msg[256];
+	ort_result r = TU(tree_validate)(t, msg, sizeof msg);
+	if (r != ORT_OK) TU_FAIL("validate: %s\n", msg);
+}
+
+static inline void tu_check_pairs(tree_t *t, const model *m)
+{
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, tu_collect_pair, &got), ORT_OK);
+	for (int i = 0; i < m->n; ++i)
+		for (int j = i + 1; j < m->n; ++j)
+			if (tu_overlap(&m->box[i], &m->box[j])) {
+				uint64_t a = m->handle[i].id, b = m->handle[j].id;
+				tu_push(&want, a < b ? a << 32 | b : b << 32 | a);
+			}
+	tu_expect_same(&got, &want, "pairs");
+}
+
+static inline size_t tu_count_pairs(tree_t *t)
+{
+	tu_list got = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, tu_collect_pair, &got), ORT_OK);
+	free(got.v);
+	return got.n;
+}
+
+static inline void tu_check_box_query(const tree_t *t, const model *m, box_t q)
+{
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_query_box)(t, q, tu_collect, &got), ORT_OK);
+	for (int i = 0; i < m->n; ++i)
+		if (tu_overlap(&m->box[i], &q)) tu_push(&want, tu_key(m->handle[i]));
+	tu_expect_same(&got, &want, "box query");
+}
+
+static inline void tu_check_point_query(const tree_t *t, const model *m, const float p[DIM])
+{
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_query_point)(t, p, tu_collect, &got), ORT_OK);
+	box_t q;
+	for (int d = 0; d < DIM; ++d) q.min[d] = q.max[d] = p[d];
+	for (int i = 0; i < m->n; ++i)
+		if (tu_overlap(&m->box[i], &q)) tu_push(&want, tu_key(m->handle[i]));
+	tu_expect_same(&got, &want, "point query");
+}
+
+static inline void tu_check_sphere_query(const tree_t *t, const model *m, const float c[DIM], float r)
+{
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_query_sphere)(t, c, r, tu_collect, &got), ORT_OK);
+	for (int i = 0; i < m->n; ++i)
+		if (tu_dist2(c, &m->box[i]) <= r * r) tu_push(&want, tu_key(m->handle[i]));
+	tu_expect_same(&got, &want, "sphere query");
+}
+
+typedef struct tu_ray_hits {
+	tu_list keys;
+	float nearest;
+	uint64_t nearest_key;
+	bool clip; ///< return t (nearest-hit mode) instead of going on
+} tu_ray_hits;
+
+static float tu_ray_collect(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)user;
+	tu_ray_hits *rh = ctx;
+	tu_push(&rh->keys, tu_key(h));
+	if (t < rh->nearest || (t == rh->nearest && tu_key(h) < rh->nearest_key)) {
+		rh->nearest = t;
+		rh->nearest_key = tu_key(h);
+	}
+	return rh->clip ? t : INFINITY;
+}
+
+static inline void tu_check_ray(const tree_t *t, const model *m, const float o[DIM], const float dir[DIM], float tmax)
+{
+	// All hits.
+	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false};
+	tu_list want = {0};
+	float best = INFINITY;
+	for (int i = 0; i < m->n; ++i) {
+		float te;
+		if (tu_ray_hit(o, dir, tmax, &m->box[i], &te)) {
+			tu_push(&want, tu_key(m->handle[i]));
+			if (te < best) best = te;
+		}
+	}
+	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, tu_ray_collect, &rh), ORT_OK);
+	float got_best = rh.nearest;
+	tu_expect_same(&rh.keys, &want, "ray (all hits)");
+	if (got_best != best) TU_FAIL("ray: nearest t %g, brute force %g\n", (double)got_best, (double)best);
+	// Nearest hit by clipping: the smallest t reported must be the true nearest.
+	tu_ray_hits nh = {{0}, INFINITY, UINT64_MAX, true};
+	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, tu_ray_collect, &nh), ORT_OK);
+	free(nh.keys.v);
+	if (nh.nearest != best) TU_FAIL("ray (clipped): nearest t %g, brute force %g\n", (double)nh.nearest, (double)best);
+}
+
+typedef struct tu_near {
+	float d2;
+	uint32_t id;
+} tu_near;
+
+static int tu_cmp_near(const void *a, const void *b)
+{
+	const tu_near *x = a, *y = b;
+	if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static inline void tu_check_nearest(const tree_t *t, const model *m, const float p[DIM], int k, float maxd)
+{
+	tu_near *all = malloc(sizeof *all * (size_t)(m->n + 1));
+	int n = 0;
+	for (int i = 0; i < m->n; ++i) {
+		float d2 = tu_dist2(p, &m->box[i]);
+		if (d2 <= maxd * maxd || isinf(maxd)) all[n++] = (tu_near){d2, m->handle[i].id};
+	}
+	qsort(all, (size_t)n, sizeof *all, tu_cmp_near);
+	int want = n < k ? n : k;
+	neighbor_t *out = malloc(sizeof *out * (size_t)k);
+	int found = -1;
+	assert_int_equal(TU(tree_nearest)(t, p, k, maxd, out, &found), ORT_OK);
+	if (found != want) TU_FAIL("nearest: %d found, brute force %d (k %d)\n", found, want, k);
+	for (int i = 0; i < found; ++i) {
+		if (out[i].handle.id != all[i].id)
+			TU_FAIL("nearest: #%d is id %u at %g, brute force id %u at %g\n", i, out[i].handle.id,
+			        (double)out[i].distance, all[i].id, (double)sqrtf(all[i].d2));
+		if (out[i].distance != sqrtf(all[i].d2)) TU_FAIL("nearest: distance differs at #%d\n", i);
+	}
+	free(out);
+	free(all);
+}
+
+#endif
