@@ -46,9 +46,9 @@ typedef struct ORTHANT_NAME(tree_def) {
 	/// Loose cell side / cell side, for ORT_PLACEMENT_LOOSE. 1 < looseness <= 4; default 2.
 	float looseness;
 	/// A divided node whose subtree holds at most this many entries folds its
-	/// children back into itself (seed 000's tryMerge). Default bucket_size / 2:
-	/// below the split point, so one item moving to and fro cannot split and
-	/// merge on every frame. 0 <= merge_size <= bucket_size.
+	/// children back into itself (seed 000's tryMerge). -1 (the default) means
+	/// bucket_size / 2: below the split point, so one item moving to and fro
+	/// cannot split and merge on every frame. -1 <= merge_size <= bucket_size.
 	int merge_size;
 	/// Frames an emptied branch is kept before it is freed (seed 003: 8, doubled
 	/// each time the branch is reused, capped at 8x). 0 frees at once. A frame is
@@ -64,7 +64,7 @@ typedef struct ORTHANT_NAME(tree_def) {
 } ORTHANT_NAME(tree_def);
 
 /// The defaults: no region (the first items choose the root), bucket 16, depth 8,
-/// no minimum cell size, loose placement with looseness 2, merge at 8, no prune
+/// no minimum cell size, loose placement with looseness 2, merge at 8 (-1), no prune
 /// delay, malloc/free.
 ORTHANT_API ORTHANT_NAME(tree_def) ORTHANT_NAME(tree_default_def)(void);
 
