@@ -210,27 +210,71 @@ static bool wants_split(const tree_t *t, const node *n)
 	       can_split(t, n);
 }
 
-/// The child of n that should hold box (loose/tight), or -1 if it stays in n.
-static int fit_child(const tree_t *t, const node *n, const box_t *box)
+/// Child c's bounds: its cell, enlarged for loose placement.
+static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], float hi[DIM])
 {
-	if (!can_split(t, n)) return -1;
-	float lo[DIM], hi[DIM];
-	if (t->def.placement == ORT_PLACEMENT_TIGHT) {
-		int c = child_of_point(n, box->min);
-		child_cell(n, c, lo, hi);
-		return cell_holds(lo, hi, box) ? c : -1;
-	}
-	float centre[DIM];
-	for (int d = 0; d < DIM; ++d) centre[d] = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
-	int c = child_of_point(n, centre);
 	child_cell(n, c, lo, hi);
+	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
 	float k = (t->def.looseness - 1.0f) * 0.5f;
 	for (int d = 0; d < DIM; ++d) {
 		float m = (hi[d] - lo[d]) * k;
 		lo[d] -= m;
 		hi[d] += m;
 	}
-	return box_within(box, lo, hi) ? c : -1;
+}
+
+/// Where the items of one node go (loose/tight), computed once per node so a
+/// split or a build classifies each item with a few compares.
+typedef struct fitter {
+	bool can;  ///< the node may have children at all
+	bool tight;
+	float mid[DIM];
+	float lo[NCHILD][DIM], hi[NCHILD][DIM]; ///< each child's cell (tight) or loose cell
+} fitter;
+
+static void fitter_init(const tree_t *t, const node *n, fitter *f)
+{
+	f->can = can_split(t, n);
+	f->tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	memcpy(f->mid, n->mid, sizeof f->mid);
+	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, c, f->lo[c], f->hi[c]);
+}
+
+/// The child a box goes to, if any: tight, the child whose half-open cell holds
+/// the box's low corner; loose, the child holding its centre.
+static inline int choose_child(bool tight, const float mid[DIM], const box_t *box)
+{
+	int c = 0;
+	for (int d = 0; d < DIM; ++d) {
+		float key = tight ? box->min[d] : box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+		if (key >= mid[d]) c |= 1 << d;
+	}
+	return c;
+}
+
+/// Whether the chosen child's bounds (cell, or loose cell) take the box.
+static inline bool child_takes(bool tight, const float lo[DIM], const float hi[DIM], const box_t *box)
+{
+	return tight ? cell_holds(lo, hi, box) : box_within(box, lo, hi);
+}
+
+/// The child that should hold box, or -1 if it stays in the node.
+static inline int fitter_child(const fitter *f, const box_t *box)
+{
+	if (!f->can) return -1;
+	int c = choose_child(f->tight, f->mid, box);
+	return child_takes(f->tight, f->lo[c], f->hi[c], box) ? c : -1;
+}
+
+/// fitter_child for a single item: only the chosen child's bounds are computed.
+static int fit_child(const tree_t *t, const node *n, const box_t *box)
+{
+	if (!can_split(t, n)) return -1;
+	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	int c = choose_child(tight, n->mid, box);
+	float lo[DIM], hi[DIM];
+	child_bounds(t, n, c, lo, hi);
+	return child_takes(tight, lo, hi, box) ? c : -1;
 }
 
 /// Whether box may be stored in n (loose/tight).
@@ -320,6 +364,8 @@ static void split(tree_t *t, uint32_t ni)
 	t->entries -= count;
 	uint32_t moved[NCHILD] = {0};
 	uint32_t fill = head_fill(count);
+	fitter f;
+	fitter_init(t, &t->nodes[ni], &f);
 	while (src != NIL) {
 		for (uint32_t k = 0; k < fill; ++k) {
 			entry e = t->chunks[src].e[k];
@@ -335,7 +381,7 @@ static void split(tree_t *t, uint32_t ni)
 					moved[c]++;
 				}
 			} else {
-				int c = fit_child(t, &t->nodes[ni], &e.box);
+				int c = fitter_child(&f, &e.box);
 				uint32_t dst = ni;
 				if (c >= 0) {
 					dst = t->nodes[ni].child[c];
@@ -999,8 +1045,10 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 	nd->flags |= NODE_DIVIDED;
 	// Counting sort by destination: class 0 stays here, class c + 1 goes to child c.
 	uint32_t counts[NCHILD + 1] = {0};
+	fitter f;
+	fitter_init(t, nd, &f);
 	for (uint32_t k = 0; k < n; ++k) {
-		int c = fit_child(t, &t->nodes[ni], &boxes[idx[k]]) + 1;
+		int c = fitter_child(&f, &boxes[idx[k]]) + 1;
 		cls[k] = (uint8_t)c;
 		counts[c]++;
 	}
