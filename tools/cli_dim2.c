@@ -1,0 +1,6 @@
+/// @file cli_dim2.c
+/// The subcommands for 2D scenes: cli_dim.inc over the quadtree (ort2_*).
+#include "cli.h"
+
+#define CLI_DIM 2
+#include "cli_dim.inc"

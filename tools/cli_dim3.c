@@ -1,0 +1,6 @@
+/// @file cli_dim3.c
+/// The subcommands for 3D scenes: cli_dim.inc over the octree (ort3_*).
+#include "cli.h"
+
+#define CLI_DIM 3
+#include "cli_dim.inc"
