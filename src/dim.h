@@ -116,7 +116,9 @@ typedef struct node {
 
 enum item_flags {
 	ITEM_LIVE = 1,
-	ITEM_MARK = 2, ///< scratch bit for de-duplicating leaves entries
+	ITEM_MARK = 2,   ///< scratch bit for de-duplicating leaves entries
+	ITEM_STATIC = 4, ///< ort_filter.is_static
+	ITEM_TOUCHED = 8 ///< in the broad phase's touched list
 };
 
 typedef struct item {
@@ -142,6 +144,14 @@ struct ORTHANT_NAME(tree) {
 	uint32_t root; ///< NIL until the first item (or a region) makes one
 	uint32_t entries;
 	int height; ///< an upper bound on the depth of any node
+
+	/// Per-item filters, NULL until some item gets a non-default one; sized
+	/// item_cap like items.
+	ort_filter *filters;
+	uint32_t filter_cap;
+	uint32_t statics; ///< live static items
+	/// The incremental broad phase (broadphase.c), NULL until first used.
+	struct broadphase *bp;
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
@@ -284,6 +294,23 @@ static inline void overlap_corner(const box_t *a, const box_t *b, float p[DIM])
 {
 	for (int d = 0; d < DIM; ++d) p[d] = a->min[d] > b->min[d] ? a->min[d] : b->min[d];
 }
+
+/// Whether the filters of items a and b let them pair.
+static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
+{
+	if (t->statics && (t->items[a].flags & t->items[b].flags & ITEM_STATIC)) return false;
+	if (!t->filters) return true;
+	const ort_filter *fa = &t->filters[a], *fb = &t->filters[b];
+	return (fa->category & fb->mask) && (fb->category & fa->mask);
+}
+
+// The broad phase's hooks (broadphase.c), called by the tree as items change.
+static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remove);
+static void bp_touch(tree_t *t, uint32_t index);
+static void bp_detach(tree_t *t, uint32_t index);
+static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
+static void bp_reset(tree_t *t);
+static void bp_free(tree_t *t);
 
 // ---- memory ---------------------------------------------------------------
 

@@ -4,3 +4,5 @@
 #include "tree.c"
 #include "pairs.c"
 #include "query.c"
+#include "broadphase.c"
+#include "shapes.c"

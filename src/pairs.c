@@ -36,6 +36,7 @@ typedef struct pair_run {
 static inline void pair_report(pair_run *run, uint32_t a, uint32_t b)
 {
 	const tree_t *t = run->t;
+	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
 	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
 }
 

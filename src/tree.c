@@ -50,13 +50,41 @@ static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_
 	return true;
 }
 
+/// Resize an array the tree owns from old_bytes to new_bytes (>= old), keeping
+/// its contents. On failure the array is untouched.
+static bool array_resize(tree_t *t, void **arr, size_t old_bytes, size_t new_bytes)
+{
+	void *p = mem_alloc(t, new_bytes);
+	if (!p) return false;
+	if (*arr) memcpy(p, *arr, old_bytes);
+	mem_free(t, *arr, old_bytes);
+	*arr = p;
+	return true;
+}
+
+/// Make room for n more items. The per-item side arrays (filters, the broad
+/// phase's pair lists) grow first, so a failure leaves every array as it was.
 static ort_result reserve_items(tree_t *t, uint32_t n)
 {
 	uint32_t free_count = t->item_len - t->live;
 	if (free_count >= n) return ORT_OK;
 	uint64_t need = (uint64_t)t->item_len + (n - free_count);
 	if (need > (uint64_t)INT32_MAX) return ORT_ERROR_CAPACITY;
-	return pool_grow(t, (void **)&t->items, &t->item_cap, sizeof(item), need) ? ORT_OK : ORT_ERROR_OUT_OF_MEMORY;
+	if (need <= t->item_cap) return ORT_OK;
+	uint64_t want = (uint64_t)t->item_cap * 2;
+	if (want < need) want = need;
+	if (want < 16) want = 16;
+	if (want > (uint64_t)INT32_MAX) want = INT32_MAX;
+	uint32_t old = t->item_cap;
+	if (t->filters && t->filter_cap < want) {
+		if (!array_resize(t, (void **)&t->filters, t->filter_cap * sizeof(ort_filter), want * sizeof(ort_filter)))
+			return ORT_ERROR_OUT_OF_MEMORY;
+		t->filter_cap = (uint32_t)want;
+	}
+	if (t->bp && !bp_items_grow(t, old, (uint32_t)want)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!array_resize(t, (void **)&t->items, old * sizeof(item), want * sizeof(item))) return ORT_ERROR_OUT_OF_MEMORY;
+	t->item_cap = (uint32_t)want;
+	return ORT_OK;
 }
 
 /// Reserved capacity makes these infallible.
@@ -696,6 +724,8 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->nodes, (size_t)t->node_cap * sizeof(node));
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
+	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
+	bp_free(t);
 	assert(t->bytes == sizeof *t);
 	if (t->alloc.free)
 		t->alloc.free(t->alloc.ctx, t, sizeof *t);
@@ -804,12 +834,15 @@ static uint32_t item_new(tree_t *t, void *user)
 	it->addr = 0;
 	it->flags = ITEM_LIVE;
 	t->live++;
+	if (t->filters) t->filters[i] = ORT_FILTER_DEFAULT;
+	if (t->bp) bp_touch(t, i);
 	return i;
 }
 
 static void item_release(tree_t *t, uint32_t i)
 {
 	item *it = &t->items[i];
+	if (it->flags & ITEM_STATIC) t->statics--;
 	it->flags = 0;
 	it->gen++;
 	it->user = NULL;
@@ -825,6 +858,7 @@ ort_result ORTHANT_NAME(tree_insert)(tree_t *t, box_t box, void *user_data, ort_
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
 	if ((r = reserve_items(t, 1)) != ORT_OK) return r;
+	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, &box)) != ORT_OK) return r;
 	if (!reserve_for_insert(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
 	uint32_t i = item_new(t, user_data);
@@ -912,6 +946,10 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: remove of a stale or foreign handle");
+	if (t->bp) {
+		if (!bp_reserve(t, 0, i)) return ORT_ERROR_OUT_OF_MEMORY;
+		bp_detach(t, i);
+	}
 	box_t box = entry_at(t, t->items[i].addr)->box;
 	uint32_t ni = detach(t, i);
 	item_release(t, i);
@@ -928,6 +966,10 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
+	if (t->bp) {
+		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
+		bp_touch(t, i); // harmless if the move fails below: it is re-checked
+	}
 	item *it = &t->items[i];
 	node *n = &t->nodes[it->node];
 	entry *e = entry_at(t, it->addr);
@@ -981,6 +1023,43 @@ void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
 	return i == NIL ? NULL : t->items[i].user;
 }
 
+ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter filter)
+{
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: set_filter of a stale or foreign handle");
+	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
+	bool plain = filter.category == 1u && filter.mask == ORT_MASK_ALL;
+	if (!t->filters && !plain) {
+		// The first custom filter: every other item keeps the default.
+		ort_filter *f = mem_alloc(t, (size_t)t->item_cap * sizeof *f);
+		if (!f) return ORT_ERROR_OUT_OF_MEMORY;
+		for (uint32_t k = 0; k < t->item_cap; ++k) f[k] = ORT_FILTER_DEFAULT;
+		t->filters = f;
+		t->filter_cap = t->item_cap;
+	}
+	if (t->filters) {
+		t->filters[i] = filter;
+		t->filters[i].is_static = false; // kept in the item's flags
+	}
+	item *it = &t->items[i];
+	if ((it->flags & ITEM_STATIC) && !filter.is_static) t->statics--;
+	if (!(it->flags & ITEM_STATIC) && filter.is_static) t->statics++;
+	it->flags = filter.is_static ? it->flags | ITEM_STATIC : it->flags & ~(uint32_t)ITEM_STATIC;
+	if (t->bp) bp_touch(t, i);
+	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_get_filter)(const tree_t *t, ort_handle h, ort_filter *out)
+{
+	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return ORT_ERROR_STALE_HANDLE;
+	*out = t->filters ? t->filters[i] : ORT_FILTER_DEFAULT;
+	out->is_static = (t->items[i].flags & ITEM_STATIC) != 0;
+	return ORT_OK;
+}
+
 bool ORTHANT_NAME(tree_is_valid)(const tree_t *t, ort_handle h) { return t && handle_index(t, h) != NIL; }
 
 int ORTHANT_NAME(tree_count)(const tree_t *t) { return t ? (int)t->live : 0; }
@@ -1027,6 +1106,8 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 	t->root = NIL;
 	t->entries = 0;
 	t->height = 0;
+	t->statics = 0;
+	if (t->bp) bp_reset(t);
 }
 
 /// The top-down build of loose and tight trees: partition boxes idx[0..n)
@@ -1107,6 +1188,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 		root_set(t, lo, hi); // a node freed by clear is still reserved
 	}
 	if (r == ORT_OK) r = reserve_items(t, n);
+	if (r == ORT_OK && t->bp && !bp_reserve(t, n, NIL)) r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r == ORT_OK && !scratch_reserve(t, (size_t)n * (3 * sizeof(uint32_t) + 1))) r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) {
 		ORTHANT_NAME(tree_clear)(t);

@@ -110,6 +110,20 @@ typedef enum ort_placement {
 /// A name for a placement ("loose", "tight", "leaves").
 ORTHANT_API const char *ort_placement_string(ort_placement placement);
 
+/// Which items meet which (Box2D's category/mask scheme, seed 003's type
+/// bitmask and static objects). Two items pair only when each one's category
+/// meets the other's mask, and never when both are static.
+typedef struct ort_filter {
+	uint64_t category; ///< the kinds this item is (default 1)
+	uint64_t mask;     ///< the kinds it pairs with (default all)
+	bool is_static;    ///< static items never pair with each other (seed 003)
+} ort_filter;
+
+/// Every item starts with this filter.
+#define ORT_FILTER_DEFAULT ((ort_filter){1u, ~(uint64_t)0, false})
+/// A query mask that admits every category.
+#define ORT_MASK_ALL (~(uint64_t)0)
+
 /// The shape of a tree, for tests, tools and the benchmark.
 typedef struct ort_tree_stats {
 	int items;      ///< live items

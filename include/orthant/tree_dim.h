@@ -171,10 +171,43 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_nearest)(const ORTHANT_NAME(tree) * tre
 /// Called for each overlapping pair. Return true to go on, false to stop.
 typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *user_a, void *user_b);
 
-/// Every pair of items whose boxes overlap, each pair exactly once (seed 000's
-/// findAllIntersections, seed 003's pass-down). Uses scratch memory kept in the
-/// tree, so in steady state it allocates nothing.
+/// Every pair of items whose boxes overlap and whose filters allow it (see
+/// ort_filter), each pair exactly once (seed 000's findAllIntersections, seed
+/// 003's pass-down). Uses scratch memory kept in the tree, so in steady state
+/// it allocates nothing.
 ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn, void *ctx);
+
+/// Set an item's filter (category, mask, static). Pairs reported by
+/// find_pairs and update_pairs honour it from now on.
+ORTHANT_API ort_result ORTHANT_NAME(tree_set_filter)(ORTHANT_NAME(tree) * tree, ort_handle handle, ort_filter filter);
+
+/// The item's filter, or ORT_ERROR_STALE_HANDLE.
+ORTHANT_API ort_result ORTHANT_NAME(tree_get_filter)(const ORTHANT_NAME(tree) * tree, ort_handle handle,
+                                                     ort_filter *out);
+
+/// Called for each pair event of ortN_tree_update_pairs.
+typedef void ORTHANT_NAME(pair_event_fn)(void *ctx, ort_handle a, ort_handle b, void *user_a, void *user_b);
+
+/// The incremental broad phase. Reports the pairs that began (boxes now
+/// overlap, filters allow it) and the pairs that ended (no longer overlap, an
+/// item was removed, or a filter changed) since the previous call; the first
+/// call reports every current pair as begun. Cost grows with the items
+/// inserted, moved or re-filtered since the last call, not with the world: a
+/// static world with a few movers costs a few movers. Ended pairs come first,
+/// then begun ones, each in the order the items were touched, so the same
+/// sequence of calls gives the same sequence of events. An ended pair of a
+/// removed item carries its (now stale) handle and the user data it had.
+/// begin or end may be NULL. After ortN_tree_clear the pair set starts over
+/// without end events. Callbacks must not change the tree.
+ORTHANT_API ort_result ORTHANT_NAME(tree_update_pairs)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_event_fn) * begin,
+                                                       ORTHANT_NAME(pair_event_fn) * end, void *ctx);
+
+/// Every pair in the broad phase's current set (as of the last update_pairs).
+ORTHANT_API ort_result ORTHANT_NAME(tree_current_pairs)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn,
+                                                        void *ctx);
+
+/// Pairs in the broad phase's current set.
+ORTHANT_API int ORTHANT_NAME(tree_pair_count)(const ORTHANT_NAME(tree) * tree);
 
 /// Called for each node by ortN_tree_visit_nodes: its cell, the bounds its items
 /// must lie in (the cell itself, or the loose cell), its depth below the root
@@ -196,6 +229,122 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_validate)(const ORTHANT_NAME(tree) * tr
 
 /// The tree's shape now.
 ORTHANT_API void ORTHANT_NAME(tree_get_stats)(const ORTHANT_NAME(tree) * tree, ort_tree_stats *out);
+
+// ---- shapes: frustum, swept box, ray records, batches ----
+// The rules below are exact: docs/QUERIES.md spells each one out with the
+// float operations in order, and the tests' brute force uses the same ones.
+
+/// A half-space: the points p with dot(normal, p) + offset >= 0 are inside.
+/// The normal need not be unit length.
+typedef struct ORTHANT_NAME(plane) {
+	float normal[ORTHANT_DIM];
+	float offset;
+} ORTHANT_NAME(plane);
+
+/// Every item whose box is inside or touching the convex region where all
+/// `count` planes hold (a 3D view frustum, a 2D camera polygon). The test is
+/// the standard conservative one: a box passes when, for every plane, its most
+/// positive vertex p (p[i] = normal[i] >= 0 ? max[i] : min[i]) gives
+/// normal[0]*p[0] + normal[1]*p[1] (+ normal[2]*p[2]) + offset >= 0, summed left
+/// to right in float. A box near a corner of the region but outside it can
+/// pass (the classic false positive); a box that meets the region always does.
+/// count 0 reports everything. Each item once, in no particular order.
+/// ORT_ERROR_INVALID_ARGUMENT for count < 0 or planes NULL with count > 0;
+/// ORT_ERROR_INVALID_BOX for a non-finite plane. With ORT_PLACEMENT_LEAVES the
+/// tree prunes by one plane only (docs/QUERIES.md says why), so it is slower.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_planes)(const ORTHANT_NAME(tree) * tree,
+                                                       const ORTHANT_NAME(plane) * planes, int count,
+                                                       ORTHANT_NAME(query_fn) * fn, void *ctx);
+
+#if ORTHANT_DIM == 3
+/// The six planes of the frustum of a view-projection matrix m, column-major as
+/// OpenGL keeps it (m[col * 4 + row]; clip space -w <= x, y, z <= w), in the
+/// order left, right, bottom, top, near, far (Gribb and Hartmann). Row r of m
+/// is (m[r], m[4 + r], m[8 + r], m[12 + r]); left = row3 + row0, right = row3 -
+/// row0, bottom = row3 + row1, top = row3 - row1, near = row3 + row2, far = row3
+/// - row2, each then divided by the length of its normal (left as is when
+/// that length is 0). The normals point into the frustum.
+ORTHANT_API void ORTHANT_NAME(frustum_from_matrix)(const float m[16], ORTHANT_NAME(plane) out[6]);
+#else
+/// The n planes of a convex polygon given counter-clockwise (y up): plane i
+/// keeps the points left of the edge e = pts[(i + 1) % n] - pts[i], with the
+/// normal (-ey, ex) * (1 / sqrtf(ex*ex + ey*ey)) and then the offset
+/// -(normal[0]*pts[i][0] + normal[1]*pts[i][1]), so pts[i] is exactly on it. Convexity is not checked: a
+/// clockwise or concave polygon gives planes that do not describe it.
+/// ORT_ERROR_INVALID_ARGUMENT for n < 3 or NULL pointers, ORT_ERROR_INVALID_BOX
+/// for a non-finite point or an edge of length 0 (out is then unspecified).
+ORTHANT_API ort_result ORTHANT_NAME(planes_from_polygon)(const float (*pts)[2], int n, ORTHANT_NAME(plane) * out);
+#endif
+
+/// Sweep `box` along delta: box + t * delta for t in [0, max_t] (delta need not
+/// be normalised; max_t may be INFINITY). Every item the moving box touches is
+/// reported with the entry fraction t, by the Minkowski rule: a ray from
+/// box.min along delta against the item's box grown by the moving box's size,
+/// lo[i] = item.min[i] - (box.max[i] - box.min[i]), hi[i] = item.max[i], with
+/// the slab formula of ortN_tree_ray_cast. fn clips exactly as for ray_cast
+/// (t keeps nearer hits, 0 stops, negative ignores the item). Children are
+/// visited near-first. Touching counts (closed boxes), so t is 0 for items
+/// the box overlaps at the start.
+ORTHANT_API ort_result ORTHANT_NAME(tree_box_cast)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box,
+                                                   const float delta[ORTHANT_DIM], float max_t,
+                                                   ORTHANT_NAME(ray_fn) * fn, void *ctx);
+
+/// An intersection record of a ray and an item's box.
+typedef struct ORTHANT_NAME(ray_hit) {
+	ort_handle handle;
+	void *user_data;
+	/// Where the ray enters the box, as in ortN_tree_ray_cast (0 from inside).
+	float t;
+	/// origin + t * dir clamped into the box; on the entered face's axis it is
+	/// that face's coordinate exactly.
+	float point[ORTHANT_DIM];
+	/// The outward normal of the entered face: -sign(dir[a]) on axis a, where a
+	/// is the axis whose slab entry parameter is the largest (the first such axis
+	/// on a tie, as when the ray enters exactly at an edge or corner), provided
+	/// it is >= 0. Zero when no axis enters at t >= 0: the origin is inside the
+	/// box (or on its boundary, leaving it), or dir is zero.
+	float normal[ORTHANT_DIM];
+} ORTHANT_NAME(ray_hit);
+
+/// The nearest item the segment origin + t * dir, t in [0, max_t], touches:
+/// smallest t, then smallest handle id. Returns true and fills *out, or false
+/// (out untouched) on no hit or an invalid argument (as ray_cast refuses).
+ORTHANT_API bool ORTHANT_NAME(tree_ray_first)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
+                                              const float dir[ORTHANT_DIM], float max_t,
+                                              ORTHANT_NAME(ray_hit) * out);
+
+/// Every item the segment touches, as records sorted by t, then handle id.
+/// *count gets the number of hits, which may exceed cap: out[0..min(cap,
+/// *count)) then holds the first cap of the sorted order. Allocates nothing
+/// (a bounded heap in out). out may be NULL when cap is 0 (to count).
+ORTHANT_API ort_result ORTHANT_NAME(tree_ray_all)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
+                                                  const float dir[ORTHANT_DIM], float max_t,
+                                                  ORTHANT_NAME(ray_hit) * out, int cap, int *count);
+
+/// Run nq box queries (rules of ortN_tree_query_box) and write their hits as
+/// compact rows: query i's handles are out[offsets[i] .. offsets[i + 1]), in no
+/// particular order; offsets has nq + 1 entries, offsets[0] = 0, and *total =
+/// offsets[nq] is the number of hits. offsets and *total are always complete;
+/// out receives the hits whose position is below out_cap. When *total >
+/// out_cap the result is ORT_ERROR_CAPACITY (the rows past out_cap are not
+/// written): allocate *total and call again. No callback, no allocation.
+/// ORT_ERROR_INVALID_BOX if a query box is invalid (nothing is reported then).
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_boxes)(const ORTHANT_NAME(tree) * tree,
+                                                      const ORTHANT_NAME(box) * queries, int nq, ort_handle *out,
+                                                      int out_cap, int *offsets, int *total);
+
+/// ortN_tree_query_boxes for points: np points, rules of ortN_tree_query_point.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_points)(const ORTHANT_NAME(tree) * tree,
+                                                       const float (*points)[ORTHANT_DIM], int np, ort_handle *out,
+                                                       int out_cap, int *offsets, int *total);
+
+/// ortN_tree_query_boxes for rays: ray i is origins[i] + t * dirs[i], t in
+/// [0, max_t[i]]; its row holds every hit's record sorted as ortN_tree_ray_all.
+ORTHANT_API ort_result ORTHANT_NAME(tree_query_rays)(const ORTHANT_NAME(tree) * tree,
+                                                     const float (*origins)[ORTHANT_DIM],
+                                                     const float (*dirs)[ORTHANT_DIM], const float *max_t, int nr,
+                                                     ORTHANT_NAME(ray_hit) * out, int out_cap, int *offsets,
+                                                     int *total);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,401 @@
+// broadphase.c: the incremental broad phase — which pairs began and which
+// ended since the last call, at a cost that grows with what changed.
+//
+// ## How it works
+//
+// The broad phase keeps the current pair set as pair records in a pool. Each
+// record sits in two intrusive doubly linked lists, one per item (head[item]),
+// so an item's pairs are found without scanning the set, and in an open
+// addressing hash table keyed by the two item indices, so "is (a, b) already a
+// pair?" is O(1).
+//
+// The tree tells it which items changed (bp_touch: inserted, moved,
+// re-filtered) in a touched list, each item once (ITEM_TOUCHED). An update:
+//
+//   1. ended: for each touched item, every pair in its list whose boxes no
+//      longer overlap (or whose filters now forbid it) is reported and freed;
+//      pairs of removed items were moved to the ended list at removal, with the
+//      handles and user data they had;
+//   2. begun: for each touched item, a box query finds what it overlaps now;
+//      a partner not yet paired with it begins a pair.
+//
+// A pair of two touched items is met twice and counted once (the table), and
+// an untouched pair cannot change, so nothing else needs looking at. The
+// events come in touched order and tree order: deterministic for the same
+// sequence of calls. In steady state nothing is allocated: every array keeps
+// its capacity, and the tree reserves room before it mutates (bp_reserve).
+#ifndef ORTHANT_DIM
+#error "compiled through dim2.c or dim3.c"
+#endif
+
+typedef struct bp_pair {
+	uint32_t item[2];
+	uint32_t next[2], prev[2]; ///< links in item[0]'s and item[1]'s lists
+} bp_pair;
+
+typedef struct bp_event {
+	ort_handle a, b;
+	void *ua, *ub;
+} bp_event;
+
+struct broadphase {
+	uint32_t *head; ///< per item slot: first pair record, or NIL
+	uint32_t head_cap;
+	bp_pair *pairs;
+	uint32_t pair_cap, pair_len, pair_free, live;
+	uint32_t *table; ///< pair indices, NIL for empty; size a power of two
+	uint32_t table_cap;
+	uint32_t *touched;
+	uint32_t touched_len, touched_cap;
+	bp_event *ended;
+	uint32_t ended_len, ended_cap;
+};
+
+// ---- the hash table -----------------------------------------------------------
+
+static inline uint32_t bp_hash(uint32_t a, uint32_t b)
+{
+	uint64_t k = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+static inline bool bp_is(const bp_pair *p, uint32_t a, uint32_t b)
+{
+	return (p->item[0] == a && p->item[1] == b) || (p->item[0] == b && p->item[1] == a);
+}
+
+static uint32_t bp_find(const struct broadphase *bp, uint32_t a, uint32_t b)
+{
+	if (!bp->table_cap) return NIL;
+	uint32_t m = bp->table_cap - 1;
+	for (uint32_t s = bp_hash(a, b) & m;; s = (s + 1) & m) {
+		uint32_t p = bp->table[s];
+		if (p == NIL) return NIL;
+		if (bp_is(&bp->pairs[p], a, b)) return p;
+	}
+}
+
+static void bp_table_put(struct broadphase *bp, uint32_t p)
+{
+	uint32_t m = bp->table_cap - 1;
+	uint32_t s = bp_hash(bp->pairs[p].item[0], bp->pairs[p].item[1]) & m;
+	while (bp->table[s] != NIL) s = (s + 1) & m;
+	bp->table[s] = p;
+}
+
+/// Remove p from the table, shifting later entries of its probe run back so
+/// lookups never stop early at the hole.
+static void bp_table_del(struct broadphase *bp, uint32_t p)
+{
+	uint32_t m = bp->table_cap - 1;
+	uint32_t s = bp_hash(bp->pairs[p].item[0], bp->pairs[p].item[1]) & m;
+	while (bp->table[s] != p) s = (s + 1) & m;
+	uint32_t hole = s;
+	for (s = (s + 1) & m; bp->table[s] != NIL; s = (s + 1) & m) {
+		uint32_t q = bp->table[s];
+		uint32_t home = bp_hash(bp->pairs[q].item[0], bp->pairs[q].item[1]) & m;
+		// q may fill the hole unless its home lies cyclically in (hole, s].
+		bool stays = hole <= s ? (home > hole && home <= s) : (home > hole || home <= s);
+		if (!stays) {
+			bp->table[hole] = q;
+			hole = s;
+		}
+	}
+	bp->table[hole] = NIL;
+}
+
+// ---- pair records ------------------------------------------------------------------
+
+static inline int bp_side(const bp_pair *p, uint32_t it) { return p->item[0] == it ? 0 : 1; }
+
+static void bp_link(struct broadphase *bp, uint32_t p, int side)
+{
+	bp_pair *r = &bp->pairs[p];
+	uint32_t it = r->item[side];
+	r->prev[side] = NIL;
+	r->next[side] = bp->head[it];
+	if (bp->head[it] != NIL) {
+		bp_pair *h = &bp->pairs[bp->head[it]];
+		h->prev[bp_side(h, it)] = p;
+	}
+	bp->head[it] = p;
+}
+
+static void bp_unlink(struct broadphase *bp, uint32_t p, int side)
+{
+	bp_pair *r = &bp->pairs[p];
+	uint32_t it = r->item[side];
+	if (r->prev[side] != NIL) {
+		bp_pair *q = &bp->pairs[r->prev[side]];
+		q->next[bp_side(q, it)] = r->next[side];
+	} else {
+		bp->head[it] = r->next[side];
+	}
+	if (r->next[side] != NIL) {
+		bp_pair *q = &bp->pairs[r->next[side]];
+		q->prev[bp_side(q, it)] = r->prev[side];
+	}
+}
+
+/// Add the pair (a, b); room reserved by bp_room_for_pair.
+static void bp_add(struct broadphase *bp, uint32_t a, uint32_t b)
+{
+	uint32_t p;
+	if (bp->pair_free != NIL) {
+		p = bp->pair_free;
+		bp->pair_free = bp->pairs[p].next[0];
+	} else {
+		p = bp->pair_len++;
+	}
+	bp->pairs[p].item[0] = a;
+	bp->pairs[p].item[1] = b;
+	bp_link(bp, p, 0);
+	bp_link(bp, p, 1);
+	bp_table_put(bp, p);
+	bp->live++;
+}
+
+static void bp_del(struct broadphase *bp, uint32_t p)
+{
+	bp_table_del(bp, p);
+	bp_unlink(bp, p, 0);
+	bp_unlink(bp, p, 1);
+	bp->pairs[p].item[0] = bp->pairs[p].item[1] = NIL;
+	bp->pairs[p].next[0] = bp->pair_free;
+	bp->pair_free = p;
+	bp->live--;
+}
+
+/// Room for one more pair: the pool, and a table at most half full.
+static bool bp_room_for_pair(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	if (bp->pair_free == NIL && bp->pair_len == bp->pair_cap) {
+		uint32_t cap = bp->pair_cap ? bp->pair_cap * 2 : 64;
+		if (!array_resize(t, (void **)&bp->pairs, bp->pair_cap * sizeof(bp_pair), cap * sizeof(bp_pair))) return false;
+		bp->pair_cap = cap;
+	}
+	if ((uint64_t)(bp->live + 1) * 2 > bp->table_cap) {
+		uint32_t cap = bp->table_cap ? bp->table_cap * 2 : 128;
+		uint32_t *table = mem_alloc(t, cap * sizeof *table);
+		if (!table) return false;
+		for (uint32_t s = 0; s < cap; ++s) table[s] = NIL;
+		uint32_t *old = bp->table, old_cap = bp->table_cap;
+		bp->table = table;
+		bp->table_cap = cap;
+		for (uint32_t s = 0; s < old_cap; ++s)
+			if (old[s] != NIL) bp_table_put(bp, old[s]);
+		mem_free(t, old, old_cap * sizeof *old);
+	}
+	return true;
+}
+
+// ---- the tree's hooks ------------------------------------------------------------------
+
+static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap)
+{
+	struct broadphase *bp = t->bp;
+	(void)old_cap;
+	if (bp->head_cap >= new_cap) return true;
+	if (!array_resize(t, (void **)&bp->head, bp->head_cap * sizeof(uint32_t), new_cap * sizeof(uint32_t))) return false;
+	for (uint32_t i = bp->head_cap; i < new_cap; ++i) bp->head[i] = NIL;
+	bp->head_cap = new_cap;
+	return true;
+}
+
+static bool bp_grow_array(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
+{
+	if (need <= *cap) return true;
+	uint64_t want = (uint64_t)*cap * 2;
+	if (want < need) want = need;
+	if (want < 64) want = 64;
+	if (want > UINT32_MAX / 2) return false;
+	if (!array_resize(t, arr, *cap * elem, (size_t)want * elem)) return false;
+	*cap = (uint32_t)want;
+	return true;
+}
+
+/// Room to touch n more items and to end every pair of item `removing` (NIL
+/// for none), so the mutation that follows cannot fail half-way.
+static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
+{
+	struct broadphase *bp = t->bp;
+	if (!bp_grow_array(t, (void **)&bp->touched, &bp->touched_cap, sizeof(uint32_t), (uint64_t)bp->touched_len + n))
+		return false;
+	if (removing == NIL) return true;
+	uint64_t k = 0;
+	for (uint32_t p = bp->head[removing]; p != NIL; p = bp->pairs[p].next[bp_side(&bp->pairs[p], removing)]) k++;
+	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_event), bp->ended_len + k);
+}
+
+static void bp_touch(tree_t *t, uint32_t index)
+{
+	struct broadphase *bp = t->bp;
+	item *it = &t->items[index];
+	if (it->flags & ITEM_TOUCHED) return;
+	it->flags |= ITEM_TOUCHED;
+	assert(bp->touched_len < bp->touched_cap);
+	bp->touched[bp->touched_len++] = index;
+}
+
+/// The item is being removed: its pairs end now, remembered for the update.
+static void bp_detach(tree_t *t, uint32_t index)
+{
+	struct broadphase *bp = t->bp;
+	while (bp->head[index] != NIL) {
+		uint32_t p = bp->head[index];
+		bp_pair *r = &bp->pairs[p];
+		uint32_t a = r->item[0], b = r->item[1];
+		bp_event *e = &bp->ended[bp->ended_len++];
+		*e = (bp_event){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+		bp_del(bp, p);
+	}
+	// A touched entry of this slot is skipped at update: the flag goes with the item.
+	t->items[index].flags &= ~(uint32_t)ITEM_TOUCHED;
+}
+
+static void bp_reset(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	for (uint32_t i = 0; i < bp->head_cap; ++i) bp->head[i] = NIL;
+	for (uint32_t s = 0; s < bp->table_cap; ++s) bp->table[s] = NIL;
+	bp->pair_len = bp->live = 0;
+	bp->pair_free = NIL;
+	bp->touched_len = bp->ended_len = 0;
+}
+
+static void bp_free(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	if (!bp) return;
+	mem_free(t, bp->head, bp->head_cap * sizeof *bp->head);
+	mem_free(t, bp->pairs, bp->pair_cap * sizeof *bp->pairs);
+	mem_free(t, bp->table, bp->table_cap * sizeof *bp->table);
+	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
+	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
+	mem_free(t, bp, sizeof *bp);
+	t->bp = NULL;
+}
+
+/// Start the broad phase: every live item is touched, so the first update
+/// reports every pair as begun.
+static ort_result bp_start(tree_t *t)
+{
+	struct broadphase *bp = mem_alloc(t, sizeof *bp);
+	if (!bp) return ORT_ERROR_OUT_OF_MEMORY;
+	memset(bp, 0, sizeof *bp);
+	bp->pair_free = NIL;
+	t->bp = bp;
+	if (!bp_items_grow(t, 0, t->item_cap) || !bp_reserve(t, t->live, NIL)) {
+		bp_free(t);
+		return ORT_ERROR_OUT_OF_MEMORY;
+	}
+	for (uint32_t i = 0; i < t->item_len; ++i)
+		if (t->items[i].flags & ITEM_LIVE) bp_touch(t, i);
+	return ORT_OK;
+}
+
+// ---- update -------------------------------------------------------------------------
+
+typedef struct bp_run {
+	tree_t *t;
+	uint32_t self;
+	box_t box;
+	ORTHANT_NAME(pair_event_fn) * begin;
+	void *ctx;
+	ort_result result;
+} bp_run;
+
+static bool bp_partner(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	bp_run *run = ctx;
+	tree_t *t = run->t;
+	uint32_t o = h.id - 1;
+	if (o == run->self || !items_pair(t, run->self, o)) return true;
+	struct broadphase *bp = t->bp;
+	if (bp_find(bp, run->self, o) != NIL) return true;
+	if (!bp_room_for_pair(t)) {
+		run->result = ORT_ERROR_OUT_OF_MEMORY;
+		return false;
+	}
+	bp_add(bp, run->self, o);
+	if (run->begin)
+		run->begin(run->ctx, make_handle(t, run->self), h, t->items[run->self].user, t->items[o].user);
+	return true;
+}
+
+ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
+                                           ORTHANT_NAME(pair_event_fn) * end, void *ctx)
+{
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	if (!t->bp) {
+		ort_result r = bp_start(t);
+		if (r != ORT_OK) return r;
+	}
+	struct broadphase *bp = t->bp;
+	// 1. ended: pairs of removed items, then touched items' pairs that broke.
+	for (uint32_t k = 0; k < bp->ended_len; ++k) {
+		const bp_event *e = &bp->ended[k];
+		if (end) end(ctx, e->a, e->b, e->ua, e->ub);
+	}
+	bp->ended_len = 0;
+	for (uint32_t k = 0; k < bp->touched_len; ++k) {
+		uint32_t i = bp->touched[k];
+		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+		const box_t *bi = &entry_at(t, t->items[i].addr)->box;
+		for (uint32_t p = bp->head[i]; p != NIL;) {
+			bp_pair *r = &bp->pairs[p];
+			int side = bp_side(r, i);
+			uint32_t next = r->next[side], o = r->item[1 - side];
+			if (!items_pair(t, i, o) || !box_overlap(bi, &entry_at(t, t->items[o].addr)->box)) {
+				uint32_t a = r->item[0], b = r->item[1];
+				bp_del(bp, p);
+				if (end) end(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);
+			}
+			p = next;
+		}
+	}
+	// 2. begun: what each touched item overlaps now.
+	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
+	uint32_t k = 0;
+	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {
+		uint32_t i = bp->touched[k];
+		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+		run.self = i;
+		run.box = entry_at(t, t->items[i].addr)->box;
+		ort_result r = ORTHANT_NAME(tree_query_box)(t, run.box, bp_partner, &run);
+		if (r != ORT_OK) run.result = r;
+		if (run.result == ORT_OK) t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;
+	}
+	if (run.result != ORT_OK) {
+		// Out of memory part-way: what was not finished stays touched, so the
+		// next update picks up where this one stopped.
+		uint32_t keep = 0;
+		for (uint32_t j = k - 1; j < bp->touched_len; ++j)
+			if (t->items[bp->touched[j]].flags & ITEM_TOUCHED) bp->touched[keep++] = bp->touched[j];
+		bp->touched_len = keep;
+		return run.result;
+	}
+	bp->touched_len = 0;
+	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	if (!t->bp) return ORT_OK;
+	const struct broadphase *bp = t->bp;
+	for (uint32_t p = 0; p < bp->pair_len; ++p) {
+		const bp_pair *r = &bp->pairs[p];
+		if (r->item[0] == NIL) continue;
+		uint32_t a = r->item[0], b = r->item[1];
+		if (!fn(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) break;
+	}
+	return ORT_OK;
+}
+
+int ORTHANT_NAME(tree_pair_count)(const tree_t *t) { return t && t->bp ? (int)t->bp->live : 0; }

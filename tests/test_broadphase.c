@@ -1,0 +1,245 @@
+// test_broadphase.c: the incremental broad phase and item filters against
+// brute force. Over many random frames (moves small and large, inserts,
+// removes, filter changes, static items), the begin/end events replayed from
+// empty must equal the brute-force pair set after every update, static-static
+// pairs never appear, and find_pairs honours the same filters.
+#include "testutil.h"
+
+/// The replayed pair set: sorted keys (lower id << 32 | higher id).
+typedef struct pairset {
+	tu_list keys;
+	int errors;
+} pairset;
+
+static uint64_t pair_key(ort_handle a, ort_handle b)
+{
+	uint64_t x = a.id, y = b.id;
+	return x < y ? x << 32 | y : y << 32 | x;
+}
+
+static long find_key(const tu_list *l, uint64_t k)
+{
+	for (size_t i = 0; i < l->n; ++i)
+		if (l->v[i] == k) return (long)i;
+	return -1;
+}
+
+static void on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	pairset *s = ctx;
+	uint64_t k = pair_key(a, b);
+	if (find_key(&s->keys, k) >= 0) s->errors++; // began twice
+	tu_push(&s->keys, k);
+}
+
+static void on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	pairset *s = ctx;
+	long i = find_key(&s->keys, pair_key(a, b));
+	if (i < 0) {
+		s->errors++; // ended without beginning
+		return;
+	}
+	s->keys.v[i] = s->keys.v[--s->keys.n];
+}
+
+typedef struct world {
+	model m;
+	ort_filter *filter; ///< parallel to the model
+} world;
+
+static bool filters_pair(const ort_filter *a, const ort_filter *b)
+{
+	if (a->is_static && b->is_static) return false;
+	return (a->category & b->mask) && (b->category & a->mask);
+}
+
+static void brute_pairs(const world *w, tu_list *out)
+{
+	for (int i = 0; i < w->m.n; ++i)
+		for (int j = i + 1; j < w->m.n; ++j)
+			if (tu_overlap(&w->m.box[i], &w->m.box[j]) && filters_pair(&w->filter[i], &w->filter[j]))
+				tu_push(out, pair_key(w->m.handle[i], w->m.handle[j]));
+}
+
+static bool collect_key(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	tu_push(ctx, pair_key(a, b));
+	return true;
+}
+
+static void compare(tu_list *got, const world *w, const char *what)
+{
+	tu_list want = {0};
+	brute_pairs(w, &want);
+	tu_list copy = {0};
+	for (size_t i = 0; i < got->n; ++i) tu_push(&copy, got->v[i]);
+	tu_expect_same(&copy, &want, what);
+}
+
+static ort_filter random_filter(tu_rng *r)
+{
+	ort_filter f = ORT_FILTER_DEFAULT;
+	int kind = tu_int(r, 0, 5);
+	if (kind == 1) f.is_static = true;
+	if (kind == 2) f.category = 2;
+	if (kind == 3) f.mask = ~(uint64_t)2; // ignores category 2
+	if (kind == 4) {
+		f.category = 4;
+		f.mask = 4; // only its own kind
+	}
+	return f;
+}
+
+static box_t small_box(tu_rng *r, float extent)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0, extent);
+		b.max[d] = b.min[d] + tu_float(r, 0, extent * 0.08f);
+	}
+	return b;
+}
+
+static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = 4;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	tu_rng r = tu_rng_make(seed);
+	world w;
+	tu_model_init(&w.m, n * 2);
+	w.filter = malloc(sizeof *w.filter * (size_t)n * 4);
+	const float size = 100.0f;
+	for (int i = 0; i < n; ++i) {
+		ort_handle h;
+		box_t b = small_box(&r, size);
+		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+		w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+		tu_model_add(&w.m, h, b);
+	}
+	pairset set = {{0}, 0};
+	for (int f = 0; f < frames; ++f) {
+		TU_CONTEXT("broad phase, %s, frame %d", ort_placement_string(placement), f);
+		int ops = tu_int(&r, 0, n / 4);
+		for (int o = 0; o < ops; ++o) {
+			int kind = tu_int(&r, 0, 9);
+			if (kind <= 5 && w.m.n > 0) { // move, mostly small
+				int i = tu_int(&r, 0, w.m.n - 1);
+				box_t b = w.m.box[i];
+				float step = kind == 0 ? size * 0.5f : 1.5f;
+				for (int d = 0; d < DIM; ++d) {
+					float v = tu_float(&r, -step, step);
+					b.min[d] += v;
+					b.max[d] += v;
+				}
+				assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
+				w.m.box[i] = b;
+			} else if (kind == 6 && w.m.n > 0) { // remove
+				int i = tu_int(&r, 0, w.m.n - 1);
+				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+				w.filter[i] = w.filter[w.m.n - 1];
+				tu_model_remove_at(&w.m, i);
+			} else if (kind == 7 && w.m.n < n * 2) { // insert
+				ort_handle h;
+				box_t b = small_box(&r, size);
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+				w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+				tu_model_add(&w.m, h, b);
+			} else if (w.m.n > 0) { // re-filter
+				int i = tu_int(&r, 0, w.m.n - 1);
+				w.filter[i] = random_filter(&r);
+				assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+				ort_filter back;
+				assert_int_equal(TU(tree_get_filter)(t, w.m.handle[i], &back), ORT_OK);
+				assert_true(back.category == w.filter[i].category && back.mask == w.filter[i].mask &&
+				            back.is_static == w.filter[i].is_static);
+			}
+		}
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		assert_int_equal(set.errors, 0);
+		tu_check_valid(t);
+		compare(&set.keys, &w, "replayed events");
+		assert_int_equal(TU(tree_pair_count)(t), (int)set.keys.n);
+		if (f % 10 == 0) {
+			tu_list cur = {0}, found = {0};
+			assert_int_equal(TU(tree_current_pairs)(t, collect_key, &cur), ORT_OK);
+			compare(&cur, &w, "current pairs");
+			free(cur.v);
+			assert_int_equal(TU(tree_find_pairs)(t, collect_key, &found), ORT_OK);
+			compare(&found, &w, "find_pairs with filters");
+			free(found.v);
+		}
+	}
+	// An update with nothing touched reports nothing.
+	size_t before = set.keys.n;
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+	assert_int_equal(set.keys.n, before);
+	free(set.keys.v);
+	free(w.filter);
+	tu_model_free(&w.m);
+	TU(tree_destroy)(t);
+}
+
+static void test_loose(void **s) { (void)s, run_frames(ORT_PLACEMENT_LOOSE, 400, 120, 1); }
+static void test_tight(void **s) { (void)s, run_frames(ORT_PLACEMENT_TIGHT, 400, 120, 2); }
+static void test_leaves(void **s) { (void)s, run_frames(ORT_PLACEMENT_LEAVES, 400, 120, 3); }
+
+/// The cost follows the movers: with nothing touched, no query runs at all —
+/// and an update after a clear starts over without end events.
+static void test_clear_starts_over(void **state)
+{
+	(void)state;
+	def_t def = TU(tree_default_def)();
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = 0;
+		b.max[d] = 1;
+	}
+	ort_handle h1, h2;
+	assert_int_equal(TU(tree_insert)(t, b, NULL, &h1), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, b, NULL, &h2), ORT_OK);
+	pairset set = {{0}, 0};
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+	assert_int_equal(set.keys.n, 1);
+	TU(tree_clear)(t);
+	assert_int_equal(TU(tree_pair_count)(t), 0);
+	pairset fresh = {{0}, 0};
+	assert_int_equal(TU(tree_insert)(t, b, NULL, &h1), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, b, NULL, &h2), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &fresh), ORT_OK);
+	assert_int_equal(fresh.keys.n, 1);
+	assert_int_equal(fresh.errors, 0);
+	// Static-static never pairs, in find_pairs or the broad phase.
+	ort_filter st = ORT_FILTER_DEFAULT;
+	st.is_static = true;
+	assert_int_equal(TU(tree_set_filter)(t, h1, st), ORT_OK);
+	assert_int_equal(TU(tree_set_filter)(t, h2, st), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &fresh), ORT_OK);
+	assert_int_equal(fresh.keys.n, 0);
+	assert_int_equal(tu_count_pairs(t), 0);
+	ort_handle stale = h1;
+	assert_int_equal(TU(tree_remove)(t, h1), ORT_OK);
+	assert_int_equal(TU(tree_set_filter)(t, stale, st), ORT_ERROR_STALE_HANDLE);
+	free(set.keys.v);
+	free(fresh.keys.v);
+	TU(tree_destroy)(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_loose),
+	    cmocka_unit_test(test_tight),
+	    cmocka_unit_test(test_leaves),
+	    cmocka_unit_test(test_clear_starts_over),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
+}
