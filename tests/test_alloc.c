@@ -1,0 +1,337 @@
+// test_alloc.c: the out-of-memory sweep (SQLite's test_malloc idea), for one
+// dimension (compiled twice: TEST_DIM=2 and TEST_DIM=3).
+//
+// A counting allocator handed in through def.allocator refuses the Nth
+// allocation. For N = 1, 2, 3, ... one representative script runs every
+// operation — create, inserts that split and grow the root, build into an
+// empty and a non-empty tree, moves near and far, removes that merge,
+// find_pairs, queries over a tree taller than the local stacks, nearest with a
+// large k — until a run meets no failure. Each call that met the failure must
+// return ORT_ERROR_OUT_OF_MEMORY or succeed (a split or merge is best-effort);
+// either way the tree validates and holds exactly what the model says. After
+// destroy the allocator must hold no bytes, and every free must name the size
+// its allocation had. A second sweep makes every allocation from the Nth on
+// fail (memory that stays gone).
+#include <stdlib.h>
+
+// testutil.h sorts empty result lists as qsort(NULL, 0, ...), which UBSan
+// rejects (qsort's pointer is declared non-null): sort through a guard.
+static inline void tu_qsort_guarded(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1) qsort(base, n, size, cmp);
+}
+#define qsort tu_qsort_guarded
+#include "testutil.h"
+
+// ---- the allocator ------------------------------------------------------------------
+
+typedef struct fail_alloc {
+	long count;      ///< allocations asked for (while not paused)
+	long fail_at;    ///< the allocation to refuse, 1-based; 0 never
+	bool persistent; ///< refuse every allocation from fail_at on
+	bool paused;     ///< checks run with the injection off
+	long refused;    ///< allocations refused so far
+	size_t live;     ///< bytes handed out and not yet freed
+	long bad_frees;  ///< frees whose size differs from the allocation's
+} fail_alloc;
+
+typedef struct header {
+	size_t size;
+	size_t magic;
+} header;
+
+#define HEADER_MAGIC ((size_t)0x0A110CA7EDu)
+
+static void *fa_alloc(void *ctx, size_t size)
+{
+	fail_alloc *a = ctx;
+	if (!a->paused) {
+		a->count++;
+		if (a->fail_at && (a->count == a->fail_at || (a->persistent && a->count > a->fail_at))) {
+			a->refused++;
+			return NULL;
+		}
+	}
+	header *h = malloc(sizeof *h + size);
+	if (!h) return NULL;
+	h->size = size;
+	h->magic = HEADER_MAGIC;
+	a->live += size;
+	return h + 1;
+}
+
+static void fa_free(void *ctx, void *p, size_t size)
+{
+	fail_alloc *a = ctx;
+	if (!p) return;
+	header *h = (header *)p - 1;
+	if (h->magic != HEADER_MAGIC || h->size != size) a->bad_frees++;
+	h->magic = 0;
+	a->live -= h->size;
+	free(h);
+}
+
+// ---- the script ---------------------------------------------------------------------
+
+typedef struct run {
+	fail_alloc a;
+	tree_t *t;
+	model m;
+	tu_rng r;
+	ort_placement placement;
+	long failing_calls; ///< calls that met a refused allocation
+} run;
+
+/// Checks run with the injection paused, so they never move the count.
+static void verify(run *u, bool queries)
+{
+	u->a.paused = true;
+	tu_check_valid(u->t);
+	assert_int_equal(TU(tree_count)(u->t), u->m.n);
+	for (int i = 0; i < u->m.n; ++i) {
+		box_t b;
+		if (TU(tree_get_box)(u->t, u->m.handle[i], &b) != ORT_OK) TU_FAIL("item %d lost\n", i);
+		if (memcmp(&b, &u->m.box[i], sizeof b)) TU_FAIL("item %d has another box\n", i);
+	}
+	ort_tree_stats st;
+	TU(tree_get_stats)(u->t, &st);
+	if (st.bytes != u->a.live) TU_FAIL("stats.bytes %zu, the allocator holds %zu\n", st.bytes, u->a.live);
+	if (queries) {
+		tu_check_pairs(u->t, &u->m);
+		float p[DIM] = {0}, dir[DIM];
+		for (int d = 0; d < DIM; ++d) dir[d] = 1.0f + (float)d;
+		tu_check_nearest(u->t, &u->m, p, 50, INFINITY);
+		tu_check_ray(u->t, &u->m, p, dir, INFINITY);
+	}
+	u->a.paused = false;
+}
+
+/// The result of one call: OK, or out of memory when (and only when) the call
+/// met a refused allocation. Returns whether it succeeded.
+static bool outcome(run *u, long refused_before, ort_result r, const char *what)
+{
+	bool met = u->a.refused != refused_before;
+	if (met) u->failing_calls++;
+	if (r == ORT_OK) return true;
+	if (r != ORT_ERROR_OUT_OF_MEMORY || !met)
+		TU_FAIL("%s: %s (allocation %ld refused: %s)\n", what, ort_result_string(r), u->a.fail_at,
+		        met ? "yes" : "no");
+	return false;
+}
+
+static box_t spread_box(tu_rng *r, int i)
+{
+	// Clusters that split, and a scale that doubles every 16 items so the
+	// root keeps growing.
+	float scale = (float)(1 << (i / 16 < 12 ? i / 16 : 12));
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		float c = (i % 3 == 0 ? -1.0f : 1.0f) * scale * tu_float(r, 0, 10);
+		b.min[d] = c;
+		b.max[d] = c + tu_float(r, 0, 2);
+	}
+	return b;
+}
+
+static void do_insert(run *u, box_t b)
+{
+	long before = u->a.refused;
+	ort_handle h;
+	ort_result r = TU(tree_insert)(u->t, b, NULL, &h);
+	if (outcome(u, before, r, "insert")) tu_model_add(&u->m, h, b);
+	verify(u, false);
+}
+
+static void do_build(run *u, int n)
+{
+	box_t *boxes = malloc(sizeof *boxes * (size_t)n);
+	ort_handle *hs = malloc(sizeof *hs * (size_t)n);
+	for (int k = 0; k < n; ++k) boxes[k] = spread_box(&u->r, k * 3);
+	long before = u->a.refused;
+	ort_result r = TU(tree_build)(u->t, boxes, NULL, n, hs);
+	if (outcome(u, before, r, "build"))
+		for (int k = 0; k < n; ++k) tu_model_add(&u->m, hs[k], boxes[k]);
+	free(boxes);
+	free(hs);
+	verify(u, false);
+}
+
+static void do_move(run *u, int i, box_t b)
+{
+	long before = u->a.refused;
+	ort_result r = TU(tree_move)(u->t, u->m.handle[i], b);
+	if (outcome(u, before, r, "move")) u->m.box[i] = b;
+	verify(u, false);
+}
+
+static bool count_hit(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	++*(int *)ctx;
+	return true;
+}
+
+static bool count_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(int *)ctx;
+	return true;
+}
+
+static float ray_all(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)h, (void)user, (void)t;
+	++*(int *)ctx;
+	return INFINITY;
+}
+
+/// Every query kind once; each may fail only by running out of memory, and
+/// when it succeeds it must agree with brute force.
+static void do_queries(run *u)
+{
+	int hits = 0;
+	long before = u->a.refused;
+	box_t all = tu_model_bounds(&u->m);
+	float p[DIM] = {0}, dir[DIM];
+	for (int d = 0; d < DIM; ++d) dir[d] = d == 0 ? 1.0f : 0.5f;
+	if (outcome(u, before, TU(tree_query_box)(u->t, all, count_hit, &hits), "query_box"))
+		assert_int_equal(hits, u->m.n);
+	before = u->a.refused;
+	hits = 0;
+	outcome(u, before, TU(tree_query_point)(u->t, p, count_hit, &hits), "query_point");
+	before = u->a.refused;
+	outcome(u, before, TU(tree_query_sphere)(u->t, p, 100.0f, count_hit, &hits), "query_sphere");
+	before = u->a.refused;
+	outcome(u, before, TU(tree_ray_cast)(u->t, p, dir, INFINITY, ray_all, &hits), "ray_cast");
+	int k = u->m.n + 10, found = -1;
+	neighbor_t *out = malloc(sizeof *out * (size_t)k);
+	before = u->a.refused;
+	if (outcome(u, before, TU(tree_nearest)(u->t, p, k, INFINITY, out, &found), "nearest"))
+		assert_int_equal(found, u->m.n);
+	free(out);
+	int pairs = 0;
+	before = u->a.refused;
+	if (outcome(u, before, TU(tree_find_pairs)(u->t, count_pair, &pairs), "find_pairs")) {
+		u->a.paused = true;
+		assert_int_equal((size_t)pairs, tu_count_pairs(u->t));
+		u->a.paused = false;
+	}
+	verify(u, false);
+}
+
+/// The whole script; returns the allocations it asked for.
+static long script(ort_placement placement, int bucket, long fail_at, bool persistent, long *failing_calls)
+{
+	run u;
+	memset(&u, 0, sizeof u);
+	u.a.fail_at = fail_at;
+	u.a.persistent = persistent;
+	u.r = tu_rng_make(99);
+	u.placement = placement;
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = bucket;
+	def.item_capacity = bucket == 1 ? 8 : 0; // the pools also come with the tree
+	def.allocator = (ort_allocator){fa_alloc, fa_free, &u.a};
+	ort_result r = TU(tree_create)(&def, &u.t);
+	if (r != ORT_OK) {
+		assert_int_equal(r, ORT_ERROR_OUT_OF_MEMORY);
+		assert_null(u.t);
+		assert_int_equal(u.a.live, 0);
+		*failing_calls += 1;
+		return u.a.count;
+	}
+	tu_model_init(&u.m, 64);
+	// Inserts: splits, and a root that grows in every direction.
+	for (int i = 0; i < 80; ++i) do_insert(&u, spread_box(&u.r, i));
+	do_queries(&u);
+	// Build into the non-empty tree (one by one, undone on failure).
+	do_build(&u, 30);
+	// Moves: small ones, and far ones that re-home and grow the root.
+	for (int i = 0; i < 40 && u.m.n > 0; ++i) {
+		int k = tu_int(&u.r, 0, u.m.n - 1);
+		box_t b = u.m.box[k];
+		float step = i % 4 == 0 ? 5000.0f : 0.5f;
+		for (int d = 0; d < DIM; ++d) {
+			float v = tu_float(&u.r, -step, step);
+			b.min[d] += v;
+			b.max[d] += v;
+		}
+		do_move(&u, k, b);
+	}
+	// Removes until merges fold most of the tree back.
+	while (u.m.n > 20) {
+		int k = tu_int(&u.r, 0, u.m.n - 1);
+		assert_int_equal(TU(tree_remove)(u.t, u.m.handle[k]), ORT_OK);
+		tu_model_remove_at(&u.m, k);
+		verify(&u, false);
+	}
+	do_queries(&u);
+	// Build into an empty tree.
+	TU(tree_clear)(u.t);
+	u.m.n = 0;
+	verify(&u, false);
+	do_build(&u, 100);
+	// A box near the coordinate limit: the root doubles ~100 times, so the
+	// query stacks outgrow their local arrays and allocate.
+	box_t huge;
+	for (int d = 0; d < DIM; ++d) huge.min[d] = huge.max[d] = 1e29f;
+	do_insert(&u, huge);
+	if (u.m.n > 0) do_move(&u, 0, huge);
+	do_queries(&u);
+	verify(&u, true);
+	TU(tree_destroy)(u.t);
+	tu_model_free(&u.m);
+	if (u.a.live != 0) TU_FAIL("%zu bytes still held after destroy\n", u.a.live);
+	assert_int_equal(u.a.bad_frees, 0);
+	*failing_calls += u.failing_calls;
+	return u.a.count;
+}
+
+static long points_total, calls_total;
+
+static void sweep_one(ort_placement placement, int bucket, bool persistent)
+{
+	long calls = 0;
+	long clean = script(placement, bucket, 0, false, &calls);
+	long n;
+	for (n = 1;; ++n) {
+		TU_CONTEXT("%s, bucket %d, %s failure of allocation %ld", ort_placement_string(placement), bucket,
+		           persistent ? "persistent" : "one", n);
+		long used = script(placement, bucket, n, persistent, &calls);
+		if (used < n) break; // the run met no failure
+	}
+	points_total += n - 1;
+	calls_total += calls;
+	printf("# %s, bucket %d, %s: %ld allocations in a clean run, %ld failure points, %ld failing calls\n",
+	       ort_placement_string(placement), bucket, persistent ? "persistent" : "one-shot", clean, n - 1, calls);
+}
+
+static void sweep(ort_placement placement)
+{
+	for (int bucket = 1; bucket <= 4; bucket += 3) {
+		sweep_one(placement, bucket, false);
+		sweep_one(placement, bucket, true);
+	}
+}
+
+static void test_oom_loose(void **s) { (void)s, sweep(ORT_PLACEMENT_LOOSE); }
+static void test_oom_tight(void **s) { (void)s, sweep(ORT_PLACEMENT_TIGHT); }
+static void test_oom_leaves(void **s) { (void)s, sweep(ORT_PLACEMENT_LEAVES); }
+
+static int report(void **state)
+{
+	(void)state;
+	printf("# %ld failure points, %ld calls met a refused allocation\n", points_total, calls_total);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_oom_loose),
+	    cmocka_unit_test(test_oom_tight),
+	    cmocka_unit_test(test_oom_leaves),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("alloc"), tests, NULL, report);
+}
