@@ -76,6 +76,7 @@ typedef struct demo_sim {
 	float *soa;       ///< [6 * total]
 	int *ids;         ///< [total]
 	void **udata;     ///< [total]: the user data of a batch build
+	unsigned char *hit_scratch; ///< [total]: brute force's hits by packed index
 	ort3_box *packed; ///< [total]
 	ort2_box *packed2;
 	/// The cells, gathered after the step for drawing and hover.

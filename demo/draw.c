@@ -179,23 +179,23 @@ static void demo_draw_field(demo_draw *d, demo_sim *sim, demo_ui *ui)
 	}
 }
 
-static const char *const demo_help[] = {
-	"+ / -     more / fewer objects (10 .. 100,000)",
-	"b         brute force / tree",
-	"p         placement: tight, leaves, loose",
-	"u         rebuild every frame / incremental move",
-	"g         cells on / off",
-	"f         bullets on / off",
-	"space     pause",
-	"s         save a PNG",
-	"h         this help",
-	"q, Esc    quit",
-	"",
-	"2D: left drag    query box",
-	"    right drag   ray (nearest marked)",
-	"    hover        item ID and its cell",
-	"3D: left drag    orbit, wheel zoom",
-	"    hover        nearest cube under the cursor",
+// The key help: what to press, and what it does.
+static const char *const demo_help[][2] = {
+	{"+ / -", "more / fewer objects (10 .. 100,000)"},
+	{"b", "brute force / tree"},
+	{"p", "placement: tight, leaves, loose"},
+	{"u", "rebuild every frame / incremental move"},
+	{"g", "cells on / off"},
+	{"f", "bullets on / off"},
+	{"space", "pause"},
+	{"s", "save a PNG"},
+	{"h", "this help"},
+	{"q, Esc", "quit"},
+	{"", ""},
+	{"2D: left drag", "query box"},
+	{"2D: right drag", "ray (nearest marked)"},
+	{"hover", "item ID and its cell"},
+	{"3D: left drag", "orbit; wheel: zoom"},
 };
 
 static void demo_draw_help(demo_draw *d)
@@ -212,7 +212,11 @@ static void demo_draw_help(demo_draw *d)
 	SDL_RenderDrawRect(r, &box);
 	int y = box.y + 12;
 	y += demo_draw_text(d, d->font, box.x + 16, y, demo_accent, "Keys and mouse");
-	for (int i = 0; i < n; ++i) y += demo_draw_text(d, d->font_small, box.x + 16, y, demo_white, demo_help[i]);
+	for (int i = 0; i < n; ++i) {
+		if (*demo_help[i][0]) demo_draw_text(d, d->font_small, box.x + 16, y, demo_accent, demo_help[i][0]);
+		if (*demo_help[i][1]) demo_draw_text(d, d->font_small, box.x + 140, y, demo_white, demo_help[i][1]);
+		y += skip;
+	}
 }
 
 static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
@@ -289,8 +293,12 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 			const demo_cell *cell = &sim->cells[c];
 			SDL_snprintf(line, sizeof line, "  node: depth %d, %d entries", cell->depth, cell->entries);
 			y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
-			SDL_snprintf(line, sizeof line, "  cell (%.0f, %.0f)-(%.0f, %.0f)", cell->cell.min[0], cell->cell.min[1],
-			             cell->cell.max[0], cell->cell.max[1]);
+			if (sim->dim == 2)
+				SDL_snprintf(line, sizeof line, "  cell (%.0f, %.0f)-(%.0f, %.0f)", cell->cell.min[0], cell->cell.min[1],
+				             cell->cell.max[0], cell->cell.max[1]);
+			else
+				SDL_snprintf(line, sizeof line, "  cell (%.0f, %.0f, %.0f)+%.0f", cell->cell.min[0], cell->cell.min[1],
+				             cell->cell.min[2], cell->cell.max[0] - cell->cell.min[0]);
 			y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
 		}
 	}

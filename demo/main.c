@@ -379,10 +379,28 @@ static void demo_save_shot(demo_app *app)
 	demo_save(app, name);
 }
 
+#define DEMO_TIMES_KEPT 4096
+
 typedef struct demo_totals {
 	double sum_us, min_us, max_us;
 	int frames;
+	double times[DEMO_TIMES_KEPT]; ///< the first frames' step times, for the median
 } demo_totals;
+
+static int demo_cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return (a > b) - (a < b);
+}
+
+// The median resists the odd slow frame a busy machine gives.
+static double demo_median(demo_totals *tot)
+{
+	int n = tot->frames < DEMO_TIMES_KEPT ? tot->frames : DEMO_TIMES_KEPT;
+	if (n == 0) return 0.0;
+	qsort(tot->times, (size_t)n, sizeof tot->times[0], demo_cmp_double);
+	return n % 2 ? tot->times[n / 2] : 0.5 * (tot->times[n / 2 - 1] + tot->times[n / 2]);
+}
 
 // One frame of either loop: script, events, step, hover; drawn when asked.
 static void demo_frame(demo_app *app, int frame, demo_totals *tot)
@@ -395,7 +413,8 @@ static void demo_frame(demo_app *app, int frame, demo_totals *tot)
 	app->ui.step_avg_us = frame == 0 ? us : 0.9 * app->ui.step_avg_us + 0.1 * us;
 	// The first frame fills the tree from nothing; the mean is of the frames after it.
 	if (frame > 0 || tot->frames == 0) {
-		if (frame == 1) *tot = (demo_totals){0, 0, 0, 0};
+		if (frame == 1) tot->frames = 0, tot->sum_us = tot->max_us = 0.0;
+		if (tot->frames < DEMO_TIMES_KEPT) tot->times[tot->frames] = us;
 		tot->sum_us += us;
 		if (tot->frames == 0 || us < tot->min_us) tot->min_us = us;
 		if (us > tot->max_us) tot->max_us = us;
@@ -404,7 +423,7 @@ static void demo_frame(demo_app *app, int frame, demo_totals *tot)
 	demo_hover(app);
 }
 
-static void demo_print_stats(demo_app *app, const demo_totals *tot, int frames)
+static void demo_print_stats(demo_app *app, demo_totals *tot, int frames)
 {
 	demo_sim *sim = &app->sim;
 	char mode[64];
@@ -416,8 +435,9 @@ static void demo_print_stats(demo_app *app, const demo_totals *tot, int frames)
 	if (!sim->brute)
 		printf("tree: %d nodes, %d leaves, depth %d, %d entries, %zu bytes\n", sim->tree_stats.nodes,
 		       sim->tree_stats.leaves, sim->tree_stats.depth, sim->tree_stats.entries, sim->tree_stats.bytes);
-	printf("collision step: mean %.1f us, min %.1f us, max %.1f us over %d frames; last %.1f us\n",
-	       tot->frames ? tot->sum_us / tot->frames : 0.0, tot->min_us, tot->max_us, tot->frames, sim->step_us);
+	printf("collision step: median %.1f us, mean %.1f us, min %.1f us, max %.1f us over %d frames; last %.1f us\n",
+	       demo_median(tot), tot->frames ? tot->sum_us / tot->frames : 0.0, tot->min_us, tot->max_us, tot->frames,
+	       sim->step_us);
 	if (sim->last_error != ORT_OK) printf("error: %s\n", ort_result_string(sim->last_error));
 	fflush(stdout);
 }
@@ -438,7 +458,8 @@ static int demo_run_headless(demo_app *app, const char *why)
 		fprintf(stderr, "orthant_demo: cannot make a software renderer: %s\n", SDL_GetError());
 		return 1;
 	}
-	demo_totals tot = {0, 0, 0, 0};
+	static demo_totals tot;
+	memset(&tot, 0, sizeof tot);
 	int frame = 0;
 	for (; frame < frames && !app->quit; ++frame) {
 		demo_frame(app, frame, &tot);
@@ -469,6 +490,13 @@ static bool demo_has_display(void)
 static int demo_run_window(demo_app *app)
 {
 	if (SDL_Init(SDL_INIT_VIDEO) != 0) return 2;
+	// SDL falls back to drivers that show nothing when no display answers; unless
+	// asked for by name, that is no display, and the headless mode says so.
+	const char *driver = SDL_GetCurrentVideoDriver(), *asked = SDL_getenv("SDL_VIDEODRIVER");
+	if (driver && (!strcmp(driver, "offscreen") || !strcmp(driver, "dummy")) && !(asked && *asked)) {
+		SDL_SetError("no display answered; SDL fell back to its %s video driver", driver);
+		return 2;
+	}
 	app->window = SDL_CreateWindow("orthant demo", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, DEMO_WINDOW_W,
 	                               DEMO_WINDOW_H, SDL_WINDOW_RESIZABLE);
 	if (!app->window) return 2;
@@ -482,7 +510,8 @@ static int demo_run_window(demo_app *app)
 	printf("orthant demo: window (video %s, renderer %s); press h for the keys\n", SDL_GetCurrentVideoDriver(), info.name);
 	fflush(stdout);
 
-	demo_totals tot = {0, 0, 0, 0};
+	static demo_totals tot;
+	memset(&tot, 0, sizeof tot);
 	Uint64 last = SDL_GetPerformanceCounter();
 	double frame_us = 0.0;
 	int frame = 0;
