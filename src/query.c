@@ -13,12 +13,13 @@
 #error "compiled through dim2.c or dim3.c"
 #endif
 
-/// Squared distance from p to the box [lo, hi] (0 inside).
-static inline float dist2_point_bounds(const float p[DIM], const float lo[DIM], const float hi[DIM])
+/// Squared distance from p to the box [lo, hi] (0 inside), in double: float
+/// squares overflow beyond ~1.8e19, and every distance query ranks by this.
+static inline double dist2_point_bounds(const float p[DIM], const float lo[DIM], const float hi[DIM])
 {
-	float s = 0.0f;
+	double s = 0.0;
 	for (int d = 0; d < DIM; ++d) {
-		float v = p[d] < lo[d] ? lo[d] - p[d] : p[d] > hi[d] ? p[d] - hi[d] : 0.0f;
+		double v = p[d] < lo[d] ? (double)lo[d] - p[d] : p[d] > hi[d] ? (double)p[d] - hi[d] : 0.0;
 		s += v * v;
 	}
 	return s;
@@ -33,7 +34,7 @@ static inline void clamp_point(const float p[DIM], const box_t *b, float out[DIM
 typedef struct region {
 	box_t box; ///< the query box, or the sphere's bounding box
 	float centre[DIM];
-	float radius2; ///< < 0 for a box query
+	double radius2; ///< < 0 for a box query
 } region;
 
 static inline bool region_hits_bounds(const region *q, const float lo[DIM], const float hi[DIM])
@@ -50,7 +51,8 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	stack_push(&s, t->root);
 	while (s.top > 0) {
-		const node *n = &t->nodes[s.data[--s.top]];
+		uint32_t ni = s.data[--s.top];
+		const node *n = &t->nodes[ni];
 		if (n->total == 0) continue;
 		float lo[DIM], hi[DIM];
 		node_bounds(t, n, lo, hi);
@@ -72,6 +74,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 				return ORT_OK;
 			}
 		}
+		n = &t->nodes[ni]; // a callback's deferred change may have moved the pool
 		for (int c = 0; c < NCHILD; ++c)
 			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
 	}
@@ -113,7 +116,7 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 		q.box.min[d] = centre[d] - radius;
 		q.box.max[d] = centre[d] + radius;
 	}
-	q.radius2 = radius * radius;
+	q.radius2 = (double)radius * radius;
 	return query_region(t, &q, fn, ctx);
 }
 
@@ -207,6 +210,7 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 			if (r < tmax) tmax = r;
 		}
 		if (stop) break;
+		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		ray_node kids[NCHILD];
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
@@ -240,7 +244,7 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 // ---- k nearest ------------------------------------------------------------------
 
 typedef struct knn_node {
-	float d2;
+	double d2;
 	uint32_t node;
 } knn_node;
 
@@ -289,37 +293,42 @@ static knn_node knn_pop(knn_heap *h)
 	return top;
 }
 
+/// A result candidate: the k best so far form a max-heap on (d2, id).
+typedef struct knn_best {
+	double d2;
+	uint32_t id; ///< handle id (item + 1), the tie-break
+} knn_best;
+
 /// Result order: nearer first, then lower handle id.
-static inline bool knn_before(float d2a, uint32_t ida, float d2b, uint32_t idb)
+static inline bool knn_before(const knn_best *a, const knn_best *b)
 {
-	return d2a < d2b || (d2a == d2b && ida < idb);
+	return a->d2 < b->d2 || (a->d2 == b->d2 && a->id < b->id);
 }
 
-/// out[0..n) is a max-heap on (distance, id) while searching; distance holds d2.
-static void knn_sift_down(ORTHANT_NAME(neighbor) * out, int n, int i)
+static void knn_sift_down(knn_best *h, int n, int i)
 {
-	ORTHANT_NAME(neighbor) v = out[i];
+	knn_best v = h[i];
 	for (;;) {
 		int c = 2 * i + 1;
 		if (c >= n) break;
-		if (c + 1 < n && knn_before(out[c].distance, out[c].handle.id, out[c + 1].distance, out[c + 1].handle.id)) c++;
-		if (!knn_before(v.distance, v.handle.id, out[c].distance, out[c].handle.id)) break;
-		out[i] = out[c];
+		if (c + 1 < n && knn_before(&h[c], &h[c + 1])) c++;
+		if (!knn_before(&v, &h[c])) break;
+		h[i] = h[c];
 		i = c;
 	}
-	out[i] = v;
+	h[i] = v;
 }
 
-static void knn_sift_up(ORTHANT_NAME(neighbor) * out, int i)
+static void knn_sift_up(knn_best *h, int i)
 {
-	ORTHANT_NAME(neighbor) v = out[i];
+	knn_best v = h[i];
 	while (i > 0) {
 		int p = (i - 1) / 2;
-		if (!knn_before(out[p].distance, out[p].handle.id, v.distance, v.handle.id)) break;
-		out[i] = out[p];
+		if (!knn_before(&h[p], &v)) break;
+		h[i] = h[p];
 		i = p;
 	}
-	out[i] = v;
+	h[i] = v;
 }
 
 ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
@@ -330,39 +339,42 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
 	if (k == 0 || t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	float limit2 = isinf(max_distance) ? INFINITY : max_distance * max_distance;
+	double limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance;
+	if ((uint32_t)k > t->live) k = (int)t->live;
+	if (k == 0) return ORT_OK;
+	knn_best local_best[64];
+	knn_best *best = k <= 64 ? local_best : query_alloc(t, (size_t)k * sizeof *best);
+	if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	knn_heap h;
 	h.data = h.local;
 	h.n = 0;
 	h.cap = LOCAL_STACK;
 	int n = 0;
 	ort_result result = ORT_OK;
-	knn_push(t, &h, (knn_node){0.0f, t->root});
+	knn_push(t, &h, (knn_node){0.0, t->root});
 	while (h.n > 0) {
 		knn_node kn = knn_pop(&h);
 		if (kn.d2 > limit2) break;
 		// Visit equal distances too: they may hold a tie with a lower id.
-		if (n == k && kn.d2 > out[0].distance) break;
+		if (n == k && kn.d2 > best[0].d2) break;
 		const node *nd = &t->nodes[kn.node];
 		ENTRY_LOOP(t, nd, c, e_k)
 		{
 			const entry *e = &t->chunks[c].e[e_k];
-			float d2 = dist2_point_bounds(point, e->box.min, e->box.max);
-			if (d2 > limit2) continue;
-			uint32_t id = e->item + 1;
-			if (n == k && !knn_before(d2, id, out[0].distance, out[0].handle.id)) continue;
+			knn_best v = {dist2_point_bounds(point, e->box.min, e->box.max), e->item + 1};
+			if (v.d2 > limit2) continue;
+			if (n == k && !knn_before(&v, &best[0])) continue;
 			if (leaves) {
 				float p[DIM];
 				clamp_point(point, &e->box, p);
 				if (!leaf_owns(nd, p)) continue;
 			}
-			ORTHANT_NAME(neighbor) v = {make_handle(t, e->item), t->items[e->item].user, d2};
 			if (n < k) {
-				out[n] = v;
-				knn_sift_up(out, n++);
+				best[n] = v;
+				knn_sift_up(best, n++);
 			} else {
-				out[0] = v;
-				knn_sift_down(out, n, 0);
+				best[0] = v;
+				knn_sift_down(best, n, 0);
 			}
 		}
 		for (int c = 0; c < NCHILD; ++c) {
@@ -370,25 +382,28 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 			if (ci == NIL || t->nodes[ci].total == 0) continue;
 			float lo[DIM], hi[DIM];
 			node_bounds(t, &t->nodes[ci], lo, hi);
-			float d2 = dist2_point_bounds(point, lo, hi);
-			if (d2 > limit2 || (n == k && d2 > out[0].distance)) continue;
+			double d2 = dist2_point_bounds(point, lo, hi);
+			if (d2 > limit2 || (n == k && d2 > best[0].d2)) continue;
 			if (!knn_push(t, &h, (knn_node){d2, ci})) {
 				result = ORT_ERROR_OUT_OF_MEMORY;
 				goto done;
 			}
 		}
 	}
+	// Heap to ascending order.
+	for (int m = n; m > 1; --m) {
+		knn_best x = best[0];
+		best[0] = best[m - 1];
+		best[m - 1] = x;
+		knn_sift_down(best, m - 1, 0);
+	}
+	for (int i = 0; i < n; ++i) {
+		uint32_t item_index = best[i].id - 1;
+		out[i] = (ORTHANT_NAME(neighbor)){make_handle(t, item_index), t->items[item_index].user, (float)sqrt(best[i].d2)};
+	}
+	*found = n;
 done:
 	if (h.data != h.local) query_free(t, h.data, h.cap * sizeof *h.data);
-	if (result != ORT_OK) return result;
-	// Heap to ascending order, then squared distances to distances.
-	for (int m = n; m > 1; --m) {
-		ORTHANT_NAME(neighbor) x = out[0];
-		out[0] = out[m - 1];
-		out[m - 1] = x;
-		knn_sift_down(out, m - 1, 0);
-	}
-	for (int i = 0; i < n; ++i) out[i].distance = sqrtf(out[i].distance);
-	*found = n;
-	return ORT_OK;
+	if (best != local_best) query_free(t, best, (size_t)k * sizeof *best);
+	return result;
 }

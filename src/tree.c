@@ -335,6 +335,16 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 {
 	while (ni != NIL) {
 		node *n = &t->nodes[ni];
+		if (delta > 0 && n->total == 0) {
+			// A branch coming back to life: its still-empty children start
+			// waiting of their own, as the branch did for them.
+			for (int c = 0; c < NCHILD; ++c) {
+				uint32_t ci = n->child[c];
+				if (ci == NIL || t->nodes[ci].total != 0 || (t->nodes[ci].flags & NODE_WAITING)) continue;
+				t->nodes[ci].flags |= NODE_WAITING;
+				t->nodes[ci].countdown = t->nodes[ci].lifespan;
+			}
+		}
 		n->total = (uint32_t)((int64_t)n->total + delta);
 		if (delta > 0 && (n->flags & NODE_WAITING)) {
 			// A branch reused during its grace period earns a longer one (seed 003).
@@ -561,6 +571,26 @@ static void tidy(tree_t *t, uint32_t ni)
 
 // ---- root -------------------------------------------------------------------
 
+/// After the root grew, the old nodes sit a level deeper: fold every divided
+/// node now at max_depth into itself, so the tree keeps to max_depth (best
+/// effort, like every merge). Recomputes the height bound.
+static void fold_deep(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	int depth = node_depth(t, n);
+	if (depth >= t->def.max_depth && (n->flags & NODE_DIVIDED)) {
+		merge(t, ni);
+		n = &t->nodes[ni];
+	}
+	if (ni == t->root) t->height = 0;
+	if (depth > t->height) t->height = depth;
+	for (int c = 0; c < NCHILD; ++c)
+		if (n->child[c] != NIL) {
+			fold_deep(t, n->child[c]);
+			n = &t->nodes[ni];
+		}
+}
+
 static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
 {
 	uint32_t r = node_new(t);
@@ -653,6 +683,7 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 		o->which = (uint8_t)which;
 		t->root = nr;
 		t->height++;
+		if (t->height > t->def.max_depth) fold_deep(t, nr);
 	}
 }
 
@@ -774,14 +805,15 @@ static bool reserve_for_insert(tree_t *t, uint32_t start, const box_t *box)
 	return node_reserve(t, (uint32_t)t->def.max_depth + 2) && chunk_reserve(t, 1);
 }
 
+/// leaves: store item index in every leaf under ni that box touches. Splits
+/// wait for split_region: a split here would spend pool room reserved for the
+/// leaves still to come.
 static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t index)
 {
 	node *n = &t->nodes[ni];
 	if (!(n->flags & NODE_DIVIDED)) {
 		entry_append(t, ni, box, index);
 		total_add(t, ni, 1);
-		n = &t->nodes[ni];
-		if (wants_split(t, n)) split(t, ni);
 		return;
 	}
 	for (int c = 0; c < NCHILD; ++c) {
@@ -794,12 +826,27 @@ static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t ind
 	}
 }
 
+/// leaves: split every over-full leaf under ni that box touches.
+static void split_region(tree_t *t, uint32_t ni, const box_t *box)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		if (wants_split(t, n)) split(t, ni);
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) split_region(t, ci, box);
+	}
+}
+
 /// Store item index under start (pools reserved).
 static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t index)
 {
 	t->items[index].node = NIL;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		insert_leaves(t, start, box, index);
+		split_region(t, start, box);
 		return;
 	}
 	uint32_t ni = start;
@@ -1011,7 +1058,7 @@ ort_result ORTHANT_NAME(tree_get_box)(const tree_t *t, ort_handle h, box_t *out)
 {
 	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL) return ORT_ERROR_STALE_HANDLE;
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_box of a stale or foreign handle");
 	*out = entry_at(t, t->items[i].addr)->box;
 	return ORT_OK;
 }
@@ -1054,7 +1101,7 @@ ort_result ORTHANT_NAME(tree_get_filter)(const tree_t *t, ort_handle h, ort_filt
 {
 	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL) return ORT_ERROR_STALE_HANDLE;
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_filter of a stale or foreign handle");
 	*out = t->filters ? t->filters[i] : ORT_FILTER_DEFAULT;
 	out->is_static = (t->items[i].flags & ITEM_STATIC) != 0;
 	return ORT_OK;
@@ -1151,33 +1198,45 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 	return true;
 }
 
-/// build into a tree holding no items: one pass, no per-item descent.
-static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, uint32_t n, ort_handle *out)
+static box_t boxes_bounds(const box_t *boxes, uint32_t n)
 {
-	ORTHANT_NAME(tree_clear)(t);
 	box_t all = boxes[0];
 	for (uint32_t k = 1; k < n; ++k)
 		for (int d = 0; d < DIM; ++d) {
 			if (boxes[k].min[d] < all.min[d]) all.min[d] = boxes[k].min[d];
 			if (boxes[k].max[d] > all.max[d]) all.max[d] = boxes[k].max[d];
 		}
-	if (!t->def.use_region) {
-		// A cube around everything, so cells stay square.
-		float side = 0.0f, lo[DIM], hi[DIM];
-		for (int d = 0; d < DIM; ++d)
-			if (all.max[d] - all.min[d] > side) side = all.max[d] - all.min[d];
-		if (!(side > 0.0f)) side = 1.0f;
-		for (int d = 0; d < DIM; ++d) {
-			float c = all.min[d] + (all.max[d] - all.min[d]) * 0.5f;
-			float s = side * 0.5f * 1.001f;
-			float ulp = fabsf(c) * 1.2e-7f * 4.0f;
-			if (s < ulp) s = ulp;
-			lo[d] = c - s;
-			hi[d] = c + s;
-		}
-		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
-		root_set(t, lo, hi);
+	return all;
+}
+
+/// A root for a batch into an empty tree: a cube around all of it, so cells
+/// stay square and no growth is needed (root_cover still fixes rounding).
+static bool root_for_batch(tree_t *t, const box_t *all)
+{
+	float side = 0.0f, lo[DIM], hi[DIM];
+	for (int d = 0; d < DIM; ++d)
+		if (all->max[d] - all->min[d] > side) side = all->max[d] - all->min[d];
+	if (!(side > 0.0f)) side = 1.0f;
+	for (int d = 0; d < DIM; ++d) {
+		float c = all->min[d] + (all->max[d] - all->min[d]) * 0.5f;
+		float s = side * 0.5f * 1.001f;
+		float ulp = fabsf(c) * 1.2e-7f * 4.0f;
+		if (s < ulp) s = ulp;
+		lo[d] = c - s;
+		hi[d] = c + s;
 	}
+	if (!node_reserve(t, 1)) return false;
+	if (t->root != NIL) empty_free(t, t->root);
+	root_set(t, lo, hi);
+	return true;
+}
+
+/// build into a tree holding no items: one pass, no per-item descent.
+static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, uint32_t n, ort_handle *out)
+{
+	ORTHANT_NAME(tree_clear)(t);
+	box_t all = boxes_bounds(boxes, n);
+	if (!t->def.use_region && !root_for_batch(t, &all)) return ORT_ERROR_OUT_OF_MEMORY;
 	ort_result r = root_cover(t, &all);
 	if (r == ORT_OK) {
 		// Growth may have left a chain of empty cells: start from the grown cell.
@@ -1224,6 +1283,12 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 	if (count > INT32_MAX / 4) return ORT_ERROR_CAPACITY;
 	if (t->live == 0 && t->def.placement != ORT_PLACEMENT_LEAVES)
 		return build_empty(t, boxes, user, (uint32_t)count, out);
+	if (t->live == 0 && !t->def.use_region) {
+		// leaves: inserted one by one, but under a root chosen for the batch.
+		ORTHANT_NAME(tree_clear)(t);
+		box_t all = boxes_bounds(boxes, (uint32_t)count);
+		if (!root_for_batch(t, &all)) return ORT_ERROR_OUT_OF_MEMORY;
+	}
 	// One by one (leaves placement, or into a non-empty tree); undone on
 	// failure with the handles kept in scratch.
 	ort_result r = reserve_items(t, (uint32_t)count);
@@ -1278,7 +1343,7 @@ static ort_result vfail(vstate *v, const char *fmt, ...)
 	return ORT_ERROR_CORRUPT;
 }
 
-static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int guard)
+static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int guard, bool waiting)
 {
 	if (ni >= t->node_len) return vfail(v, "node %u out of range", ni);
 	const node *n = &t->nodes[ni];
@@ -1333,12 +1398,13 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
 			return vfail(v, "node %u: cell is not its parent's quarter", ci);
 		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
-		ort_result r = validate_node(t, ci, v, guard + 1);
+		ort_result r = validate_node(t, ci, v, guard + 1, waiting || (n->flags & NODE_WAITING));
 		if (r != ORT_OK) return r;
 		total += ch->total;
 	}
 	if (total != n->total) return vfail(v, "node %u: total %u, subtree holds %llu", ni, n->total, (unsigned long long)total);
-	if (n->total == 0 && ni != t->root && !(n->flags & NODE_WAITING))
+	// A waiting branch waits as a whole: empty nodes inside it are part of it.
+	if (n->total == 0 && ni != t->root && !(n->flags & NODE_WAITING) && !waiting)
 		return vfail(v, "node %u is empty and not waiting to be pruned", ni);
 	return ORT_OK;
 }
@@ -1367,7 +1433,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 	if (t->root != NIL) {
 		const node *r = &t->nodes[t->root];
 		if (r->parent != NIL) return vfail(&v, "root has a parent");
-		ort_result res = validate_node(t, t->root, &v, 0);
+		ort_result res = validate_node(t, t->root, &v, 0, false);
 		if (res != ORT_OK) return res;
 	} else if (t->live) {
 		return vfail(&v, "items but no root");

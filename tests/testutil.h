@@ -138,13 +138,14 @@ static inline bool tu_overlap(const box_t *a, const box_t *b)
 	return true;
 }
 
-static inline float tu_dist2(const float p[DIM], const box_t *b)
+/// Squared distance in double (the documented rule: float squares overflow).
+static inline double tu_dist2(const float p[DIM], const box_t *b)
 {
-	float s = 0;
+	double s = 0;
 	for (int d = 0; d < DIM; ++d) {
-		float v = 0;
-		if (p[d] < b->min[d]) v = b->min[d] - p[d];
-		if (p[d] > b->max[d]) v = p[d] - b->max[d];
+		double v = 0;
+		if (p[d] < b->min[d]) v = (double)b->min[d] - p[d];
+		if (p[d] > b->max[d]) v = (double)p[d] - b->max[d];
 		s += v * v;
 	}
 	return s;
@@ -278,7 +279,7 @@ static inline void tu_check_sphere_query(const tree_t *t, const model *m, const 
 	tu_list got = {0}, want = {0};
 	assert_int_equal(TU(tree_query_sphere)(t, c, r, tu_collect, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
-		if (tu_dist2(c, &m->box[i]) <= r * r) tu_push(&want, tu_key(m->handle[i]));
+		if (tu_dist2(c, &m->box[i]) <= (double)r * r) tu_push(&want, tu_key(m->handle[i]));
 	tu_expect_same(&got, &want, "sphere query");
 }
 
@@ -326,7 +327,7 @@ static inline void tu_check_ray(const tree_t *t, const model *m, const float o[D
 }
 
 typedef struct tu_near {
-	float d2;
+	double d2;
 	uint32_t id;
 } tu_near;
 
@@ -342,8 +343,8 @@ static inline void tu_check_nearest(const tree_t *t, const model *m, const float
 	tu_near *all = malloc(sizeof *all * (size_t)(m->n + 1));
 	int n = 0;
 	for (int i = 0; i < m->n; ++i) {
-		float d2 = tu_dist2(p, &m->box[i]);
-		if (d2 <= maxd * maxd || isinf(maxd)) all[n++] = (tu_near){d2, m->handle[i].id};
+		double d2 = tu_dist2(p, &m->box[i]);
+		if (d2 <= (double)maxd * maxd || isinf(maxd)) all[n++] = (tu_near){d2, m->handle[i].id};
 	}
 	qsort(all, (size_t)n, sizeof *all, tu_cmp_near);
 	int want = n < k ? n : k;
@@ -354,8 +355,8 @@ static inline void tu_check_nearest(const tree_t *t, const model *m, const float
 	for (int i = 0; i < found; ++i) {
 		if (out[i].handle.id != all[i].id)
 			TU_FAIL("nearest: #%d is id %u at %g, brute force id %u at %g\n", i, out[i].handle.id,
-			        (double)out[i].distance, all[i].id, (double)sqrtf(all[i].d2));
-		if (out[i].distance != sqrtf(all[i].d2)) TU_FAIL("nearest: distance differs at #%d\n", i);
+			        (double)out[i].distance, all[i].id, sqrt(all[i].d2));
+		if (out[i].distance != (float)sqrt(all[i].d2)) TU_FAIL("nearest: distance differs at #%d\n", i);
 	}
 	free(out);
 	free(all);
