@@ -239,6 +239,12 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);
 	SDL_snprintf(line, sizeof line, "exact tests / frame: %s", demo_fmt(sim->tests, a, sizeof a));
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);
+	if (!sim->brute) {
+		// What brute force would test on the same objects (seed 002's comparison).
+		SDL_snprintf(line, sizeof line, "  brute force would test %s",
+		             demo_fmt((long long)sim->objects * (sim->objects - 1) / 2, a, sizeof a));
+		y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
+	}
 	SDL_snprintf(line, sizeof line, "collision step: %s \xc2\xb5s (avg %s)", demo_fmt((long long)(sim->step_us + 0.5), a, sizeof a),
 	             demo_fmt((long long)(ui->step_avg_us + 0.5), b, sizeof b));
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);

@@ -17,6 +17,8 @@
 #define DEMO_DEFAULT_COUNT_3D 2000
 #define DEMO_DEFAULT_FRAMES 120
 #define DEMO_DEFAULT_OUT "orthant-demo.png"
+/// Seed 001 moved its boxes every 50 ms; a little faster reads well at 60 fps.
+#define DEMO_DEFAULT_TICK_MS 30
 
 typedef struct demo_options {
 	int dim;
@@ -24,8 +26,9 @@ typedef struct demo_options {
 	uint64_t seed;
 	bool headless;
 	int frames;          ///< 0: run until closed (window)
+	int tick_ms;         ///< the scene moves once per tick_ms (window); -1: default
 	const char *out;     ///< PNG of the last frame
-	const char *script;  ///< keys pressed one a frame from frame 2; '.' presses none
+	const char *script;  ///< one step a frame from frame 2: a key, '.' (none), "(l,x0,y0,x1,y1)"...
 	bool brute, incremental, bullets, no_cells, help;
 	ort_placement placement;
 	bool has_query, has_ray, has_mouse;
@@ -43,6 +46,7 @@ typedef struct demo_app {
 	bool quit;
 	bool save_pending;
 	int shots;
+	int script_pos;
 	bool dragging_query, dragging_ray, dragging_orbit;
 	float drag_from[2];
 } demo_app;
@@ -65,13 +69,18 @@ static void demo_usage(FILE *f)
 	        "  --help-overlay       show the key help\n"
 	        "  --headless           no window: run --frames frames, write -o, print statistics\n"
 	        "  --frames N           stop after N frames (default %d headless, no limit in a window)\n"
+	        "  --tick-ms N          in a window, move the scene once per N ms (default %d; 0: every frame);\n"
+	        "                       the collision step runs every frame either way\n"
 	        "  -o FILE              write the last frame as PNG (default %s headless)\n"
-	        "  --script KEYS        press these keys, one a frame ('.' = none), e.g. \"b..s\"\n"
+	        "  --script STEPS       one step a frame: a key, '.' (none), or a mouse gesture\n"
+	        "                       (l,x0,y0,x1,y1) left drag, (r,...) right drag, (m,x,y) move;\n"
+	        "                       e.g. \"b..(l,100,100,300,300)s\"\n"
 	        "  --query X0,Y0,X1,Y1  a query box (2D)\n"
 	        "  --ray X0,Y0,X1,Y1    a ray (2D)\n"
 	        "  --mouse X,Y          where the mouse hovers\n"
 	        "With no display the demo runs headless by itself.\n",
-	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_OUT);
+	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_TICK_MS,
+	        DEMO_DEFAULT_OUT);
 }
 
 static bool demo_parse_floats(const char *s, float *out, int n)
@@ -106,6 +115,7 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 	o->seed = 1;
 	o->placement = ORT_PLACEMENT_LOOSE;
 	o->frames = -1;
+	o->tick_ms = -1;
 	for (int i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -138,6 +148,9 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 			++i;
 		} else if (!strcmp(a, "--frames") && demo_parse_int(v, 1, INT_MAX, &n)) {
 			o->frames = (int)n;
+			++i;
+		} else if (!strcmp(a, "--tick-ms") && demo_parse_int(v, 0, 10000, &n)) {
+			o->tick_ms = (int)n;
 			++i;
 		} else if (!strcmp(a, "-o")) {
 			o->out = v;
@@ -297,18 +310,75 @@ static void demo_events(demo_app *app)
 	}
 }
 
-// --script: one key a frame, through the same event queue as real keys.
+static void demo_push_mouse(demo_app *app, Uint32 type, Uint8 button, int x, int y, int dx, int dy)
+{
+	SDL_Event e;
+	memset(&e, 0, sizeof e);
+	e.type = type;
+	Uint32 window = app->window ? SDL_GetWindowID(app->window) : 0;
+	if (type == SDL_MOUSEMOTION) {
+		e.motion.windowID = window;
+		e.motion.x = x;
+		e.motion.y = y;
+		e.motion.xrel = dx;
+		e.motion.yrel = dy;
+	} else {
+		e.button.windowID = window;
+		e.button.button = button;
+		e.button.state = type == SDL_MOUSEBUTTONDOWN ? SDL_PRESSED : SDL_RELEASED;
+		e.button.clicks = 1;
+		e.button.x = x;
+		e.button.y = y;
+	}
+	SDL_PushEvent(&e);
+}
+
+// A mouse gesture of the script: "(l,x0,y0,x1,y1)" a left drag, "(r,...)" a
+// right drag, "(m,x,y)" a move. Returns the characters used, 0 if malformed.
+static int demo_script_mouse(demo_app *app, const char *s)
+{
+	char kind = 0, close = 0;
+	int v[4] = {0, 0, 0, 0}, used = 0;
+	if (sscanf(s, "(%c,%d,%d,%d,%d%c%n", &kind, &v[0], &v[1], &v[2], &v[3], &close, &used) == 6 && close == ')' &&
+	    (kind == 'l' || kind == 'r')) {
+		Uint8 button = kind == 'l' ? SDL_BUTTON_LEFT : SDL_BUTTON_RIGHT;
+		demo_push_mouse(app, SDL_MOUSEMOTION, 0, v[0], v[1], 0, 0);
+		demo_push_mouse(app, SDL_MOUSEBUTTONDOWN, button, v[0], v[1], 0, 0);
+		demo_push_mouse(app, SDL_MOUSEMOTION, 0, v[2], v[3], v[2] - v[0], v[3] - v[1]);
+		demo_push_mouse(app, SDL_MOUSEBUTTONUP, button, v[2], v[3], 0, 0);
+		return used;
+	}
+	if (sscanf(s, "(m,%d,%d%c%n", &v[0], &v[1], &close, &used) == 3 && close == ')') {
+		demo_push_mouse(app, SDL_MOUSEMOTION, 0, v[0], v[1], 0, 0);
+		return used;
+	}
+	return 0;
+}
+
+// --script: one step a frame from frame 2 — a key, '.' for none, or a mouse
+// gesture in parentheses — through the same event queue as real input.
 static void demo_script(demo_app *app, int frame)
 {
 	const char *s = app->opt.script;
-	if (!s || frame < 2 || frame - 2 >= (int)strlen(s)) return;
-	char c = s[frame - 2];
-	if (c == '.') return;
+	if (!s || frame < 2 || !s[app->script_pos]) return;
+	const char *at = s + app->script_pos;
+	if (*at == '(') {
+		int used = demo_script_mouse(app, at);
+		if (!used) {
+			fprintf(stderr, "orthant_demo: --script: bad mouse gesture at \"%s\"\n", at);
+			app->script_pos = (int)strlen(s);
+			return;
+		}
+		app->script_pos += used;
+		return;
+	}
+	++app->script_pos;
+	if (*at == '.') return;
 	SDL_Event e;
 	memset(&e, 0, sizeof e);
 	e.type = SDL_KEYDOWN;
 	e.key.state = SDL_PRESSED;
-	e.key.keysym.sym = (SDL_Keycode)c; // SDL keycodes of printable keys are their characters
+	e.key.keysym.sym = (SDL_Keycode)*at; // SDL keycodes of printable keys are their characters
 	if (app->window) e.key.windowID = SDL_GetWindowID(app->window);
 	SDL_PushEvent(&e);
 }
@@ -403,11 +473,11 @@ static double demo_median(demo_totals *tot)
 }
 
 // One frame of either loop: script, events, step, hover; drawn when asked.
-static void demo_frame(demo_app *app, int frame, demo_totals *tot)
+static void demo_frame(demo_app *app, int frame, bool move, demo_totals *tot)
 {
 	demo_script(app, frame);
 	demo_events(app);
-	if (demo_sim_frame(&app->sim, !app->ui.paused) != 0 && frame == 0)
+	if (demo_sim_frame(&app->sim, move && !app->ui.paused) != 0 && frame == 0)
 		fprintf(stderr, "orthant_demo: collision step failed: %s\n", ort_result_string(app->sim.last_error));
 	double us = app->sim.step_us;
 	app->ui.step_avg_us = frame == 0 ? us : 0.9 * app->ui.step_avg_us + 0.1 * us;
@@ -438,6 +508,11 @@ static void demo_print_stats(demo_app *app, demo_totals *tot, int frames)
 	printf("collision step: median %.1f us, mean %.1f us, min %.1f us, max %.1f us over %d frames; last %.1f us\n",
 	       demo_median(tot), tot->frames ? tot->sum_us / tot->frames : 0.0, tot->min_us, tot->max_us, tot->frames,
 	       sim->step_us);
+	if (app->ui.query_hits >= 0) printf("query box: %d hits\n", app->ui.query_hits);
+	if (app->ui.ray_hits >= 0)
+		printf("ray: %d hits, nearest #%d (%s)\n", app->ui.ray_hits, app->ui.ray_nearest,
+		       ort_result_string(app->ui.ray_result));
+	if (app->ui.hover >= 0) printf("hover: #%d\n", app->ui.hover);
 	if (sim->last_error != ORT_OK) printf("error: %s\n", ort_result_string(sim->last_error));
 	fflush(stdout);
 }
@@ -462,7 +537,7 @@ static int demo_run_headless(demo_app *app, const char *why)
 	memset(&tot, 0, sizeof tot);
 	int frame = 0;
 	for (; frame < frames && !app->quit; ++frame) {
-		demo_frame(app, frame, &tot);
+		demo_frame(app, frame, true, &tot);
 		app->ui.fps = -1.0; // not drawn every frame: no frame rate to show
 		if (app->save_pending || frame + 1 == frames || app->quit) demo_draw_frame(&app->draw, &app->sim, &app->ui);
 		if (app->save_pending) {
@@ -515,8 +590,13 @@ static int demo_run_window(demo_app *app)
 	Uint64 last = SDL_GetPerformanceCounter();
 	double frame_us = 0.0;
 	int frame = 0;
+	int tick_ms = app->opt.tick_ms >= 0 ? app->opt.tick_ms : DEMO_DEFAULT_TICK_MS;
+	Uint64 per_tick = SDL_GetPerformanceFrequency() * (Uint64)tick_ms / 1000, next_tick = last;
 	for (; !app->quit && (app->opt.frames <= 0 || frame < app->opt.frames); ++frame) {
-		demo_frame(app, frame, &tot);
+		// The scene moves at its own pace; the collision step runs every frame.
+		bool move = SDL_GetPerformanceCounter() >= next_tick;
+		if (move) next_tick = SDL_GetPerformanceCounter() + per_tick;
+		demo_frame(app, frame, move, &tot);
 		demo_draw_frame(&app->draw, &app->sim, &app->ui);
 		if (app->save_pending) {
 			demo_save_shot(app);
