@@ -1,0 +1,544 @@
+// shapes.c: convex-region (frustum) queries, swept boxes, ray intersection
+// records and batched queries.
+//
+// Included after query.c, so it shares its helpers (ray_slab, clamp_point).
+// Like every query these only read the tree: any number may run at once.
+//
+// ## Convex regions and the leaves placement
+//
+// A box passes the plane test when, for every plane, its most positive vertex
+// is on the inner side. The test is monotone: a box that contains another
+// reaches at least as far along every normal (float products and sums round
+// monotonically), so a node whose bounds fail holds no passing item in loose
+// and tight placement, and those prune by every plane.
+//
+// The leaves placement cannot: an item there is cut into the leaves it
+// touches, and the test is not decomposable. An item may pass while every
+// piece fails, because each plane is met by a different piece (a box near a
+// corner of the region, outside it). What does decompose is one plane: the
+// item's most positive vertex for plane j lies in a leaf that reaches plane j,
+// as do all its ancestors. So leaves placement prunes by one key plane, the one
+// that cuts the most off the root cell, reports an item only from the leaf
+// owning its most positive vertex for that plane, and tests every plane on the
+// item itself. The answer is the same; the pruning is weaker.
+//
+// ## Sweeps
+//
+// A box moving along delta touches an item's box exactly when its min corner,
+// moving along the same ray, touches the item's box grown downwards by the
+// moving box's size (the Minkowski difference). A ray is the sweep of a box of
+// size 0, so ray records and box casts share one near-first traversal, the
+// same as ortN_tree_ray_cast's, with node bounds grown the same way (which
+// keeps the containment that makes pruning sound).
+#ifndef ORTHANT_DIM
+#error "compiled through dim2.c or dim3.c"
+#endif
+
+#include <float.h>
+
+typedef ORTHANT_NAME(plane) plane_t;
+typedef ORTHANT_NAME(ray_hit) ray_hit_t;
+
+// ---- planes -------------------------------------------------------------------
+
+/// The plane's value at the box's most positive vertex, summed left to right
+/// and the offset last, as docs/QUERIES.md writes it.
+static inline float plane_reach(const plane_t *pl, const float lo[DIM], const float hi[DIM])
+{
+	float s = pl->normal[0] * (pl->normal[0] >= 0.0f ? hi[0] : lo[0]);
+	for (int d = 1; d < DIM; ++d) s += pl->normal[d] * (pl->normal[d] >= 0.0f ? hi[d] : lo[d]);
+	return s + pl->offset;
+}
+
+/// Whether [lo, hi] passes every plane. For node bounds (`node_test`) a value
+/// that overflowed to NaN passes, so pruning stays conservative; an item's box
+/// must reach a number >= 0.
+static inline bool planes_pass(const plane_t *pl, int count, const float lo[DIM], const float hi[DIM],
+                               bool node_test)
+{
+	for (int i = 0; i < count; ++i) {
+		float v = plane_reach(&pl[i], lo, hi);
+		if (node_test ? v < 0.0f : !(v >= 0.0f)) return false;
+	}
+	return true;
+}
+
+/// The box's most positive vertex for the plane (its min corner without one).
+static inline void plane_vertex(const plane_t *pl, const box_t *b, float p[DIM])
+{
+	for (int d = 0; d < DIM; ++d) p[d] = pl && pl->normal[d] >= 0.0f ? b->max[d] : b->min[d];
+}
+
+/// The plane that leaves the smallest share of the root cell inside, the key
+/// of a leaves-placement walk; NULL without planes.
+static const plane_t *key_plane(const tree_t *t, const plane_t *pl, int count)
+{
+	const node *root = &t->nodes[t->root];
+	const plane_t *best = NULL;
+	float best_share = INFINITY;
+	for (int i = 0; i < count; ++i) {
+		plane_t neg = pl[i];
+		for (int d = 0; d < DIM; ++d) neg.normal[d] = -neg.normal[d];
+		float most = plane_reach(&pl[i], root->lo, root->hi);
+		float least = -plane_reach(&neg, root->lo, root->hi) + 2.0f * pl[i].offset;
+		float share = most <= 0.0f ? 0.0f : least >= 0.0f ? 1.0f : most / (most - least);
+		if (best == NULL || share < best_share) {
+			best = &pl[i];
+			best_share = share;
+		}
+	}
+	return best;
+}
+
+ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *planes, int count,
+                                           ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (!t || !fn || count < 0 || (count > 0 && !planes)) return ORT_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < count; ++i)
+		if (point_check(planes[i].normal) != ORT_OK || !isfinite(planes[i].offset)) return ORT_ERROR_INVALID_BOX;
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	const plane_t *key = leaves ? key_plane(t, planes, count) : NULL;
+	const plane_t *prune = leaves ? key : planes;
+	int nprune = leaves ? (key != NULL) : count;
+	node_stack s;
+	if (!stack_init(t, &s)) return ORT_ERROR_OUT_OF_MEMORY;
+	stack_push(&s, t->root);
+	while (s.top > 0) {
+		uint32_t ni = s.data[--s.top];
+		const node *n = &t->nodes[ni];
+		if (n->total == 0) continue;
+		float lo[DIM], hi[DIM];
+		node_bounds(t, n, lo, hi);
+		if (!planes_pass(prune, nprune, lo, hi, true)) continue;
+		ENTRY_LOOP(t, n, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			if (!planes_pass(planes, count, e->box.min, e->box.max, false)) continue;
+			if (leaves) {
+				float p[DIM];
+				plane_vertex(key, &e->box, p);
+				if (!leaf_owns(n, p)) continue;
+			}
+			if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
+				stack_free(t, &s);
+				return ORT_OK;
+			}
+		}
+		n = &t->nodes[ni]; // by index again: the callback may have had the pool grow
+		for (int c = 0; c < NCHILD; ++c)
+			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
+	}
+	stack_free(t, &s);
+	return ORT_OK;
+}
+
+/// Scale the plane to a unit normal; a zero normal is left as is.
+static void plane_normalise(plane_t *pl)
+{
+	float len2 = 0.0f;
+	for (int d = 0; d < DIM; ++d) len2 += pl->normal[d] * pl->normal[d];
+	if (!(len2 > 0.0f)) return;
+	float inv = 1.0f / sqrtf(len2);
+	for (int d = 0; d < DIM; ++d) pl->normal[d] *= inv;
+	pl->offset *= inv;
+}
+
+#if DIM == 3
+void ORTHANT_NAME(frustum_from_matrix)(const float m[16], plane_t out[6])
+{
+	// Plane k combines row 3 with row k / 2, added for even k, subtracted for odd.
+	for (int k = 0; k < 6; ++k) {
+		int r = k / 2;
+		float sign = k % 2 ? -1.0f : 1.0f;
+		for (int d = 0; d < 3; ++d) out[k].normal[d] = m[4 * d + 3] + sign * m[4 * d + r];
+		out[k].offset = m[15] + sign * m[12 + r];
+		plane_normalise(&out[k]);
+	}
+}
+#else
+ort_result ORTHANT_NAME(planes_from_polygon)(const float (*pts)[2], int n, plane_t *out)
+{
+	if (!pts || !out || n < 3) return ORT_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < n; ++i) {
+		const float *a = pts[i], *b = pts[(i + 1) % n];
+		if (point_check(a) != ORT_OK) return ORT_ERROR_INVALID_BOX;
+		float ex = b[0] - a[0], ey = b[1] - a[1];
+		if (!(ex * ex + ey * ey > 0.0f) || !isfinite(ex * ex + ey * ey)) return ORT_ERROR_INVALID_BOX;
+		out[i] = (plane_t){{-ey, ex}, 0.0f};
+		plane_normalise(&out[i]);
+		out[i].offset = -(out[i].normal[0] * a[0] + out[i].normal[1] * a[1]);
+	}
+	return ORT_OK;
+}
+#endif
+
+// ---- sweeps ---------------------------------------------------------------------
+
+/// Called for each entry a sweep touches, with its entry parameter; returns the
+/// parameter to clip to, with ortN_ray_fn's meaning.
+typedef float sweep_fn(void *ctx, const tree_t *t, const entry *e, float te);
+
+/// A sweep: the ray origin + t * dir, t in [0, max_t], against boxes grown
+/// downwards by size (all zero for a plain ray).
+typedef struct sweep {
+	float origin[DIM], dir[DIM], size[DIM];
+	float max_t;
+} sweep;
+
+static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], const float hi[DIM], float *enter)
+{
+	float grown[DIM];
+	for (int d = 0; d < DIM; ++d) grown[d] = lo[d] - w->size[d];
+	return ray_slab(w->origin, w->dir, tmax, grown, hi, enter);
+}
+
+/// Whether the sweep reaches the node, and where. Leaves placement widens the
+/// cell by a hair (as ray_cast does) so the leaf owning an item's contact point
+/// is reached even when that point rounds onto its face.
+static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
+{
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+		for (int d = 0; d < DIM; ++d) {
+			float m = (hi[d] - lo[d]) * 1e-5f;
+			lo[d] -= m;
+			hi[d] += m;
+		}
+	return sweep_hits(w, tmax, lo, hi, enter);
+}
+
+/// Every entry the sweep touches, each item once, children near-first, the
+/// segment clipped by what fn returns.
+static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
+	ray_node local[LOCAL_STACK];
+	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
+	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
+	size_t top = 0;
+	float tmax = w->max_t, enter;
+	if (sweep_node(t, w, tmax, &t->nodes[t->root], &enter)) stack[top++] = (ray_node){t->root, enter};
+	while (top > 0) {
+		ray_node rn = stack[--top];
+		const node *n = &t->nodes[rn.node];
+		if (rn.enter > tmax || n->total == 0) continue;
+		ENTRY_LOOP(t, n, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			float te;
+			if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
+			if (leaves) {
+				// The contact point: the moving min corner at te, pushed into the item.
+				float p[DIM];
+				for (int d = 0; d < DIM; ++d) p[d] = w->origin[d] + te * w->dir[d];
+				clamp_point(p, &e->box, p);
+				if (!leaf_owns(n, p)) continue;
+			}
+			float r = fn(ctx, t, e, te);
+			if (r < 0.0f || isnan(r)) continue;
+			if (r == 0.0f) goto done;
+			if (r < tmax) tmax = r;
+		}
+		n = &t->nodes[rn.node]; // by index again: the callback may have had the pool grow
+		// Children sorted farthest first, so the nearest is popped next.
+		ray_node kids[NCHILD];
+		int nk = 0;
+		for (int c = 0; c < NCHILD; ++c) {
+			uint32_t ci = n->child[c];
+			if (ci == NIL || t->nodes[ci].total == 0 || !sweep_node(t, w, tmax, &t->nodes[ci], &enter)) continue;
+			int j = nk++;
+			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
+			kids[j] = (ray_node){ci, enter};
+		}
+		for (int j = 0; j < nk; ++j) {
+			assert(top < cap);
+			stack[top++] = kids[j];
+		}
+	}
+done:
+	if (stack != local) query_free(t, stack, cap * sizeof *stack);
+	return ORT_OK;
+}
+
+/// ORT_OK when origin, dir and max_t make a segment ray_cast accepts.
+static ort_result ray_args_check(const float origin[DIM], const float dir[DIM], float max_t)
+{
+	if (!origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
+		return ORT_ERROR_INVALID_BOX;
+	return ORT_OK;
+}
+
+static void sweep_make(sweep *w, const float origin[DIM], const float dir[DIM], const float size[DIM], float max_t)
+{
+	for (int d = 0; d < DIM; ++d) {
+		w->origin[d] = origin[d];
+		w->dir[d] = dir[d];
+		w->size[d] = size ? size[d] : 0.0f;
+	}
+	w->max_t = max_t;
+}
+
+typedef struct box_cast_ctx {
+	ORTHANT_NAME(ray_fn) * fn;
+	void *ctx;
+} box_cast_ctx;
+
+static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te)
+{
+	box_cast_ctx *bc = ctx;
+	return bc->fn(bc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
+}
+
+ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float delta[DIM], float max_t,
+                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = ray_args_check(box.min, delta, max_t);
+	if (r != ORT_OK) return r;
+	if (box_check(&box) == ORT_ERROR_INVALID_BOX) return ORT_ERROR_INVALID_BOX;
+	float size[DIM];
+	for (int d = 0; d < DIM; ++d) size[d] = box.max[d] - box.min[d];
+	sweep w;
+	sweep_make(&w, box.min, delta, size, max_t);
+	box_cast_ctx bc = {fn, ctx};
+	return sweep_walk(t, &w, box_cast_visit, &bc);
+}
+
+// ---- ray records ----------------------------------------------------------------
+
+/// The record of a ray entering box b at te: the entered face's normal (the
+/// axis with the largest slab entry parameter >= 0, the first on a tie) and the
+/// point on the box.
+static void ray_record(const tree_t *t, const entry *e, const sweep *w, float te, ray_hit_t *h)
+{
+	const box_t *b = &e->box;
+	int axis = -1;
+	float best = 0.0f;
+	for (int d = 0; d < DIM; ++d) {
+		if (w->dir[d] == 0.0f) continue;
+		float a = (b->min[d] - w->origin[d]) / w->dir[d], c = (b->max[d] - w->origin[d]) / w->dir[d];
+		float in = a < c ? a : c;
+		if (in >= 0.0f && (axis < 0 || in > best)) {
+			axis = d;
+			best = in;
+		}
+	}
+	h->handle = make_handle(t, e->item);
+	h->user_data = t->items[e->item].user;
+	h->t = te;
+	for (int d = 0; d < DIM; ++d) {
+		h->point[d] = w->origin[d] + te * w->dir[d];
+		h->normal[d] = 0.0f;
+	}
+	clamp_point(h->point, b, h->point);
+	if (axis >= 0) {
+		h->point[axis] = w->dir[axis] > 0.0f ? b->min[axis] : b->max[axis];
+		h->normal[axis] = w->dir[axis] > 0.0f ? -1.0f : 1.0f;
+	}
+}
+
+/// Sorted order of hits: nearer first, then lower handle id.
+static inline bool hit_before(float ta, uint32_t ida, float tb, uint32_t idb)
+{
+	return ta < tb || (ta == tb && ida < idb);
+}
+
+typedef struct ray_first_ctx {
+	const entry *best;
+	float t;
+} ray_first_ctx;
+
+static float ray_first_visit(void *ctx, const tree_t *t, const entry *e, float te)
+{
+	(void)t;
+	ray_first_ctx *rf = ctx;
+	if (!rf->best || hit_before(te, e->item, rf->t, rf->best->item)) {
+		rf->best = e;
+		rf->t = te;
+	}
+	// Keep only hits at least as near, since a tie may have a lower id; 0 would
+	// stop the walk, so a nearest hit at 0 clips to the smallest float instead.
+	return rf->t > 0.0f ? rf->t : FLT_TRUE_MIN;
+}
+
+bool ORTHANT_NAME(tree_ray_first)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                  ray_hit_t *out)
+{
+	if (!t || !out || ray_args_check(origin, dir, max_t) != ORT_OK) return false;
+	sweep w;
+	sweep_make(&w, origin, dir, NULL, max_t);
+	ray_first_ctx rf = {NULL, 0.0f};
+	if (sweep_walk(t, &w, ray_first_visit, &rf) != ORT_OK || !rf.best) return false;
+	ray_record(t, rf.best, &w, rf.t, out);
+	return true;
+}
+
+/// The cap best hits so far, a max-heap on (t, id) in out while searching.
+typedef struct ray_all_ctx {
+	const sweep *w;
+	ray_hit_t *out;
+	int cap, n;
+	int64_t count;
+} ray_all_ctx;
+
+static inline bool hit_less(const ray_hit_t *a, const ray_hit_t *b)
+{
+	return hit_before(a->t, a->handle.id, b->t, b->handle.id);
+}
+
+/// Restore the max-heap below i in out[0..n).
+static void hit_sift_down(ray_hit_t *out, int n, int i)
+{
+	ray_hit_t v = out[i];
+	for (int c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && hit_less(&out[c], &out[c + 1])) c++;
+		if (!hit_less(&v, &out[c])) break;
+		out[i] = out[c];
+	}
+	out[i] = v;
+}
+
+static float ray_all_visit(void *ctx, const tree_t *t, const entry *e, float te)
+{
+	ray_all_ctx *ra = ctx;
+	ra->count++;
+	if (ra->n == ra->cap && (ra->n == 0 || !hit_before(te, e->item + 1, ra->out[0].t, ra->out[0].handle.id)))
+		return INFINITY;
+	ray_hit_t h;
+	ray_record(t, e, ra->w, te, &h);
+	if (ra->n < ra->cap) {
+		int i = ra->n++;
+		for (int p; i > 0 && hit_less(&ra->out[p = (i - 1) / 2], &h); i = p) ra->out[i] = ra->out[p];
+		ra->out[i] = h;
+	} else {
+		ra->out[0] = h;
+		hit_sift_down(ra->out, ra->n, 0);
+	}
+	return INFINITY;
+}
+
+ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                      ray_hit_t *out, int cap, int *count)
+{
+	if (count) *count = 0;
+	if (!t || !count || cap < 0 || (cap > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = ray_args_check(origin, dir, max_t);
+	if (r != ORT_OK) return r;
+	sweep w;
+	sweep_make(&w, origin, dir, NULL, max_t);
+	ray_all_ctx ra = {&w, out, cap, 0, 0};
+	r = sweep_walk(t, &w, ray_all_visit, &ra);
+	if (r != ORT_OK) return r;
+	// Heap to ascending order.
+	for (int m = ra.n; m > 1; --m) {
+		ray_hit_t x = out[0];
+		out[0] = out[m - 1];
+		out[m - 1] = x;
+		hit_sift_down(out, m - 1, 0);
+	}
+	*count = ra.count > INT32_MAX ? INT32_MAX : (int)ra.count;
+	return ORT_OK;
+}
+
+// ---- batches ----------------------------------------------------------------------
+
+/// Hits of a batch: written while their position is below cap, always counted.
+typedef struct batch {
+	ort_handle *out;
+	int64_t cap, n;
+} batch;
+
+static bool batch_put(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	batch *b = ctx;
+	if (b->n < b->cap) b->out[b->n] = h;
+	b->n++;
+	return true;
+}
+
+/// Close row i at position n (offsets[i + 1] = n); false when n outgrows an int.
+static bool batch_row(int *offsets, int i, int64_t n)
+{
+	offsets[i + 1] = n > INT32_MAX ? INT32_MAX : (int)n;
+	return n <= INT32_MAX;
+}
+
+static ort_result batch_end(int64_t n, int64_t cap, int *total)
+{
+	*total = n > INT32_MAX ? INT32_MAX : (int)n;
+	return n > cap ? ORT_ERROR_CAPACITY : ORT_OK;
+}
+
+static bool batch_args_ok(const tree_t *t, const void *queries, int nq, const void *out, int out_cap,
+                          const int *offsets, const int *total)
+{
+	return t && nq >= 0 && (nq == 0 || queries) && out_cap >= 0 && (out_cap == 0 || out) && offsets && total;
+}
+
+/// Box rows when boxes is set, else point rows. Every query is checked first,
+/// so an invalid one leaves out, offsets and *total untouched.
+static ort_result batch_regions(const tree_t *t, const box_t *boxes, const float (*points)[DIM], int nq,
+                                ort_handle *out, int out_cap, int *offsets, int *total)
+{
+	if (!batch_args_ok(t, boxes ? (const void *)boxes : (const void *)points, nq, out, out_cap, offsets, total))
+		return ORT_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < nq; ++i) {
+		if (!boxes) {
+			if (point_check(points[i]) != ORT_OK) return ORT_ERROR_INVALID_BOX;
+			continue;
+		}
+		for (int d = 0; d < DIM; ++d)
+			if (isnan(boxes[i].min[d]) || isnan(boxes[i].max[d]) || !(boxes[i].min[d] <= boxes[i].max[d]))
+				return ORT_ERROR_INVALID_BOX;
+	}
+	batch b = {out, out_cap, 0};
+	offsets[0] = 0;
+	for (int i = 0; i < nq; ++i) {
+		ort_result r = boxes ? ORTHANT_NAME(tree_query_box)(t, boxes[i], batch_put, &b)
+		                     : ORTHANT_NAME(tree_query_point)(t, points[i], batch_put, &b);
+		if (r != ORT_OK) return r;
+		if (!batch_row(offsets, i, b.n)) return ORT_ERROR_CAPACITY;
+	}
+	return batch_end(b.n, out_cap, total);
+}
+
+ort_result ORTHANT_NAME(tree_query_boxes)(const tree_t *t, const box_t *queries, int nq, ort_handle *out,
+                                          int out_cap, int *offsets, int *total)
+{
+	return batch_regions(t, queries, NULL, nq, out, out_cap, offsets, total);
+}
+
+ort_result ORTHANT_NAME(tree_query_points)(const tree_t *t, const float (*points)[DIM], int np, ort_handle *out,
+                                           int out_cap, int *offsets, int *total)
+{
+	return batch_regions(t, NULL, points, np, out, out_cap, offsets, total);
+}
+
+ort_result ORTHANT_NAME(tree_query_rays)(const tree_t *t, const float (*origins)[DIM], const float (*dirs)[DIM],
+                                         const float *max_t, int nr, ray_hit_t *out, int out_cap, int *offsets,
+                                         int *total)
+{
+	if (!batch_args_ok(t, origins, nr, out, out_cap, offsets, total) || (nr > 0 && (!dirs || !max_t)))
+		return ORT_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < nr; ++i) {
+		ort_result r = ray_args_check(origins[i], dirs[i], max_t[i]);
+		if (r != ORT_OK) return r;
+	}
+	int64_t n = 0;
+	offsets[0] = 0;
+	for (int i = 0; i < nr; ++i) {
+		int64_t room = out_cap > n ? out_cap - n : 0;
+		int cap = room > INT32_MAX ? INT32_MAX : (int)room, count;
+		ort_result r = ORTHANT_NAME(tree_ray_all)(t, origins[i], dirs[i], max_t[i], cap ? out + n : NULL, cap, &count);
+		if (r != ORT_OK) return r;
+		n += count;
+		if (!batch_row(offsets, i, n)) return ORT_ERROR_CAPACITY;
+	}
+	return batch_end(n, out_cap, total);
+}

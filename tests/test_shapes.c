@@ -1,0 +1,683 @@
+// test_shapes.c: convex-region (plane) queries, box casts, ray records and
+// batched queries against brute force, for one dimension (compiled for 2D and
+// 3D), every placement, on random and lattice scenes whose faces lie on the
+// tree's split lines, with queries that touch items exactly at faces, edges
+// and corners. The brute force follows docs/QUERIES.md, written out here
+// independently of src/shapes.c.
+#include "testutil.h"
+
+typedef TU(plane) plane_t;
+typedef TU(ray_hit) hit_t;
+
+// ---- scenes -------------------------------------------------------------------
+
+typedef enum scene_kind {
+	SK_RANDOM,
+	SK_LATTICE,  ///< faces on the lines 1000 * k / 2^level: the region's split lines
+	SK_POINTS,   ///< zero-size boxes on a coarse lattice, many coinciding
+	SK_TOUCHING, ///< a grid of boxes sharing faces
+	SK_HUGE,     ///< a few huge boxes among small ones
+	SK_COUNT
+} scene_kind;
+
+static const char *scene_names[SK_COUNT] = {"random", "lattice", "points", "touching", "huge"};
+
+/// A coordinate on the lattice of step 1000 / 2^level, level in [1, 6].
+static float lattice(tu_rng *r)
+{
+	float step = 1000.0f / (float)(1 << tu_int(r, 1, 6));
+	return step * (float)tu_int(r, 0, (int)(1000.0f / step));
+}
+
+static box_t scene_box(scene_kind kind, tu_rng *r, int i)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		float lo, side;
+		switch (kind) {
+		case SK_LATTICE:
+			lo = lattice(r);
+			side = tu_int(r, 0, 3) == 0 ? 0.0f : lattice(r) * 0.25f;
+			break;
+		case SK_POINTS:
+			lo = 125.0f * (float)tu_int(r, 0, 8);
+			side = 0.0f;
+			break;
+		case SK_TOUCHING: {
+			int cell = i, side_n = DIM == 2 ? 12 : 6;
+			for (int k = 0; k < d; ++k) cell /= side_n;
+			lo = 80.0f * (float)(cell % side_n);
+			side = 80.0f;
+			break;
+		}
+		case SK_HUGE:
+			lo = tu_float(r, -100, 1000);
+			side = i % 50 == 0 ? 900.0f : tu_float(r, 0, 8);
+			break;
+		default:
+			lo = tu_float(r, 0, 1000);
+			side = tu_float(r, 0, 60);
+		}
+		b.min[d] = lo;
+		b.max[d] = lo + side;
+	}
+	return b;
+}
+
+typedef struct fixture {
+	tree_t *tree;
+	model m;
+} fixture;
+
+static void fixture_make(fixture *f, ort_placement placement, scene_kind kind, int n, uint64_t seed)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = 8;
+	if (kind == SK_LATTICE) {
+		for (int d = 0; d < DIM; ++d) {
+			def.region.min[d] = 0;
+			def.region.max[d] = 1024;
+		}
+		def.use_region = true;
+	}
+	assert_int_equal(TU(tree_create)(&def, &f->tree), ORT_OK);
+	tu_model_init(&f->m, n);
+	tu_rng r = tu_rng_make(seed);
+	for (int i = 0; i < n; ++i) {
+		box_t b = scene_box(kind, &r, i);
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(f->tree, b, NULL, &h), ORT_OK);
+		tu_model_add(&f->m, h, b);
+	}
+	tu_check_valid(f->tree);
+}
+
+static void fixture_free(fixture *f)
+{
+	TU(tree_destroy)(f->tree);
+	tu_model_free(&f->m);
+}
+
+/// A point of an item's box: a corner, a face centre or the centre.
+static void item_point(const model *m, tu_rng *r, float p[DIM])
+{
+	const box_t *b = &m->box[tu_int(r, 0, m->n - 1)];
+	for (int d = 0; d < DIM; ++d) {
+		int k = tu_int(r, 0, 2);
+		p[d] = k == 0 ? b->min[d] : k == 1 ? b->max[d] : (b->min[d] + b->max[d]) * 0.5f;
+	}
+}
+
+// ---- planes ----------------------------------------------------------------------
+
+/// docs/QUERIES.md: the plane at the most positive vertex, left to right, offset last.
+static bool oracle_planes(const plane_t *pl, int count, const box_t *b)
+{
+	for (int i = 0; i < count; ++i) {
+		float s = 0;
+		for (int d = 0; d < DIM; ++d) {
+			float v = pl[i].normal[d] * (pl[i].normal[d] >= 0 ? b->max[d] : b->min[d]);
+			s = d == 0 ? v : s + v;
+		}
+		if (!(s + pl[i].offset >= 0)) return false;
+	}
+	return true;
+}
+
+static void check_planes(const tree_t *t, const model *m, const plane_t *pl, int count)
+{
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_query_planes)(t, pl, count, tu_collect, &got), ORT_OK);
+	for (int i = 0; i < m->n; ++i)
+		if (oracle_planes(pl, count, &m->box[i])) tu_push(&want, tu_key(m->handle[i]));
+	tu_expect_same(&got, &want, "planes");
+}
+
+/// A plane through the point p with a random normal (some axis-aligned);
+/// p gives exactly 0 when it is the box's most positive vertex.
+static plane_t plane_through(tu_rng *r, const float p[DIM])
+{
+	plane_t pl;
+	int axis = tu_int(r, -DIM, DIM - 1);
+	for (int d = 0; d < DIM; ++d) pl.normal[d] = axis >= 0 ? (d == axis ? 1.0f : 0.0f) : tu_float(r, -1, 1);
+	if (tu_int(r, 0, 1)) {
+		for (int d = 0; d < DIM; ++d) pl.normal[d] = -pl.normal[d];
+	}
+	float s = 0;
+	for (int d = 0; d < DIM; ++d) s = d == 0 ? pl.normal[0] * p[0] : s + pl.normal[d] * p[d];
+	pl.offset = -s;
+	return pl;
+}
+
+#if DIM == 3
+/// A column-major view-projection (OpenGL perspective * look-at).
+static void view_projection(const float eye[3], const float at[3], float fovy, float near, float far, float out[16])
+{
+	float f[3], s[3], u[3], up[3] = {0, 0, 1};
+	float len = 0;
+	for (int d = 0; d < 3; ++d) f[d] = at[d] - eye[d], len += f[d] * f[d];
+	for (int d = 0; d < 3; ++d) f[d] /= sqrtf(len);
+	if (fabsf(f[2]) > 0.99f) up[0] = 1, up[2] = 0;
+	s[0] = f[1] * up[2] - f[2] * up[1], s[1] = f[2] * up[0] - f[0] * up[2], s[2] = f[0] * up[1] - f[1] * up[0];
+	len = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+	for (int d = 0; d < 3; ++d) s[d] /= len;
+	u[0] = s[1] * f[2] - s[2] * f[1], u[1] = s[2] * f[0] - s[0] * f[2], u[2] = s[0] * f[1] - s[1] * f[0];
+	float view[16] = {s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0, 0, 0, 0, 1};
+	for (int d = 0; d < 3; ++d) {
+		view[12] -= s[d] * eye[d];
+		view[13] -= u[d] * eye[d];
+		view[14] += f[d] * eye[d];
+	}
+	float g = 1.0f / tanf(fovy * 0.5f);
+	float proj[16] = {g, 0, 0, 0, 0, g, 0, 0, 0, 0, (far + near) / (near - far), -1, 0, 0,
+	                  2 * far * near / (near - far), 0};
+	for (int c = 0; c < 4; ++c)
+		for (int row = 0; row < 4; ++row) {
+			float v = 0;
+			for (int k = 0; k < 4; ++k) v += proj[k * 4 + row] * view[c * 4 + k];
+			out[c * 4 + row] = v;
+		}
+}
+
+/// A camera's view: the frustum of a random perspective camera.
+static int camera_planes(tu_rng *r, const model *m, plane_t *pl)
+{
+	(void)m;
+	float eye[3], at[3], mat[16];
+	for (int d = 0; d < 3; ++d) eye[d] = tu_float(r, -300, 1300), at[d] = tu_float(r, 0, 1000);
+	view_projection(eye, at, tu_float(r, 0.3f, 2.0f), tu_float(r, 0.5f, 50), tu_float(r, 100, 3000), mat);
+	TU(frustum_from_matrix)(mat, pl);
+	return 6;
+}
+#else
+/// A camera's view: a random convex polygon, half the time with a vertex at
+/// an item's corner; 0 if it came out degenerate.
+static int camera_planes(tu_rng *r, const model *m, plane_t *pl)
+{
+	int n = tu_int(r, 3, 7);
+	float pts[8][2], c[2] = {tu_float(r, 0, 1000), tu_float(r, 0, 1000)}, radius = tu_float(r, 5, 500);
+	float angle = tu_float(r, 0, 1);
+	for (int i = 0; i < n; ++i) {
+		angle += tu_float(r, 0.2f, 6.2831853f / (float)n);
+		pts[i][0] = c[0] + radius * cosf(angle);
+		pts[i][1] = c[1] + radius * sinf(angle);
+	}
+	if (tu_int(r, 0, 1)) item_point(m, r, pts[0]);
+	return TU(planes_from_polygon)((const float(*)[2])pts, n, pl) == ORT_OK ? n : 0;
+}
+#endif
+
+/// A random region: a camera's view, or planes through item corners.
+static int random_planes(tu_rng *r, const model *m, plane_t *pl)
+{
+	int count = tu_int(r, 0, 2) > 0 ? camera_planes(r, m, pl) : 0;
+	if (count > 0) return count;
+	count = tu_int(r, 1, 6);
+	for (int i = 0; i < count; ++i) {
+		float p[DIM];
+		item_point(m, r, p);
+		pl[i] = plane_through(r, p);
+	}
+	return count;
+}
+
+// ---- sweeps and rays -------------------------------------------------------------
+
+/// docs/QUERIES.md: a box cast is a ray from box.min against items grown down by its size.
+static bool oracle_box_cast(const box_t *moving, const float delta[DIM], float tmax, const box_t *item, float *t)
+{
+	box_t grown = *item;
+	for (int d = 0; d < DIM; ++d) grown.min[d] = item->min[d] - (moving->max[d] - moving->min[d]);
+	return tu_ray_hit(moving->min, delta, tmax, &grown, t);
+}
+
+typedef struct cast_hits {
+	tu_list keys;
+	float *t; ///< by handle id
+	float nearest;
+	bool clip;
+} cast_hits;
+
+static float cast_collect(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)user;
+	cast_hits *c = ctx;
+	tu_push(&c->keys, tu_key(h));
+	c->t[h.id] = t;
+	if (t < c->nearest) c->nearest = t;
+	return c->clip ? t : INFINITY;
+}
+
+static void check_box_cast(const tree_t *t, const model *m, box_t box, const float delta[DIM], float tmax)
+{
+	uint32_t ids = 0;
+	for (int i = 0; i < m->n; ++i) ids = m->handle[i].id > ids ? m->handle[i].id : ids;
+	cast_hits all = {{0}, malloc((ids + 1) * sizeof(float)), INFINITY, false};
+	for (uint32_t i = 0; i <= ids; ++i) all.t[i] = NAN;
+	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, cast_collect, &all), ORT_OK);
+	tu_list want = {0};
+	float best = INFINITY;
+	for (int i = 0; i < m->n; ++i) {
+		float te;
+		if (!oracle_box_cast(&box, delta, tmax, &m->box[i], &te)) continue;
+		tu_push(&want, tu_key(m->handle[i]));
+		if (te < best) best = te;
+		// Only reported ids are compared: a missing one fails the set check below.
+		if (!isnan(all.t[m->handle[i].id]) && all.t[m->handle[i].id] != te)
+			TU_FAIL("box cast: id %u at t %g, brute force %g\n", m->handle[i].id, (double)all.t[m->handle[i].id],
+			        (double)te);
+	}
+	tu_expect_same(&all.keys, &want, "box cast");
+	if (all.nearest != best) TU_FAIL("box cast: nearest %g, brute force %g\n", (double)all.nearest, (double)best);
+	cast_hits near = {{0}, all.t, INFINITY, true};
+	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, cast_collect, &near), ORT_OK);
+	if (near.nearest != best)
+		TU_FAIL("box cast (clipped): nearest %g, brute force %g\n", (double)near.nearest, (double)best);
+	free(near.keys.v);
+	free(all.t);
+}
+
+/// docs/QUERIES.md: the record of a ray entering b at t.
+static hit_t oracle_record(const model *m, int i, const float o[DIM], const float dir[DIM], float t)
+{
+	const box_t *b = &m->box[i];
+	hit_t h = {m->handle[i], NULL, t, {0}, {0}};
+	int axis = -1;
+	float best = 0;
+	for (int d = 0; d < DIM; ++d) {
+		if (dir[d] == 0) continue;
+		float a = (b->min[d] - o[d]) / dir[d], c = (b->max[d] - o[d]) / dir[d];
+		float enter = a < c ? a : c;
+		if (enter >= 0 && (axis < 0 || enter > best)) axis = d, best = enter;
+	}
+	for (int d = 0; d < DIM; ++d) {
+		float p = o[d] + t * dir[d];
+		h.point[d] = p < b->min[d] ? b->min[d] : p > b->max[d] ? b->max[d] : p;
+	}
+	if (axis >= 0) {
+		h.point[axis] = dir[axis] > 0 ? b->min[axis] : b->max[axis];
+		h.normal[axis] = dir[axis] > 0 ? -1.0f : 1.0f;
+	}
+	return h;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const hit_t *x = a, *y = b;
+	if (x->t != y->t) return x->t < y->t ? -1 : 1;
+	return x->handle.id < y->handle.id ? -1 : x->handle.id > y->handle.id;
+}
+
+/// Every hit of the ray, sorted; returns how many.
+static int oracle_ray_all(const model *m, const float o[DIM], const float dir[DIM], float tmax, hit_t *out)
+{
+	int n = 0;
+	for (int i = 0; i < m->n; ++i) {
+		float t;
+		if (tu_ray_hit(o, dir, tmax, &m->box[i], &t)) out[n++] = oracle_record(m, i, o, dir, t);
+	}
+	qsort(out, (size_t)n, sizeof *out, cmp_hit);
+	return n;
+}
+
+static void expect_hit(const hit_t *got, const hit_t *want, const char *what, int k)
+{
+	if (!ort_handle_equal(got->handle, want->handle) || got->t != want->t)
+		TU_FAIL("%s #%d: id %u at t %g, brute force id %u at t %g\n", what, k, got->handle.id, (double)got->t,
+		        want->handle.id, (double)want->t);
+	for (int d = 0; d < DIM; ++d)
+		if (got->point[d] != want->point[d] || got->normal[d] != want->normal[d])
+			TU_FAIL("%s #%d: id %u point/normal differ on axis %d (%g/%g, brute force %g/%g)\n", what, k,
+			        got->handle.id, d, (double)got->point[d], (double)got->normal[d], (double)want->point[d],
+			        (double)want->normal[d]);
+}
+
+static void check_ray_records(const tree_t *t, const model *m, const float o[DIM], const float dir[DIM],
+                              float tmax, tu_rng *r)
+{
+	hit_t *want = malloc(sizeof *want * (size_t)(m->n + 1));
+	hit_t *got = malloc(sizeof *got * (size_t)(m->n + 1));
+	int n = oracle_ray_all(m, o, dir, tmax, want);
+	hit_t first;
+	bool found = TU(tree_ray_first)(t, o, dir, tmax, &first);
+	if (found != (n > 0)) TU_FAIL("ray_first: found %d, brute force %d hits\n", found, n);
+	if (found) expect_hit(&first, &want[0], "ray_first", 0);
+	// Every hit, then a cap below the count: the first cap of the same order.
+	int caps[3] = {m->n + 1, n / 2, tu_int(r, 0, 3)};
+	for (int c = 0; c < 3; ++c) {
+		int count = -1;
+		assert_int_equal(TU(tree_ray_all)(t, o, dir, tmax, got, caps[c], &count), ORT_OK);
+		if (count != n) TU_FAIL("ray_all: %d hits, brute force %d\n", count, n);
+		for (int k = 0; k < n && k < caps[c]; ++k) expect_hit(&got[k], &want[k], "ray_all", k);
+	}
+	free(want);
+	free(got);
+}
+
+/// A random segment: through the scene, along an item's edge, axis-parallel,
+/// from inside an item, grazing a face, through a corner, or of length 0.
+static void random_ray(tu_rng *r, const model *m, float o[DIM], float dir[DIM], float *tmax)
+{
+	const box_t *b = &m->box[tu_int(r, 0, m->n - 1)];
+	int axis = tu_int(r, 0, DIM - 1);
+	for (int d = 0; d < DIM; ++d) {
+		o[d] = tu_float(r, -100, 1100);
+		dir[d] = tu_float(r, -1, 1);
+	}
+	*tmax = tu_int(r, 0, 3) == 0 ? INFINITY : tu_float(r, 0, 2000);
+	switch (tu_int(r, 0, 6)) {
+	case 0: // along an edge: every other axis on the box's min face
+		for (int d = 0; d < DIM; ++d) {
+			o[d] = d == axis ? b->min[d] - 50.0f : b->min[d];
+			dir[d] = d == axis ? 1.0f : 0.0f;
+		}
+		break;
+	case 1: // axis-parallel
+		for (int d = 0; d < DIM; ++d) dir[d] = d == axis ? (tu_int(r, 0, 1) ? 1.0f : -2.0f) : 0.0f;
+		break;
+	case 2: // from inside
+		for (int d = 0; d < DIM; ++d) o[d] = (b->min[d] + b->max[d]) * 0.5f;
+		break;
+	case 3: // grazing: in the plane of a face, moving along it
+		o[axis] = b->max[axis];
+		dir[axis] = 0.0f;
+		break;
+	case 4: // diagonally into a corner: every axis enters at t = 8 at once
+		for (int d = 0; d < DIM; ++d) {
+			o[d] = b->min[d] - 8.0f;
+			dir[d] = 1.0f;
+		}
+		break;
+	case 5: // length 0
+		*tmax = 0.0f;
+		if (tu_int(r, 0, 1))
+			for (int d = 0; d < DIM; ++d) o[d] = b->max[d];
+		break;
+	default: break;
+	}
+}
+
+// ---- batches -----------------------------------------------------------------------
+
+/// Row i of a batch against the brute force hits of query box q.
+static void expect_row(const model *m, const box_t *q, const ort_handle *row, int n)
+{
+	tu_list got = {0}, want = {0};
+	for (int k = 0; k < n; ++k) tu_push(&got, tu_key(row[k]));
+	for (int i = 0; i < m->n; ++i)
+		if (tu_overlap(&m->box[i], q)) tu_push(&want, tu_key(m->handle[i]));
+	tu_expect_same(&got, &want, "batch row");
+}
+
+static void check_batches(const tree_t *t, const model *m, tu_rng *r)
+{
+	enum { NQ = 24 };
+	box_t q[NQ];
+	float pts[NQ][DIM], origins[NQ][DIM], dirs[NQ][DIM], tmax[NQ];
+	for (int i = 0; i < NQ; ++i) {
+		item_point(m, r, pts[i]);
+		q[i] = scene_box(SK_RANDOM, r, i);
+		if (i % 3 == 0) q[i] = m->box[tu_int(r, 0, m->n - 1)];
+		random_ray(r, m, origins[i], dirs[i], &tmax[i]);
+	}
+	int offsets[NQ + 1], total = -1, cap = m->n * NQ + 1;
+	ort_handle *out = malloc(sizeof *out * (size_t)cap);
+	// Boxes and points with room for everything: each row is the query's answer.
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, out, cap, offsets, &total), ORT_OK);
+	assert_int_equal(offsets[0], 0);
+	assert_int_equal(offsets[NQ], total);
+	for (int i = 0; i < NQ; ++i) expect_row(m, &q[i], out + offsets[i], offsets[i + 1] - offsets[i]);
+	assert_int_equal(TU(tree_query_points)(t, (const float(*)[DIM])pts, NQ, out, cap, offsets, &total), ORT_OK);
+	for (int i = 0; i < NQ; ++i) {
+		box_t p;
+		memcpy(p.min, pts[i], sizeof p.min);
+		memcpy(p.max, pts[i], sizeof p.max);
+		expect_row(m, &p, out + offsets[i], offsets[i + 1] - offsets[i]);
+	}
+	// Too small: the same offsets and total, ORT_ERROR_CAPACITY, and out holds
+	// exactly the prefix of the full answer.
+	int full_offsets[NQ + 1], full_total;
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, out, cap, full_offsets, &full_total), ORT_OK);
+	int small = full_total / 2;
+	ort_handle *part = malloc(sizeof *part * (size_t)(small + 1));
+	ort_result want_r = small < full_total ? ORT_ERROR_CAPACITY : ORT_OK;
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, part, small, offsets, &total), want_r);
+	assert_int_equal(total, full_total);
+	assert_memory_equal(offsets, full_offsets, sizeof offsets);
+	for (int k = 0; k < small; ++k) assert_true(ort_handle_equal(part[k], out[k]));
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, NULL, 0, offsets, &total),
+	                 full_total ? ORT_ERROR_CAPACITY : ORT_OK);
+	assert_int_equal(total, full_total);
+	free(part);
+	// Rays: each row is that ray's ray_all, sorted.
+	hit_t *hits = malloc(sizeof *hits * (size_t)cap), *want = malloc(sizeof *want * (size_t)(m->n + 1));
+	assert_int_equal(TU(tree_query_rays)(t, (const float(*)[DIM])origins, (const float(*)[DIM])dirs, tmax, NQ, hits,
+	                                     cap, offsets, &total),
+	                 ORT_OK);
+	assert_int_equal(offsets[NQ], total);
+	for (int i = 0; i < NQ; ++i) {
+		int n = oracle_ray_all(m, origins[i], dirs[i], tmax[i], want);
+		assert_int_equal(offsets[i + 1] - offsets[i], n);
+		for (int k = 0; k < n; ++k) expect_hit(&hits[offsets[i] + k], &want[k], "ray batch", k);
+	}
+	free(hits);
+	free(want);
+	free(out);
+}
+
+// ---- the scenes, every placement ----------------------------------------------------
+
+static void check_scene(const tree_t *t, const model *m, tu_rng *r, int rounds)
+{
+	for (int q = 0; q < rounds; ++q) {
+		plane_t pl[8];
+		int count = random_planes(r, m, pl);
+		check_planes(t, m, pl, count);
+		float o[DIM], dir[DIM], tmax;
+		random_ray(r, m, o, dir, &tmax);
+		check_ray_records(t, m, o, dir, tmax, r);
+		box_t moving = scene_box(SK_RANDOM, r, q);
+		if (q % 3 == 0) moving = m->box[tu_int(r, 0, m->n - 1)];
+		check_box_cast(t, m, moving, dir, tmax);
+		// A box cast is a ray cast when the box is a point.
+		box_t point;
+		memcpy(point.min, o, sizeof point.min);
+		memcpy(point.max, o, sizeof point.max);
+		check_box_cast(t, m, point, dir, tmax);
+	}
+	check_planes(t, m, NULL, 0);
+	check_batches(t, m, r);
+}
+
+static void scenes(ort_placement placement)
+{
+	for (int kind = 0; kind < SK_COUNT; ++kind) {
+		fixture f;
+		fixture_make(&f, placement, (scene_kind)kind, 400, 40u + (unsigned)kind);
+		tu_rng r = tu_rng_make(90u + (unsigned)kind);
+		TU_CONTEXT("scene %s, placement %s", scene_names[kind], ort_placement_string(placement));
+		check_scene(f.tree, &f.m, &r, 60);
+		// Move a third of the items (some far) and ask again.
+		for (int i = 0; i < f.m.n; i += 3) {
+			box_t b = f.m.box[i];
+			float step = i % 10 == 0 ? 400.0f : 10.0f;
+			for (int d = 0; d < DIM; ++d) {
+				float v = kind == SK_LATTICE ? 62.5f * (float)tu_int(&r, -2, 2) : tu_float(&r, -step, step);
+				b.min[d] += v;
+				b.max[d] += v;
+			}
+			assert_int_equal(TU(tree_move)(f.tree, f.m.handle[i], b), ORT_OK);
+			f.m.box[i] = b;
+		}
+		tu_check_valid(f.tree);
+		check_scene(f.tree, &f.m, &r, 30);
+		fixture_free(&f);
+	}
+}
+
+static void test_loose(void **s) { (void)s, scenes(ORT_PLACEMENT_LOOSE); }
+static void test_tight(void **s) { (void)s, scenes(ORT_PLACEMENT_TIGHT); }
+static void test_leaves(void **s) { (void)s, scenes(ORT_PLACEMENT_LEAVES); }
+
+// ---- exact cases ----------------------------------------------------------------------
+
+static box_t unit_box(float lo, float hi)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) b.min[d] = lo, b.max[d] = hi;
+	return b;
+}
+
+/// Planes built from a matrix or polygon: a corner on the boundary counts.
+static void test_plane_builders(void **state)
+{
+	(void)state;
+	plane_t pl[6];
+#if DIM == 3
+	// The identity matrix: the clip cube itself, x, y, z in [-1, 1].
+	float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	TU(frustum_from_matrix)(id, pl);
+	const float want[6][4] = {{1, 0, 0, 1}, {-1, 0, 0, 1}, {0, 1, 0, 1}, {0, -1, 0, 1}, {0, 0, 1, 1}, {0, 0, -1, 1}};
+	for (int k = 0; k < 6; ++k) {
+		for (int d = 0; d < 3; ++d) assert_true(pl[k].normal[d] == want[k][d]);
+		assert_true(pl[k].offset == want[k][3]);
+	}
+	int count = 6;
+#else
+	const float square[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
+	assert_int_equal(TU(planes_from_polygon)(square, 4, pl), ORT_OK);
+	int count = 4;
+	const float line[2][2] = {{0, 0}, {1, 1}};
+	assert_int_equal(TU(planes_from_polygon)(line, 2, pl + 4), ORT_ERROR_INVALID_ARGUMENT);
+	const float dup[3][2] = {{0, 0}, {0, 0}, {1, 1}};
+	assert_int_equal(TU(planes_from_polygon)(dup, 3, pl + 4), ORT_ERROR_INVALID_BOX);
+#endif
+	// Boxes touching the region at a corner, at a face, just outside, inside.
+	fixture f;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		fixture_make(&f, (ort_placement)p, SK_RANDOM, 0, 1);
+		box_t boxes[5] = {unit_box(1, 2), unit_box(-3, -1), unit_box(1.0001f, 2), unit_box(-0.5f, 0.5f),
+		                  unit_box(-5, 5)};
+		boxes[1].max[0] = 0;
+		for (int i = 0; i < 5; ++i) {
+			ort_handle h;
+			assert_int_equal(TU(tree_insert)(f.tree, boxes[i], NULL, &h), ORT_OK);
+			tu_model_add(&f.m, h, boxes[i]);
+		}
+		tu_list got = {0};
+		assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, tu_collect, &got), ORT_OK);
+		assert_int_equal(got.n, 4); // all but the one 0.0001 outside
+		free(got.v);
+		check_planes(f.tree, &f.m, pl, count);
+		assert_int_equal(TU(tree_query_planes)(f.tree, pl, -1, tu_collect, &got), ORT_ERROR_INVALID_ARGUMENT);
+		plane_t bad = pl[0];
+		bad.offset = NAN;
+		assert_int_equal(TU(tree_query_planes)(f.tree, &bad, 1, tu_collect, &got), ORT_ERROR_INVALID_BOX);
+		fixture_free(&f);
+	}
+}
+
+/// Records at faces, edges and corners, from inside, and of length 0.
+/// A tree of the placement holding the one box [10, 20] on every axis, among
+/// far-away boxes that make the tree split.
+static void one_box(fixture *f, ort_placement placement)
+{
+	fixture_make(f, placement, SK_RANDOM, 0, 1);
+	for (int i = 0; i < 40; ++i) {
+		box_t b = i == 0 ? unit_box(10, 20) : unit_box(100.0f + 7.0f * (float)i, 104.0f + 7.0f * (float)i);
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(f->tree, b, NULL, &h), ORT_OK);
+	}
+}
+
+static void ray_records_exact(ort_placement placement)
+{
+	fixture f;
+	one_box(&f, placement);
+	hit_t hit;
+	float o[DIM], dir[DIM];
+	// Diagonally into the corner: every axis enters at t = 5; axis 0 wins the tie.
+	for (int d = 0; d < DIM; ++d) o[d] = 5, dir[d] = 1;
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(hit.t == 5.0f && hit.normal[0] == -1.0f && hit.normal[1] == 0.0f);
+	for (int d = 0; d < DIM; ++d) assert_true(hit.point[d] == 10.0f);
+	// From inside: t 0, zero normal, the origin itself.
+	for (int d = 0; d < DIM; ++d) o[d] = 15;
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(hit.t == 0.0f && hit.normal[0] == 0.0f && hit.point[0] == 15.0f);
+	// Along the top edge from outside, negative direction: enters the max face.
+	for (int d = 0; d < DIM; ++d) o[d] = 20, dir[d] = 0;
+	o[0] = 30, dir[0] = -2;
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(hit.t == 5.0f && hit.normal[0] == 1.0f && hit.point[0] == 20.0f);
+	// Too short by a hair, and of length 0 outside and on the surface.
+	assert_false(TU(tree_ray_first)(f.tree, o, dir, 4.999f, &hit));
+	assert_false(TU(tree_ray_first)(f.tree, o, dir, 0.0f, &hit));
+	o[0] = 20;
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, 0.0f, &hit));
+	assert_true(hit.t == 0.0f && hit.normal[0] == 1.0f);
+	// Leaving from a face: touching at t 0 but not entering, so zero normal.
+	dir[0] = 1;
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, 1.0f, &hit));
+	assert_true(hit.t == 0.0f && hit.normal[0] == 0.0f);
+	int count;
+	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, 1.0f, NULL, 0, &count), ORT_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, NAN, NULL, 0, &count), ORT_ERROR_INVALID_BOX);
+	fixture_free(&f);
+}
+
+/// A box cast grazing a face, touching at a corner, and starting in contact.
+static void box_cast_exact(ort_placement placement)
+{
+	fixture f;
+	one_box(&f, placement);
+	float delta[DIM] = {0};
+	delta[0] = 1;
+	// Slides along the min face from below on every other axis: touches from t = 5.
+	box_t m = unit_box(0, 10);
+	m.min[0] = 3, m.max[0] = 5;
+	cast_hits c = {{0}, calloc(64, sizeof(float)), INFINITY, false};
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, cast_collect, &c), ORT_OK);
+	assert_int_equal(c.keys.n, 1);
+	assert_true(c.nearest == 5.0f);
+	// A hair below on axis 1: never touches.
+	m.max[1] = 9.999f;
+	c.keys.n = 0;
+	c.nearest = INFINITY;
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, cast_collect, &c), ORT_OK);
+	assert_int_equal(c.keys.n, 0);
+	// Overlapping at the start: t 0.
+	m = unit_box(19, 25);
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 0, cast_collect, &c), ORT_OK);
+	assert_int_equal(c.keys.n, 1);
+	assert_true(c.nearest == 0.0f);
+	box_t bad = unit_box(1, 0);
+	assert_int_equal(TU(tree_box_cast)(f.tree, bad, delta, 1, cast_collect, &c), ORT_ERROR_INVALID_BOX);
+	free(c.keys.v);
+	free(c.t);
+	fixture_free(&f);
+}
+
+static void test_ray_records_exact(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) ray_records_exact((ort_placement)p);
+}
+
+static void test_box_cast_exact(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) box_cast_exact((ort_placement)p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_loose),          cmocka_unit_test(test_tight),
+	    cmocka_unit_test(test_leaves),         cmocka_unit_test(test_plane_builders),
+	    cmocka_unit_test(test_ray_records_exact), cmocka_unit_test(test_box_cast_exact),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("shapes"), tests, NULL, NULL);
+}
