@@ -12,6 +12,7 @@ const char *ort_result_string(ort_result result)
 	case ORT_ERROR_OUT_OF_MEMORY: return "ORT_ERROR_OUT_OF_MEMORY";
 	case ORT_ERROR_CAPACITY: return "ORT_ERROR_CAPACITY";
 	case ORT_ERROR_CORRUPT: return "ORT_ERROR_CORRUPT";
+	case ORT_ERROR_BUSY: return "ORT_ERROR_BUSY";
 	case ORT_RESULT_COUNT: break;
 	}
 	return "ORT_ERROR_UNKNOWN";

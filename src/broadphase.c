@@ -328,14 +328,28 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 	return true;
 }
 
+static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
+                            void *ctx);
+
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
                                            ORTHANT_NAME(pair_event_fn) * end, void *ctx)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: update_pairs from inside a callback");
 	if (!t->bp) {
 		ort_result r = bp_start(t);
 		if (r != ORT_OK) return r;
 	}
+	reading_begin(t);
+	ort_result r = bp_update(t, begin, end, ctx);
+	reading_end(t);
+	return r;
+}
+
+/// update_pairs inside the readers' bracket: its callbacks may change the tree.
+static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
+                            void *ctx)
+{
 	struct broadphase *bp = t->bp;
 	// 1. ended: pairs of removed items, then touched items' pairs that broke.
 	for (uint32_t k = 0; k < bp->ended_len; ++k) {
@@ -346,12 +360,12 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 	for (uint32_t k = 0; k < bp->touched_len; ++k) {
 		uint32_t i = bp->touched[k];
 		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
-		const box_t *bi = &entry_at(t, t->items[i].addr)->box;
+		box_t bi = entry_at(t, t->items[i].addr)->box; // a copy: end callbacks may grow the pools
 		for (uint32_t p = bp->head[i]; p != NIL;) {
 			bp_pair *r = &bp->pairs[p];
 			int side = bp_side(r, i);
 			uint32_t next = r->next[side], o = r->item[1 - side];
-			if (!items_pair(t, i, o) || !box_overlap(bi, &entry_at(t, t->items[o].addr)->box)) {
+			if (!items_pair(t, i, o) || !box_overlap(&bi, &entry_at(t, t->items[o].addr)->box)) {
 				uint32_t a = r->item[0], b = r->item[1];
 				bp_del(bp, p);
 				if (end) end(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);
@@ -388,13 +402,14 @@ ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_f
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (!t->bp) return ORT_OK;
-	const struct broadphase *bp = t->bp;
-	for (uint32_t p = 0; p < bp->pair_len; ++p) {
-		const bp_pair *r = &bp->pairs[p];
+	reading_begin(t);
+	for (uint32_t p = 0; p < t->bp->pair_len; ++p) {
+		const bp_pair *r = &t->bp->pairs[p];
 		if (r->item[0] == NIL) continue;
 		uint32_t a = r->item[0], b = r->item[1];
 		if (!fn(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) break;
 	}
+	reading_end(t);
 	return ORT_OK;
 }
 

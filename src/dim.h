@@ -50,6 +50,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,8 +118,10 @@ typedef struct node {
 enum item_flags {
 	ITEM_LIVE = 1,
 	ITEM_MARK = 2,   ///< scratch bit for de-duplicating leaves entries
-	ITEM_STATIC = 4, ///< ort_filter.is_static
-	ITEM_TOUCHED = 8 ///< in the broad phase's touched list
+	ITEM_STATIC = 4,  ///< ort_filter.is_static
+	ITEM_TOUCHED = 8, ///< in the broad phase's touched list
+	ITEM_PENDING = 16, ///< inserted from a callback: has a handle, not yet stored
+	ITEM_DOOMED = 32   ///< removed from a callback: still stored until applied
 };
 
 typedef struct item {
@@ -152,6 +155,14 @@ struct ORTHANT_NAME(tree) {
 	uint32_t statics; ///< live static items
 	/// The incremental broad phase (broadphase.c), NULL until first used.
 	struct broadphase *bp;
+
+	/// Queries running now (any thread). While it is above zero, changes are
+	/// queued (defer.c) and applied when the outermost query returns.
+	atomic_int readers;
+	struct deferred *pending;
+	uint32_t pending_len, pending_cap, pending_items, pending_ticks;
+	uint32_t pending_nodes, pending_chunks; ///< pool room the queue may need
+	bool destroy_pending;
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
@@ -311,6 +322,34 @@ static void bp_detach(tree_t *t, uint32_t index);
 static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
 static void bp_reset(tree_t *t);
 static void bp_free(tree_t *t);
+
+// Queries bracket their work with these (defer.c), so a callback that changes
+// the tree has the change queued instead of pulling the tree from under it.
+static inline void reading_begin(const tree_t *t)
+{
+	atomic_fetch_add_explicit(&((tree_t *)t)->readers, 1, memory_order_acquire);
+}
+static void reading_end(const tree_t *t);
+
+enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
+
+/// A change made from inside a callback, waiting for the queries to end.
+struct deferred {
+	uint8_t kind;
+	uint32_t item;
+	box_t box;
+	ort_filter filter;
+};
+
+static ort_result defer_insert(tree_t *t, const box_t *box, void *user, ort_handle *out);
+static ort_result defer_remove(tree_t *t, uint32_t i);
+static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box);
+static ort_result defer_filter(tree_t *t, uint32_t i, const ort_filter *filter);
+static const box_t *pending_box(const tree_t *t, uint32_t i);
+static inline bool in_callback(const tree_t *t)
+{
+	return atomic_load_explicit(&((tree_t *)t)->readers, memory_order_relaxed) > 0;
+}
 
 // ---- memory ---------------------------------------------------------------
 

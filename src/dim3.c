@@ -5,4 +5,5 @@
 #include "pairs.c"
 #include "query.c"
 #include "broadphase.c"
+#include "defer.c"
 #include "shapes.c"

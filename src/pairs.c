@@ -66,10 +66,11 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 	const node *n = &t->nodes[ni];
 	ENTRY_LOOP(t, n, c, k)
 	{
-		const entry *e = &t->chunks[c].e[k];
+		// A copy: a callback's deferred insert may grow the chunk pool.
+		const entry e = t->chunks[c].e[k];
 		const entry *list = t->scratch;
 		for (size_t j = begin; j < end; ++j)
-			if (box_overlap(&e->box, &list[j].box)) pair_report(run, list[j].item, e->item);
+			if (box_overlap(&e.box, &list[j].box)) pair_report(run, list[j].item, e.item);
 		if (run->stop) return;
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
@@ -165,24 +166,29 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 	}
 	if (n->count < 2 || !pair_room(run, 0, n->count)) return;
 	size_t end = pair_copy_own(run, n, 0);
+	const node leaf = *n; // a copy: a callback's deferred change may move the pool
+	n = NULL;
 	const entry *list = t->scratch;
 	for (size_t i = 0; i < end && !run->stop; ++i)
 		for (size_t j = i + 1; j < end; ++j) {
 			if (!box_overlap(&list[i].box, &list[j].box)) continue;
 			float p[DIM];
 			overlap_corner(&list[i].box, &list[j].box, p);
-			if (leaf_owns(n, p)) pair_report(run, list[i].item, list[j].item);
+			if (leaf_owns(&leaf, p)) pair_report(run, list[i].item, list[j].item);
 		}
 }
 
 ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, ORTHANT_NAME(pair_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
 	pair_run run = {t, fn, ctx, false, ORT_OK};
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
+	reading_begin(t);
 	if (t->def.placement == ORT_PLACEMENT_LEAVES)
 		pairs_leaves(&run, t->root);
 	else
 		pairs_descend(&run, t->root, 0, 0);
+	reading_end(t);
 	return run.result;
 }

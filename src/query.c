@@ -57,6 +57,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 		float lo[DIM], hi[DIM];
 		node_bounds(t, n, lo, hi);
 		if (!region_hits_bounds(q, lo, hi)) continue;
+		const node cell = *n; // a copy: callbacks' deferred changes may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
@@ -67,7 +68,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 					overlap_corner(&e->box, &q->box, p);
 				else
 					clamp_point(q->centre, &e->box, p);
-				if (!leaf_owns(n, p)) continue;
+				if (!leaf_owns(&cell, p)) continue;
 			}
 			if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
 				stack_free(t, &s);
@@ -82,6 +83,15 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 	return ORT_OK;
 }
 
+/// query_region inside the readers' bracket (defer.c).
+static ort_result query_run(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	reading_begin(t);
+	ort_result r = query_region(t, q, fn, ctx);
+	reading_end(t);
+	return r;
+}
+
 ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
@@ -90,7 +100,7 @@ ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, ORTHANT_NAME
 	region q;
 	q.box = box;
 	q.radius2 = -1.0f;
-	return query_region(t, &q, fn, ctx);
+	return query_run(t, &q, fn, ctx);
 }
 
 ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM], ORTHANT_NAME(query_fn) * fn,
@@ -102,7 +112,7 @@ ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM
 	memcpy(q.box.min, point, sizeof q.box.min);
 	memcpy(q.box.max, point, sizeof q.box.max);
 	q.radius2 = -1.0f;
-	return query_region(t, &q, fn, ctx);
+	return query_run(t, &q, fn, ctx);
 }
 
 ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[DIM], float radius,
@@ -117,7 +127,7 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 		q.box.max[d] = centre[d] + radius;
 	}
 	q.radius2 = (double)radius * radius;
-	return query_region(t, &q, fn, ctx);
+	return query_run(t, &q, fn, ctx);
 }
 
 // ---- rays -------------------------------------------------------------------
@@ -155,12 +165,9 @@ typedef struct ray_node {
 	float enter;
 } ray_node;
 
-ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                               ORTHANT_NAME(ray_fn) * fn, void *ctx)
 {
-	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
-	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
-		return ORT_ERROR_INVALID_BOX;
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	// Stack of (node, entry parameter); children pushed far-first so the
@@ -190,6 +197,7 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 		if (rn.enter > tmax) continue;
 		const node *n = &t->nodes[rn.node];
 		if (n->total == 0) continue;
+		const node cell = *n; // a copy: callbacks' deferred changes may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
@@ -199,7 +207,7 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 				float p[DIM];
 				for (int d = 0; d < DIM; ++d) p[d] = origin[d] + te * dir[d];
 				clamp_point(p, &e->box, p);
-				if (!leaf_owns(n, p)) continue;
+				if (!leaf_owns(&cell, p)) continue;
 			}
 			float r = fn(ctx, make_handle(t, e->item), t->items[e->item].user, te);
 			if (r < 0.0f || isnan(r)) continue;
@@ -239,6 +247,18 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 	}
 	if (stack != local) query_free(t, stack, cap * sizeof *stack);
 	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+{
+	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
+		return ORT_ERROR_INVALID_BOX;
+	reading_begin(t);
+	ort_result r = ray_cast_run(t, origin, dir, max_t, fn, ctx);
+	reading_end(t);
+	return r;
 }
 
 // ---- k nearest ------------------------------------------------------------------

@@ -751,11 +751,16 @@ ort_result ORTHANT_NAME(tree_create)(const def_t *def, tree_t **out)
 void ORTHANT_NAME(tree_destroy)(tree_t *t)
 {
 	if (!t) return;
+	if (in_callback(t)) {
+		t->destroy_pending = true; // the outermost query's end destroys it
+		return;
+	}
 	mem_free(t, t->items, (size_t)t->item_cap * sizeof(item));
 	mem_free(t, t->nodes, (size_t)t->node_cap * sizeof(node));
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
+	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	bp_free(t);
 	assert(t->bytes == sizeof *t);
 	if (t->alloc.free)
@@ -865,7 +870,7 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 	if (wants_split(t, n)) split(t, ni);
 }
 
-static uint32_t item_new(tree_t *t, void *user)
+static uint32_t item_new(tree_t *t, void *user, bool touch)
 {
 	uint32_t i;
 	if (t->item_free != NIL) {
@@ -882,7 +887,7 @@ static uint32_t item_new(tree_t *t, void *user)
 	it->flags = ITEM_LIVE;
 	t->live++;
 	if (t->filters) t->filters[i] = ORT_FILTER_DEFAULT;
-	if (t->bp) bp_touch(t, i);
+	if (t->bp && touch) bp_touch(t, i);
 	return i;
 }
 
@@ -904,13 +909,26 @@ ort_result ORTHANT_NAME(tree_insert)(tree_t *t, box_t box, void *user_data, ort_
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
+	if (in_callback(t)) return defer_insert(t, &box, user_data, out);
 	if ((r = reserve_items(t, 1)) != ORT_OK) return r;
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, &box)) != ORT_OK) return r;
 	if (!reserve_for_insert(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
-	uint32_t i = item_new(t, user_data);
+	uint32_t i = item_new(t, user_data, true);
 	insert_at(t, t->root, &box, i);
 	if (out) *out = make_handle(t, i);
+	return ORT_OK;
+}
+
+/// Store an item that already has its slot (a deferred insert being applied).
+static ort_result store_item(tree_t *t, uint32_t i, const box_t *box)
+{
+	ort_result r;
+	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
+	if ((r = root_cover(t, box)) != ORT_OK) return r;
+	if (!reserve_for_insert(t, t->root, box)) return ORT_ERROR_OUT_OF_MEMORY;
+	insert_at(t, t->root, box, i);
+	if (t->bp) bp_touch(t, i);
 	return ORT_OK;
 }
 
@@ -992,7 +1010,9 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: remove of a stale or foreign handle");
+	if (i == NIL || (t->items[i].flags & ITEM_DOOMED))
+		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: remove of a stale or foreign handle");
+	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_remove(t, i);
 	if (t->bp) {
 		if (!bp_reserve(t, 0, i)) return ORT_ERROR_OUT_OF_MEMORY;
 		bp_detach(t, i);
@@ -1010,9 +1030,11 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
+	if (i == NIL || (t->items[i].flags & ITEM_DOOMED))
+		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
+	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box);
 	if (t->bp) {
 		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 		bp_touch(t, i); // harmless if the move fails below: it is re-checked
@@ -1059,7 +1081,8 @@ ort_result ORTHANT_NAME(tree_get_box)(const tree_t *t, ort_handle h, box_t *out)
 	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_box of a stale or foreign handle");
-	*out = entry_at(t, t->items[i].addr)->box;
+	const box_t *pb = (t->items[i].flags & ITEM_PENDING) ? pending_box(t, i) : NULL;
+	*out = pb ? *pb : entry_at(t, t->items[i].addr)->box;
 	return ORT_OK;
 }
 
@@ -1074,7 +1097,9 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: set_filter of a stale or foreign handle");
+	if (i == NIL || (t->items[i].flags & ITEM_DOOMED))
+		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: set_filter of a stale or foreign handle");
+	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_filter(t, i, &filter);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	bool plain = filter.category == 1u && filter.mask == ORT_MASK_ALL;
 	if (!t->filters && !plain) {
@@ -1127,6 +1152,10 @@ box_t ORTHANT_NAME(tree_root_cell)(const tree_t *t)
 void ORTHANT_NAME(tree_clear)(tree_t *t)
 {
 	if (!t) return;
+	if (in_callback(t)) {
+		misuse(t, ORT_ERROR_BUSY, "orthant: clear from inside a callback is ignored");
+		return;
+	}
 	// Every slot goes back to its free list in index order, generations bumped
 	// so old handles fail; the arrays themselves stay for the next frame.
 	t->item_free = NIL;
@@ -1258,7 +1287,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 	uint32_t *tmp = idx + n;
 	uint8_t *cls = (uint8_t *)(tmp + n);
 	for (uint32_t k = 0; k < n; ++k) {
-		item_of[k] = item_new(t, user ? user[k] : NULL);
+		item_of[k] = item_new(t, user ? user[k] : NULL, true);
 		idx[k] = k;
 	}
 	if (!build_node(t, t->root, boxes, item_of, idx, tmp, cls, n)) {
@@ -1273,6 +1302,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *user, int count, ort_handle *out)
 {
 	if (!t || count < 0 || (count > 0 && !boxes)) return ORT_ERROR_INVALID_ARGUMENT;
+	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: build from inside a callback");
 	for (int k = 0; k < count; ++k) {
 		ort_result r = box_check(&boxes[k]);
 		if (r != ORT_OK) return r;
@@ -1309,6 +1339,10 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 void ORTHANT_NAME(tree_tick)(tree_t *t)
 {
 	if (!t || t->def.prune_delay == 0) return;
+	if (in_callback(t)) {
+		t->pending_ticks++;
+		return;
+	}
 	for (uint32_t i = 0; i < t->node_len; ++i) {
 		node *n = &t->nodes[i];
 		if (!(n->flags & NODE_WAITING) || (n->flags & NODE_FREE)) continue;
@@ -1456,6 +1490,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		const item *it = &t->items[i];
 		if (!(it->flags & ITEM_LIVE)) continue;
 		live++;
+		if (it->flags & ITEM_PENDING) continue; // not stored until the queries end
 		if (it->node >= t->node_len || (t->nodes[it->node].flags & NODE_FREE)) return vfail(&v, "item %u: bad node", i);
 		const entry *e = entry_at(t, it->addr);
 		if (it->addr / CHUNK_CAP >= t->chunk_len || e->item != i) return vfail(&v, "item %u: entry does not match", i);
@@ -1469,7 +1504,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		// Each entry touches its leaf and no leaf holds an item twice, so equal
 		// counts mean every item is in every leaf it touches.
 		if (want_entries != t->entries) return vfail(&v, "leaves: items miss leaves they touch");
-	} else if (t->entries != t->live) {
+	} else if (t->entries != t->live - t->pending_items) {
 		return vfail(&v, "entries != items");
 	}
 	return ORT_OK;
@@ -1506,6 +1541,7 @@ void ORTHANT_NAME(tree_visit_nodes)(const tree_t *t, ORTHANT_NAME(node_fn) * fn,
 	if (!t || !fn || t->root == NIL) return;
 	node_stack s;
 	if (!stack_init(t, &s)) return;
+	reading_begin(t);
 	stack_push(&s, t->root);
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
@@ -1515,8 +1551,10 @@ void ORTHANT_NAME(tree_visit_nodes)(const tree_t *t, ORTHANT_NAME(node_fn) * fn,
 		memcpy(cell.max, n->hi, sizeof cell.max);
 		node_bounds(t, n, bounds.min, bounds.max);
 		fn(ctx, &cell, &bounds, node_depth(t, n), (int)n->count);
+		n = &t->nodes[ni];
 		for (int c = NCHILD; c-- > 0;)
 			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
 	}
 	stack_free(t, &s);
+	reading_end(t);
 }

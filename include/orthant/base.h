@@ -55,6 +55,7 @@ typedef enum ort_result {
 	ORT_ERROR_OUT_OF_MEMORY,    ///< the allocator returned NULL
 	ORT_ERROR_CAPACITY,         ///< more items than a 32-bit index can address
 	ORT_ERROR_CORRUPT,          ///< ort*_tree_validate found a broken invariant
+	ORT_ERROR_BUSY,             ///< called from a callback, where it cannot be deferred
 	ORT_RESULT_COUNT
 } ort_result;
 

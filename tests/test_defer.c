@@ -1,0 +1,232 @@
+// test_defer.c: changing the tree from inside its own callbacks. Inside every
+// kind of callback, insert, remove, move and re-filter at random; the changes
+// must be queued (readable at once through get_box, double removes refused),
+// applied when the outermost query returns, and leave a tree that validates and
+// answers exactly like brute force. Also: destroy inside a callback, and the
+// calls refused there (clear, build, find_pairs, update_pairs).
+#include "testutil.h"
+
+typedef struct mut {
+	tree_t *t;
+	model *m;
+	tu_rng r;
+	int budget; ///< changes left to make in this query
+	int calls;
+	int asserts;
+} mut;
+
+static box_t rand_box(tu_rng *r)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0, 200);
+		b.max[d] = b.min[d] + tu_float(r, 0, 20);
+	}
+	return b;
+}
+
+/// One random change, made from inside a callback, mirrored in the model.
+static void mutate(mut *u)
+{
+	u->calls++;
+	if (u->budget <= 0) return;
+	u->budget--;
+	model *m = u->m;
+	int kind = tu_int(&u->r, 0, 3);
+	if (kind == 0 || m->n == 0) {
+		ort_handle h;
+		box_t b = rand_box(&u->r);
+		assert_int_equal(TU(tree_insert)(u->t, b, NULL, &h), ORT_OK);
+		box_t back;
+		assert_int_equal(TU(tree_get_box)(u->t, h, &back), ORT_OK); // readable at once
+		assert_memory_equal(&back, &b, sizeof b);
+		assert_true(TU(tree_is_valid)(u->t, h));
+		tu_model_add(m, h, b);
+	} else if (kind == 1) {
+		int i = tu_int(&u->r, 0, m->n - 1);
+		ort_handle h = m->handle[i];
+		assert_int_equal(TU(tree_remove)(u->t, h), ORT_OK);
+		assert_int_equal(TU(tree_remove)(u->t, h), ORT_ERROR_STALE_HANDLE); // removed once only
+		assert_int_equal(TU(tree_move)(u->t, h, m->box[i]), ORT_ERROR_STALE_HANDLE);
+		tu_model_remove_at(m, i);
+	} else if (kind == 2) {
+		int i = tu_int(&u->r, 0, m->n - 1);
+		box_t b = rand_box(&u->r);
+		assert_int_equal(TU(tree_move)(u->t, m->handle[i], b), ORT_OK);
+		m->box[i] = b;
+	} else {
+		int i = tu_int(&u->r, 0, m->n - 1);
+		box_t b = m->box[i];
+		for (int d = 0; d < DIM; ++d) b.max[d] += 1.0f;
+		assert_int_equal(TU(tree_move)(u->t, m->handle[i], b), ORT_OK);
+		m->box[i] = b;
+	}
+	// What cannot be deferred is refused, and the tree is untouched by it.
+	box_t one = rand_box(&u->r);
+	assert_int_equal(TU(tree_build)(u->t, &one, NULL, 1, NULL), ORT_ERROR_BUSY);
+	TU(tree_clear)(u->t); // ignored, reported through the hook
+}
+
+static bool on_hit(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	mutate(ctx);
+	return true;
+}
+
+static bool on_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	mutate(ctx);
+	mut *u = ctx;
+	assert_int_equal(TU(tree_find_pairs)(u->t, on_pair, ctx), ORT_ERROR_BUSY);
+	return true;
+}
+
+static void on_event(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	mutate(ctx);
+	mut *u = ctx;
+	assert_int_equal(TU(tree_update_pairs)(u->t, NULL, NULL, NULL), ORT_ERROR_BUSY);
+}
+
+static float on_ray(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)h, (void)user, (void)t;
+	mutate(ctx);
+	return INFINITY;
+}
+
+static void on_node(void *ctx, const box_t *cell, const box_t *bounds, int depth, int entries)
+{
+	(void)cell, (void)bounds, (void)depth, (void)entries;
+	mutate(ctx);
+}
+
+static void count_assert(void *ctx, const char *msg)
+{
+	(void)msg;
+	++*(int *)ctx;
+}
+
+enum { CB_BOX, CB_POINT, CB_SPHERE, CB_RAY, CB_PAIRS, CB_UPDATE, CB_CURRENT, CB_VISIT, CB_NESTED, CB_COUNT };
+
+static bool nested_outer(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	mut *u = ctx;
+	// A query inside a query: changes wait for the outermost one.
+	box_t all = {{0}, {0}};
+	for (int d = 0; d < DIM; ++d) all.max[d] = 300;
+	assert_int_equal(TU(tree_query_box)(u->t, all, on_hit, ctx), ORT_OK);
+	return false;
+}
+
+static void run_kind(ort_placement placement, int kind, uint64_t seed)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = 4;
+	int asserts = 0;
+	def.assert_fn = count_assert;
+	def.assert_ctx = &asserts;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	model m;
+	tu_model_init(&m, 64);
+	mut u = {t, &m, tu_rng_make(seed), 0, 0, 0};
+	for (int i = 0; i < 150; ++i) {
+		ort_handle h;
+		box_t b = rand_box(&u.r);
+		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+		tu_model_add(&m, h, b);
+	}
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	for (int round = 0; round < 12; ++round) {
+		TU_CONTEXT("defer, %s, callback kind %d, round %d", ort_placement_string(placement), kind, round);
+		u.budget = 25;
+		box_t q = rand_box(&u.r);
+		for (int d = 0; d < DIM; ++d) q.max[d] += 60;
+		float p[DIM], dir[DIM];
+		// The point sits on an item, so point queries always have a hit.
+		const box_t *on = &m.box[tu_int(&u.r, 0, m.n - 1)];
+		for (int d = 0; d < DIM; ++d) {
+			p[d] = on->min[d];
+			dir[d] = tu_float(&u.r, -1, 1);
+		}
+		switch (kind) {
+		case CB_BOX: assert_int_equal(TU(tree_query_box)(t, q, on_hit, &u), ORT_OK); break;
+		case CB_POINT: tu_check_point_query(t, &m, p); assert_int_equal(TU(tree_query_point)(t, p, on_hit, &u), ORT_OK); break;
+		case CB_SPHERE: assert_int_equal(TU(tree_query_sphere)(t, p, 40, on_hit, &u), ORT_OK); break;
+		case CB_RAY: assert_int_equal(TU(tree_ray_cast)(t, p, dir, INFINITY, on_ray, &u), ORT_OK); break;
+		case CB_PAIRS: assert_int_equal(TU(tree_find_pairs)(t, on_pair, &u), ORT_OK); break;
+		case CB_UPDATE:
+			// Moves made outside any callback make the events to change things from.
+			for (int k = 0; k < 10 && m.n > 0; ++k) {
+				int i = tu_int(&u.r, 0, m.n - 1);
+				m.box[i] = rand_box(&u.r);
+				assert_int_equal(TU(tree_move)(t, m.handle[i], m.box[i]), ORT_OK);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, on_event, on_event, &u), ORT_OK);
+			break;
+		case CB_CURRENT: assert_int_equal(TU(tree_current_pairs)(t, on_pair, &u), ORT_OK); break;
+		case CB_VISIT: TU(tree_visit_nodes)(t, on_node, &u); break;
+		case CB_NESTED: assert_int_equal(TU(tree_query_box)(t, q, nested_outer, &u), ORT_OK); break;
+		}
+		// Applied now: the tree equals the model.
+		tu_rng r2 = tu_rng_make(seed + (uint64_t)round);
+		tu_check_valid(t);
+		assert_int_equal(TU(tree_count)(t), m.n);
+		tu_check_pairs(t, &m);
+		for (int k = 0; k < 5; ++k) {
+			box_t qb = rand_box(&r2);
+			tu_check_box_query(t, &m, qb);
+			tu_check_ray(t, &m, qb.min, dir, INFINITY);
+		}
+	}
+	if (u.calls == 0) TU_FAIL("no callback ran\n");
+	assert_true(asserts > 0); // every clear inside a callback was reported
+	tu_model_free(&m);
+	TU(tree_destroy)(t);
+}
+
+static void test_every_callback(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int k = 0; k < CB_COUNT; ++k) run_kind((ort_placement)p, k, 100u * (unsigned)p + (unsigned)k);
+}
+
+static bool destroy_in_callback(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	tree_t *t = ctx;
+	TU(tree_destroy)(t); // deferred: the query still runs on a live tree
+	box_t b;
+	assert_int_equal(TU(tree_get_box)(t, h, &b), ORT_OK);
+	return true;
+}
+
+/// Destroying the tree from its own callback frees it when the query returns
+/// (ASan and valgrind prove nothing touches it after, and nothing leaks).
+static void test_destroy_inside(void **state)
+{
+	(void)state;
+	def_t def = TU(tree_default_def)();
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	box_t b = {{0}, {0}};
+	for (int d = 0; d < DIM; ++d) b.max[d] = 1;
+	for (int i = 0; i < 40; ++i) assert_int_equal(TU(tree_insert)(t, b, NULL, NULL), ORT_OK);
+	assert_int_equal(TU(tree_query_box)(t, b, destroy_in_callback, t), ORT_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_every_callback),
+	    cmocka_unit_test(test_destroy_inside),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("defer"), tests, NULL, NULL);
+}
