@@ -419,7 +419,6 @@ static void demo_hover(demo_app *app)
 		demo_camera_ray(&cam, ui->mouse[0], ui->mouse[1], dir);
 		ui->hover = demo_sim_pick(&app->sim, cam.eye, dir, NULL);
 	}
-	if (ui->message_frames > 0) --ui->message_frames;
 }
 
 static void demo_print_path(const char *what, const char *path)
@@ -491,6 +490,7 @@ static void demo_frame(demo_app *app, int frame, bool move, demo_totals *tot)
 		++tot->frames;
 	}
 	demo_hover(app);
+	if (app->ui.message_frames > 0) --app->ui.message_frames;
 }
 
 static void demo_print_stats(demo_app *app, demo_totals *tot, int frames)
