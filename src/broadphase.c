@@ -316,6 +316,7 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 	tree_t *t = run->t;
 	uint32_t o = h.id - 1;
 	if (o == run->self || !items_pair(t, run->self, o)) return true;
+	if (t->spheres && !items_touch(t, run->self, o, &run->box, &entry_at(t, t->items[o].addr)->box)) return true;
 	struct broadphase *bp = t->bp;
 	if (bp_find(bp, run->self, o) != NIL) return true;
 	if (!bp_room_for_pair(t)) {
@@ -365,7 +366,8 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 			bp_pair *r = &bp->pairs[p];
 			int side = bp_side(r, i);
 			uint32_t next = r->next[side], o = r->item[1 - side];
-			if (!items_pair(t, i, o) || !box_overlap(&bi, &entry_at(t, t->items[o].addr)->box)) {
+			const box_t *bo = &entry_at(t, t->items[o].addr)->box;
+			if (!items_pair(t, i, o) || !box_overlap(&bi, bo) || !items_touch(t, i, o, &bi, bo)) {
 				uint32_t a = r->item[0], b = r->item[1];
 				bp_del(bp, p);
 				if (end) end(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);

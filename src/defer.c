@@ -58,17 +58,22 @@ static ort_result defer_room(tree_t *t, const box_t *box)
 	return ORT_OK;
 }
 
-static void defer_push(tree_t *t, uint8_t kind, uint32_t index, const box_t *box, const ort_filter *filter)
+static void defer_push(tree_t *t, uint8_t kind, uint32_t index, const box_t *box, const sphere_t *sph,
+                       const ort_filter *filter)
 {
 	struct deferred *d = &t->pending[t->pending_len++];
 	memset(d, 0, sizeof *d);
 	d->kind = kind;
 	d->item = index;
 	if (box) d->box = *box;
+	if (sph) {
+		d->is_sphere = true;
+		d->sphere = *sph;
+	}
 	if (filter) d->filter = *filter;
 }
 
-static ort_result defer_insert(tree_t *t, const box_t *box, void *user, ort_handle *out)
+static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph, void *user, ort_handle *out)
 {
 	ort_result r = reserve_items(t, 1);
 	if (r == ORT_OK) r = defer_room(t, box);
@@ -76,7 +81,7 @@ static ort_result defer_insert(tree_t *t, const box_t *box, void *user, ort_hand
 	uint32_t i = item_new(t, user, false);
 	t->items[i].flags |= ITEM_PENDING;
 	t->pending_items++;
-	defer_push(t, DEFER_INSERT, i, box, NULL);
+	defer_push(t, DEFER_INSERT, i, box, sph, NULL);
 	if (out) *out = make_handle(t, i);
 	return ORT_OK;
 }
@@ -86,15 +91,15 @@ static ort_result defer_remove(tree_t *t, uint32_t i)
 	ort_result r = defer_room(t, NULL);
 	if (r != ORT_OK) return r;
 	t->items[i].flags |= ITEM_DOOMED;
-	defer_push(t, DEFER_REMOVE, i, NULL, NULL);
+	defer_push(t, DEFER_REMOVE, i, NULL, NULL, NULL);
 	return ORT_OK;
 }
 
-static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box)
+static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph)
 {
 	ort_result r = defer_room(t, box);
 	if (r != ORT_OK) return r;
-	defer_push(t, DEFER_MOVE, i, box, NULL);
+	defer_push(t, DEFER_MOVE, i, box, sph, NULL);
 	return ORT_OK;
 }
 
@@ -102,7 +107,7 @@ static ort_result defer_filter(tree_t *t, uint32_t i, const ort_filter *filter)
 {
 	ort_result r = defer_room(t, NULL);
 	if (r != ORT_OK) return r;
-	defer_push(t, DEFER_FILTER, i, NULL, filter);
+	defer_push(t, DEFER_FILTER, i, NULL, NULL, filter);
 	return ORT_OK;
 }
 
@@ -112,6 +117,16 @@ static const box_t *pending_box(const tree_t *t, uint32_t i)
 	for (uint32_t k = t->pending_len; k-- > 0;) {
 		const struct deferred *d = &t->pending[k];
 		if (d->item == i && (d->kind == DEFER_INSERT || d->kind == DEFER_MOVE)) return &d->box;
+	}
+	return NULL;
+}
+
+/// The sphere of a pending item, if its latest queued bound is one.
+static const sphere_t *pending_sphere(const tree_t *t, uint32_t i)
+{
+	for (uint32_t k = t->pending_len; k-- > 0;) {
+		const struct deferred *d = &t->pending[k];
+		if (d->item == i && (d->kind == DEFER_INSERT || d->kind == DEFER_MOVE)) return d->is_sphere ? &d->sphere : NULL;
 	}
 	return NULL;
 }
@@ -129,14 +144,14 @@ static void defer_apply(tree_t *t)
 		case DEFER_INSERT:
 			it->flags &= ~(uint32_t)ITEM_PENDING;
 			t->pending_items--;
-			r = store_item(t, d.item, &d.box);
+			r = store_item(t, d.item, &d.box, d.is_sphere ? &d.sphere : NULL);
 			if (r != ORT_OK) item_release(t, d.item);
 			break;
 		case DEFER_REMOVE:
 			it->flags &= ~(uint32_t)ITEM_DOOMED;
 			r = ORTHANT_NAME(tree_remove)(t, make_handle(t, d.item));
 			break;
-		case DEFER_MOVE: r = ORTHANT_NAME(tree_move)(t, make_handle(t, d.item), d.box); break;
+		case DEFER_MOVE: r = move_item(t, make_handle(t, d.item), d.box, d.is_sphere ? &d.sphere : NULL); break;
 		case DEFER_FILTER: r = ORTHANT_NAME(tree_set_filter)(t, make_handle(t, d.item), d.filter); break;
 		}
 		if (r != ORT_OK) misuse(t, r, "orthant: a change made inside a callback failed when applied");

@@ -121,8 +121,15 @@ enum item_flags {
 	ITEM_STATIC = 4,  ///< ort_filter.is_static
 	ITEM_TOUCHED = 8, ///< in the broad phase's touched list
 	ITEM_PENDING = 16, ///< inserted from a callback: has a handle, not yet stored
-	ITEM_DOOMED = 32   ///< removed from a callback: still stored until applied
+	ITEM_DOOMED = 32,  ///< removed from a callback: still stored until applied
+	ITEM_SPHERE = 64   ///< its bound is the sphere in tree.spheres; the entry holds its box
 };
+
+/// A sphere (a circle in 2D): centre and radius.
+typedef struct sphere_t {
+	float c[DIM];
+	float r;
+} sphere_t;
 
 typedef struct item {
 	void *user;
@@ -152,6 +159,9 @@ struct ORTHANT_NAME(tree) {
 	/// item_cap like items.
 	ort_filter *filters;
 	uint32_t filter_cap;
+	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
+	sphere_t *spheres;
+	uint32_t sphere_cap;
 	uint32_t statics; ///< live static items
 	/// The incremental broad phase (broadphase.c), NULL until first used.
 	struct broadphase *bp;
@@ -315,6 +325,56 @@ static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
 	return (fa->category & fb->mask) && (fb->category & fa->mask);
 }
 
+// ---- exact shapes ----------------------------------------------------------
+//
+// The tree prunes and pairs by boxes; an item whose bound is a sphere is then
+// tested exactly. Distances are in double (float squares overflow past 1.8e19).
+
+static inline double dist2_point_box(const float p[DIM], const box_t *b)
+{
+	double s = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double v = p[d] < b->min[d] ? (double)b->min[d] - p[d] : p[d] > b->max[d] ? (double)p[d] - b->max[d] : 0.0;
+		s += v * v;
+	}
+	return s;
+}
+
+static inline double dist2_points(const float a[DIM], const float b[DIM])
+{
+	double s = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double v = (double)a[d] - b[d];
+		s += v * v;
+	}
+	return s;
+}
+
+static inline const sphere_t *item_sphere(const tree_t *t, uint32_t i)
+{
+	return (t->items[i].flags & ITEM_SPHERE) ? &t->spheres[i] : NULL;
+}
+
+/// Items a and b, whose boxes overlap: do their exact bounds meet?
+static inline bool items_touch(const tree_t *t, uint32_t a, uint32_t b, const box_t *box_a, const box_t *box_b)
+{
+	const sphere_t *sa = item_sphere(t, a), *sb = item_sphere(t, b);
+	if (!sa && !sb) return true;
+	if (sa && sb) {
+		double r = (double)sa->r + sb->r;
+		return dist2_points(sa->c, sb->c) <= r * r;
+	}
+	if (sa) return dist2_point_box(sa->c, box_b) <= (double)sa->r * sa->r;
+	return dist2_point_box(sb->c, box_a) <= (double)sb->r * sb->r;
+}
+
+/// Item i, whose box meets box q: does its exact bound?
+static inline bool item_touches_box(const tree_t *t, uint32_t i, const box_t *q)
+{
+	const sphere_t *s = item_sphere(t, i);
+	return !s || dist2_point_box(s->c, q) <= (double)s->r * s->r;
+}
+
 // The broad phase's hooks (broadphase.c), called by the tree as items change.
 static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remove);
 static void bp_touch(tree_t *t, uint32_t index);
@@ -336,16 +396,19 @@ enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
 /// A change made from inside a callback, waiting for the queries to end.
 struct deferred {
 	uint8_t kind;
+	bool is_sphere; ///< insert/move: the item's bound becomes `sphere`
 	uint32_t item;
 	box_t box;
+	sphere_t sphere;
 	ort_filter filter;
 };
 
-static ort_result defer_insert(tree_t *t, const box_t *box, void *user, ort_handle *out);
+static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph, void *user, ort_handle *out);
 static ort_result defer_remove(tree_t *t, uint32_t i);
-static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box);
+static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
 static ort_result defer_filter(tree_t *t, uint32_t i, const ort_filter *filter);
 static const box_t *pending_box(const tree_t *t, uint32_t i);
+static const sphere_t *pending_sphere(const tree_t *t, uint32_t i);
 static inline bool in_callback(const tree_t *t)
 {
 	return atomic_load_explicit(&((tree_t *)t)->readers, memory_order_relaxed) > 0;

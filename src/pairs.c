@@ -33,10 +33,14 @@ typedef struct pair_run {
 	ort_result result;
 } pair_run;
 
-static inline void pair_report(pair_run *run, uint32_t a, uint32_t b)
+/// Entries a and b overlap as boxes: report them if their filters and exact
+/// bounds agree.
+static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 {
 	const tree_t *t = run->t;
+	uint32_t a = ea->item, b = eb->item;
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
+	if (t->spheres && !items_touch(t, a, b, &ea->box, &eb->box)) return;
 	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
 }
 
@@ -70,7 +74,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 		const entry e = t->chunks[c].e[k];
 		const entry *list = t->scratch;
 		for (size_t j = begin; j < end; ++j)
-			if (box_overlap(&e.box, &list[j].box)) pair_report(run, list[j].item, e.item);
+			if (box_overlap(&e.box, &list[j].box)) pair_report(run, &list[j], &e);
 		if (run->stop) return;
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
@@ -126,9 +130,9 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 	for (size_t i = own; i < end && !run->stop; ++i) {
 		const entry *a = &list[i];
 		for (size_t j = i + 1; j < end; ++j)
-			if (box_overlap(&a->box, &list[j].box)) pair_report(run, a->item, list[j].item);
+			if (box_overlap(&a->box, &list[j].box)) pair_report(run, a, &list[j]);
 		for (size_t j = anc; j < own; ++j)
-			if (box_overlap(&a->box, &list[j].box)) pair_report(run, list[j].item, a->item);
+			if (box_overlap(&a->box, &list[j].box)) pair_report(run, &list[j], a);
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
@@ -174,7 +178,7 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 			if (!box_overlap(&list[i].box, &list[j].box)) continue;
 			float p[DIM];
 			overlap_corner(&list[i].box, &list[j].box, p);
-			if (leaf_owns(&leaf, p)) pair_report(run, list[i].item, list[j].item);
+			if (leaf_owns(&leaf, p)) pair_report(run, &list[i], &list[j]);
 		}
 }
 

@@ -34,8 +34,19 @@ static inline void clamp_point(const float p[DIM], const box_t *b, float out[DIM
 typedef struct region {
 	box_t box; ///< the query box, or the sphere's bounding box
 	float centre[DIM];
+	float radius;
 	double radius2; ///< < 0 for a box query
 } region;
+
+/// Item i's box passed region_hits_bounds: does its exact bound meet q?
+static inline bool region_hits_item(const tree_t *t, const region *q, uint32_t i)
+{
+	const sphere_t *s = item_sphere(t, i);
+	if (!s) return true;
+	if (q->radius2 < 0.0) return dist2_point_box(s->c, &q->box) <= (double)s->r * s->r;
+	double r = (double)s->r + q->radius;
+	return dist2_points(s->c, q->centre) <= r * r;
+}
 
 static inline bool region_hits_bounds(const region *q, const float lo[DIM], const float hi[DIM])
 {
@@ -62,6 +73,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 		{
 			const entry *e = &t->chunks[c].e[k];
 			if (!region_hits_bounds(q, e->box.min, e->box.max)) continue;
+			if (t->spheres && !region_hits_item(t, q, e->item)) continue;
 			if (leaves) {
 				float p[DIM];
 				if (q->radius2 < 0.0f)
@@ -126,6 +138,7 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 		q.box.min[d] = centre[d] - radius;
 		q.box.max[d] = centre[d] + radius;
 	}
+	q.radius = radius;
 	q.radius2 = (double)radius * radius;
 	return query_run(t, &q, fn, ctx);
 }
@@ -157,6 +170,32 @@ static inline bool ray_slab(const float o[DIM], const float dir[DIM], float tmax
 		if (t0 > t1) return false;
 	}
 	*enter = t0;
+	return true;
+}
+
+/// The segment origin + t * dir, t in [0, tmax], against a sphere, in double:
+/// with a = dir.dir, b = dir.(o - c), k = |o - c|^2 - r^2, the entry is 0 when
+/// k <= 0 (inside), else (-b - sqrt(b^2 - a k)) / a when that is real and in
+/// [0, tmax].
+static inline bool ray_sphere(const float o[DIM], const float dir[DIM], float tmax, const sphere_t *s, float *enter)
+{
+	double a = 0.0, b = 0.0, k = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double oc = (double)o[d] - s->c[d];
+		a += (double)dir[d] * dir[d];
+		b += (double)dir[d] * oc;
+		k += oc * oc;
+	}
+	k -= (double)s->r * s->r;
+	if (k <= 0.0) {
+		*enter = 0.0f;
+		return true;
+	}
+	double disc = b * b - a * k;
+	if (a == 0.0 || disc < 0.0) return false;
+	double t0 = (-b - sqrt(disc)) / a;
+	if (t0 < 0.0 || t0 > tmax) return false;
+	*enter = (float)t0;
 	return true;
 }
 
@@ -203,9 +242,12 @@ static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const f
 			const entry *e = &t->chunks[c].e[k];
 			float te;
 			if (!ray_slab(origin, dir, tmax, e->box.min, e->box.max, &te)) continue;
+			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+			float tb = te;
+			if (sph && !ray_sphere(origin, dir, tmax, sph, &te)) continue;
 			if (leaves) {
 				float p[DIM];
-				for (int d = 0; d < DIM; ++d) p[d] = origin[d] + te * dir[d];
+				for (int d = 0; d < DIM; ++d) p[d] = origin[d] + tb * dir[d];
 				clamp_point(p, &e->box, p);
 				if (!leaf_owns(&cell, p)) continue;
 			}
@@ -382,6 +424,11 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 		{
 			const entry *e = &t->chunks[c].e[e_k];
 			knn_best v = {dist2_point_bounds(point, e->box.min, e->box.max), e->item + 1};
+			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+			if (sph) {
+				double gap = sqrt(dist2_points(point, sph->c)) - sph->r;
+				v.d2 = gap > 0.0 ? gap * gap : 0.0;
+			}
 			if (v.d2 > limit2) continue;
 			if (n == k && !knn_before(&v, &best[0])) continue;
 			if (leaves) {

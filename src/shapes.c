@@ -90,12 +90,10 @@ static const plane_t *key_plane(const tree_t *t, const plane_t *pl, int count)
 	return best;
 }
 
-ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *planes, int count,
-                                           ORTHANT_NAME(query_fn) * fn, void *ctx)
+/// The plane query's traversal (arguments checked).
+static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count, ORTHANT_NAME(query_fn) * fn,
+                              void *ctx)
 {
-	if (!t || !fn || count < 0 || (count > 0 && !planes)) return ORT_ERROR_INVALID_ARGUMENT;
-	for (int i = 0; i < count; ++i)
-		if (point_check(planes[i].normal) != ORT_OK || !isfinite(planes[i].offset)) return ORT_ERROR_INVALID_BOX;
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	const plane_t *key = leaves ? key_plane(t, planes, count) : NULL;
@@ -111,6 +109,7 @@ ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *plane
 		float lo[DIM], hi[DIM];
 		node_bounds(t, n, lo, hi);
 		if (!planes_pass(prune, nprune, lo, hi, true)) continue;
+		const node cell = *n; // a copy: a callback's deferred change may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
@@ -118,19 +117,30 @@ ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *plane
 			if (leaves) {
 				float p[DIM];
 				plane_vertex(key, &e->box, p);
-				if (!leaf_owns(n, p)) continue;
+				if (!leaf_owns(&cell, p)) continue;
 			}
 			if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
 				stack_free(t, &s);
 				return ORT_OK;
 			}
 		}
-		n = &t->nodes[ni]; // by index again: the callback may have had the pool grow
 		for (int c = 0; c < NCHILD; ++c)
-			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
+			if (cell.child[c] != NIL) stack_push(&s, cell.child[c]);
 	}
 	stack_free(t, &s);
 	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *planes, int count,
+                                           ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (!t || !fn || count < 0 || (count > 0 && !planes)) return ORT_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < count; ++i)
+		if (point_check(planes[i].normal) != ORT_OK || !isfinite(planes[i].offset)) return ORT_ERROR_INVALID_BOX;
+	reading_begin(t);
+	ort_result r = planes_walk(t, planes, count, fn, ctx);
+	reading_end(t); // may apply changes the callback made, or destroy the tree
+	return r;
 }
 
 /// Scale the plane to a unit normal; a zero normal is left as is.
@@ -226,6 +236,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
 		if (rn.enter > tmax || n->total == 0) continue;
+		const node cell = *n; // a copy: a callback's deferred change may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
@@ -236,19 +247,18 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 				float p[DIM];
 				for (int d = 0; d < DIM; ++d) p[d] = w->origin[d] + te * w->dir[d];
 				clamp_point(p, &e->box, p);
-				if (!leaf_owns(n, p)) continue;
+				if (!leaf_owns(&cell, p)) continue;
 			}
 			float r = fn(ctx, t, e, te);
 			if (r < 0.0f || isnan(r)) continue;
 			if (r == 0.0f) goto done;
 			if (r < tmax) tmax = r;
 		}
-		n = &t->nodes[rn.node]; // by index again: the callback may have had the pool grow
 		// Children sorted farthest first, so the nearest is popped next.
 		ray_node kids[NCHILD];
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
-			uint32_t ci = n->child[c];
+			uint32_t ci = cell.child[c];
 			if (ci == NIL || t->nodes[ci].total == 0 || !sweep_node(t, w, tmax, &t->nodes[ci], &enter)) continue;
 			int j = nk++;
 			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
@@ -306,7 +316,10 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 	sweep w;
 	sweep_make(&w, box.min, delta, size, max_t);
 	box_cast_ctx bc = {fn, ctx};
-	return sweep_walk(t, &w, box_cast_visit, &bc);
+	reading_begin(t);
+	r = sweep_walk(t, &w, box_cast_visit, &bc);
+	reading_end(t); // may apply changes the callback made, or destroy the tree
+	return r;
 }
 
 // ---- ray records ----------------------------------------------------------------

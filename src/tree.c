@@ -81,6 +81,11 @@ static ort_result reserve_items(tree_t *t, uint32_t n)
 			return ORT_ERROR_OUT_OF_MEMORY;
 		t->filter_cap = (uint32_t)want;
 	}
+	if (t->spheres && t->sphere_cap < want) {
+		if (!array_resize(t, (void **)&t->spheres, t->sphere_cap * sizeof(sphere_t), want * sizeof(sphere_t)))
+			return ORT_ERROR_OUT_OF_MEMORY;
+		t->sphere_cap = (uint32_t)want;
+	}
 	if (t->bp && !bp_items_grow(t, old, (uint32_t)want)) return ORT_ERROR_OUT_OF_MEMORY;
 	if (!array_resize(t, (void **)&t->items, old * sizeof(item), want * sizeof(item))) return ORT_ERROR_OUT_OF_MEMORY;
 	t->item_cap = (uint32_t)want;
@@ -604,6 +609,17 @@ static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
 	t->height = 0;
 }
 
+/// The root cell for def.region. Cells are half-open, so the upper faces go
+/// one ulp past the region's: a box resting on the region's far wall (closed
+/// boxes, seed 001's bouncing field) still fits without the root doubling.
+static void region_cell(const tree_t *t, float lo[DIM], float hi[DIM])
+{
+	for (int d = 0; d < DIM; ++d) {
+		lo[d] = t->def.region.min[d];
+		hi[d] = nextafterf(t->def.region.max[d], INFINITY);
+	}
+}
+
 /// A root cell for a tree whose first content is `b`: a cube twice b's longest
 /// side around b's centre (side 1 for points), so the first split is useful.
 static void root_cell_for(const box_t *b, float lo[DIM], float hi[DIM])
@@ -632,8 +648,7 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
 		float lo[DIM], hi[DIM];
 		if (t->def.use_region) {
-			memcpy(lo, t->def.region.min, sizeof lo);
-			memcpy(hi, t->def.region.max, sizeof hi);
+			region_cell(t, lo, hi);
 		} else {
 			root_cell_for(box, lo, hi);
 		}
@@ -760,6 +775,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
+	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	bp_free(t);
 	assert(t->bytes == sizeof *t);
@@ -903,27 +919,82 @@ static void item_release(tree_t *t, uint32_t i)
 	t->live--;
 }
 
-ort_result ORTHANT_NAME(tree_insert)(tree_t *t, box_t box, void *user_data, ort_handle *out)
+/// Make room for sphere items: the side array, sized like the items.
+static bool spheres_ready(tree_t *t)
+{
+	if (t->spheres && t->sphere_cap >= t->item_cap) return true;
+	uint32_t cap = t->item_cap ? t->item_cap : 16;
+	if (!array_resize(t, (void **)&t->spheres, t->sphere_cap * sizeof(sphere_t), cap * sizeof(sphere_t))) return false;
+	t->sphere_cap = cap;
+	return true;
+}
+
+/// Give item i its bound: a sphere (sph) or just its box (sph NULL).
+static void item_set_shape(tree_t *t, uint32_t i, const sphere_t *sph)
+{
+	if (sph) {
+		t->spheres[i] = *sph;
+		t->items[i].flags |= ITEM_SPHERE;
+	} else {
+		t->items[i].flags &= ~(uint32_t)ITEM_SPHERE;
+	}
+}
+
+/// The box of a sphere, widened by an ulp each way so it holds the exact
+/// sphere whatever c - r and c + r round to.
+static ort_result sphere_box(const float centre[DIM], float radius, sphere_t *sph, box_t *box)
+{
+	if (!centre || point_check(centre) != ORT_OK || !isfinite(radius) || !(radius >= 0.0f))
+		return ORT_ERROR_INVALID_BOX;
+	for (int d = 0; d < DIM; ++d) {
+		sph->c[d] = centre[d];
+		box->min[d] = nextafterf(centre[d] - radius, -INFINITY);
+		box->max[d] = nextafterf(centre[d] + radius, INFINITY);
+	}
+	sph->r = radius;
+	return box_check(box);
+}
+
+static ort_result insert_item(tree_t *t, box_t box, const sphere_t *sph, void *user_data, ort_handle *out)
 {
 	if (out) *out = ORT_NULL_HANDLE;
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
-	if (in_callback(t)) return defer_insert(t, &box, user_data, out);
 	if ((r = reserve_items(t, 1)) != ORT_OK) return r;
+	if (sph && !spheres_ready(t)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (in_callback(t)) return defer_insert(t, &box, sph, user_data, out);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, &box)) != ORT_OK) return r;
 	if (!reserve_for_insert(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
 	uint32_t i = item_new(t, user_data, true);
+	item_set_shape(t, i, sph);
 	insert_at(t, t->root, &box, i);
 	if (out) *out = make_handle(t, i);
 	return ORT_OK;
 }
 
+ort_result ORTHANT_NAME(tree_insert)(tree_t *t, box_t box, void *user_data, ort_handle *out)
+{
+	return insert_item(t, box, NULL, user_data, out);
+}
+
+ort_result ORTHANT_NAME(tree_insert_sphere)(tree_t *t, const float centre[DIM], float radius, void *user_data,
+                                            ort_handle *out)
+{
+	if (out) *out = ORT_NULL_HANDLE;
+	sphere_t sph;
+	box_t box;
+	ort_result r = sphere_box(centre, radius, &sph, &box);
+	if (r != ORT_OK) return r;
+	return insert_item(t, box, &sph, user_data, out);
+}
+
 /// Store an item that already has its slot (a deferred insert being applied).
-static ort_result store_item(tree_t *t, uint32_t i, const box_t *box)
+static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph)
 {
 	ort_result r;
+	item_set_shape(t, i, sph);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, box)) != ORT_OK) return r;
 	if (!reserve_for_insert(t, t->root, box)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -1026,7 +1097,34 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 
 // ---- move -------------------------------------------------------------------
 
-ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
+static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
+
+ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box) { return move_item(t, h, box, NULL); }
+
+ort_result ORTHANT_NAME(tree_move_sphere)(tree_t *t, ort_handle h, const float centre[DIM], float radius)
+{
+	sphere_t sph;
+	box_t box;
+	ort_result r = sphere_box(centre, radius, &sph, &box);
+	if (r != ORT_OK) return r;
+	return move_item(t, h, box, &sph);
+}
+
+ort_result ORTHANT_NAME(tree_get_sphere)(const tree_t *t, ort_handle h, float centre[DIM], float *radius)
+{
+	if (!t || !centre || !radius) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_sphere of a stale or foreign handle");
+	const sphere_t *s = item_sphere(t, i);
+	if (t->items[i].flags & ITEM_PENDING) s = pending_sphere(t, i);
+	if (!s) return ORT_ERROR_INVALID_ARGUMENT; // a box item
+	memcpy(centre, s->c, sizeof s->c);
+	*radius = s->r;
+	return ORT_OK;
+}
+
+/// Give item h a new bound: box, and sph when it is a sphere.
+static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
@@ -1034,7 +1132,8 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
-	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box);
+	if (sph && !spheres_ready(t)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box, sph);
 	if (t->bp) {
 		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 		bp_touch(t, i); // harmless if the move fails below: it is re-checked
@@ -1046,11 +1145,13 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 		// A box inside one half-open leaf cell touches no other leaf.
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
+			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
 	} else {
 		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
 			e->box = box;
+			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
 	}
@@ -1070,6 +1171,7 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 	box_t old = entry_at(t, t->items[i].addr)->box;
 	uint32_t from = detach(t, i);
 	insert_at(t, start, &box, i);
+	item_set_shape(t, i, sph);
 	tidy_after(t, from, &old);
 	return ORT_OK;
 }
@@ -1143,8 +1245,26 @@ box_t ORTHANT_NAME(tree_root_cell)(const tree_t *t)
 	if (t && t->root != NIL) {
 		memcpy(b.min, t->nodes[t->root].lo, sizeof b.min);
 		memcpy(b.max, t->nodes[t->root].hi, sizeof b.max);
+	} else if (t && t->def.use_region) {
+		region_cell(t, b.min, b.max);
 	}
 	return b;
+}
+
+ort_result ORTHANT_NAME(tree_get_node)(const tree_t *t, ort_handle h, box_t *cell, box_t *bounds, int *depth)
+{
+	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_node of a stale or foreign handle");
+	if (t->items[i].flags & ITEM_PENDING) return ORT_ERROR_BUSY; // not stored until the queries end
+	const node *n = &t->nodes[t->items[i].node];
+	if (cell) {
+		memcpy(cell->min, n->lo, sizeof cell->min);
+		memcpy(cell->max, n->hi, sizeof cell->max);
+	}
+	if (bounds) node_bounds(t, n, bounds->min, bounds->max);
+	if (depth) *depth = node_depth(t, n);
+	return ORT_OK;
 }
 
 // ---- clear / build / tick -------------------------------------------------------
@@ -1494,6 +1614,12 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		if (it->node >= t->node_len || (t->nodes[it->node].flags & NODE_FREE)) return vfail(&v, "item %u: bad node", i);
 		const entry *e = entry_at(t, it->addr);
 		if (it->addr / CHUNK_CAP >= t->chunk_len || e->item != i) return vfail(&v, "item %u: entry does not match", i);
+		if (it->flags & ITEM_SPHERE) {
+			const sphere_t *sp = &t->spheres[i];
+			for (int d = 0; d < DIM; ++d)
+				if (!(e->box.min[d] <= sp->c[d] - sp->r && sp->c[d] + sp->r <= e->box.max[d]))
+					return vfail(&v, "item %u: the box does not hold its sphere", i);
+		}
 		if (t->def.placement == ORT_PLACEMENT_LEAVES) want_entries += leaves_touched(t, t->root, &e->box);
 	}
 	for (uint32_t i = t->item_free; i != NIL; i = t->items[i].node)

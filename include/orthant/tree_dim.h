@@ -81,6 +81,22 @@ ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
 ORTHANT_API ort_result ORTHANT_NAME(tree_insert)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box, void *user_data,
                                                  ort_handle *out);
 
+/// Store an item whose bound is a sphere (a circle in 2D). The tree indexes its
+/// box (widened by an ulp so it holds the exact sphere); every query, the pair
+/// finder and the broad phase then test the sphere exactly. get_box gives
+/// that box.
+ORTHANT_API ort_result ORTHANT_NAME(tree_insert_sphere)(ORTHANT_NAME(tree) * tree, const float centre[ORTHANT_DIM],
+                                                        float radius, void *user_data, ort_handle *out);
+
+/// Give an item a sphere bound (it may have been a box); like ortN_tree_move.
+/// ortN_tree_move makes any item a box item.
+ORTHANT_API ort_result ORTHANT_NAME(tree_move_sphere)(ORTHANT_NAME(tree) * tree, ort_handle handle,
+                                                      const float centre[ORTHANT_DIM], float radius);
+
+/// The item's sphere; ORT_ERROR_INVALID_ARGUMENT for a box item.
+ORTHANT_API ort_result ORTHANT_NAME(tree_get_sphere)(const ORTHANT_NAME(tree) * tree, ort_handle handle,
+                                                     float centre[ORTHANT_DIM], float *radius);
+
 /// Forget an item; its handle becomes stale. Underfull siblings merge back.
 /// ORT_ERROR_STALE_HANDLE for a null, removed or foreign handle.
 ORTHANT_API ort_result ORTHANT_NAME(tree_remove)(ORTHANT_NAME(tree) * tree, ort_handle handle);
@@ -219,7 +235,17 @@ typedef void ORTHANT_NAME(node_fn)(void *ctx, const ORTHANT_NAME(box) * cell, co
 ORTHANT_API void ORTHANT_NAME(tree_visit_nodes)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(node_fn) * fn,
                                                 void *ctx);
 
-/// The root cell (what the tree covers now). Zero box for an empty tree without region.
+/// The node holding an item (leaves placement: the first leaf it was stored
+/// in): its cell, the bounds its items lie in (the loose cell for loose
+/// placement) and its depth. Any output may be NULL. ORT_ERROR_BUSY for an
+/// item inserted from a callback and not yet stored.
+ORTHANT_API ort_result ORTHANT_NAME(tree_get_node)(const ORTHANT_NAME(tree) * tree, ort_handle handle,
+                                                   ORTHANT_NAME(box) * cell, ORTHANT_NAME(box) * bounds, int *depth);
+
+/// The root cell (what the tree covers now): cells are half-open [min, max),
+/// and with a region the root reaches one ulp past the region's upper faces,
+/// so a box resting on them fits. Before the first item it is the region, or
+/// a zero box without one.
 ORTHANT_API ORTHANT_NAME(box) ORTHANT_NAME(tree_root_cell)(const ORTHANT_NAME(tree) * tree);
 
 /// Check every invariant: node links and levels, each entry inside its node's
