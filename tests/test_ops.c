@@ -29,6 +29,12 @@
 //   overflow to inf: nearest returns far items by id at distance inf, and a
 //   sphere query with radius > ~1.8e19 reports boxes outside the sphere.
 //   Steered around: query radii stay below 1e18 (the brute force overflows alike).
+// - KB_ROOT_OVERFLOW: the root doubles on every axis at once, so a root much
+//   longer on one axis than another (a region like that, or an emptied root
+//   widened around one box) overflows to inf on the long axis while growing
+//   to reach a box inside ORTHANT_COORD_LIMIT; validate then fails ("split
+//   point outside its cell"). Found by fuzz_ops. Steered around: the regions
+//   here are cubes and far boxes are tested in trees never emptied.
 // - KB_GET_BOX_ASSERT: tree_get_box of a stale handle returns
 //   ORT_ERROR_STALE_HANDLE without calling the assert hook (base.h promises
 //   the hook for stale handles).
@@ -867,6 +873,28 @@ static void test_known_far_distance(void **state)
 	TU(tree_destroy)(t);
 }
 
+static void test_known_root_overflow(void **state)
+{
+	(void)state;
+	if (known_bugs_gated()) skip();
+	def_t def = TU(tree_default_def)();
+	def.use_region = true;
+	for (int d = 0; d < DIM; ++d) {
+		def.region.min[d] = 0;
+		def.region.max[d] = d == 0 ? 1.0f : 1e30f;
+	}
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, point_box(0.5f, 0.5f), NULL, NULL), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, point_box(-1e30f, 0), NULL, NULL), ORT_OK);
+	TU_CONTEXT("KB_ROOT_OVERFLOW");
+	tu_check_valid(t);
+	box_t root = TU(tree_root_cell)(t);
+	for (int d = 0; d < DIM; ++d)
+		if (!isfinite(root.min[d]) || !isfinite(root.max[d])) TU_FAIL("root cell is infinite on axis %d\n", d);
+	TU(tree_destroy)(t);
+}
+
 static void test_known_get_box_assert(void **state)
 {
 	(void)state;
@@ -902,7 +930,8 @@ int main(void)
 	    cmocka_unit_test(test_null_arguments),  cmocka_unit_test(test_ops_loose),
 	    cmocka_unit_test(test_ops_tight),       cmocka_unit_test(test_ops_leaves),
 	    cmocka_unit_test(test_known_prune),     cmocka_unit_test(test_known_leaves_reserve),
-	    cmocka_unit_test(test_known_far_distance), cmocka_unit_test(test_known_get_box_assert),
+	    cmocka_unit_test(test_known_far_distance), cmocka_unit_test(test_known_root_overflow),
+	    cmocka_unit_test(test_known_get_box_assert),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("ops"), tests, NULL, report);
 }

@@ -1,0 +1,501 @@
+// fuzz_ops.c: bytes become a tree definition and a sequence of operations,
+// each checked against the brute-force model of tests/testutil.h; any
+// disagreement aborts.
+//
+// One source, three compilations (fuzz/CMakeLists.txt):
+//   TEST_DIM=2, TEST_DIM=3  the engine for one dimension: fuzz_ops_run2/3
+//   neither                 the entry: LLVMFuzzerTestOneInput picks the
+//                           dimension from the first byte; with FUZZ_REPLAY
+//                           also a main() that replays files and directories,
+//                           so every corpus file and crash is a regression test.
+//
+// ## Input
+//
+//   byte 0       dimension (bit 0)
+//   bytes 1-4    definition: placement, region, bucket, prune, merge, depth,
+//                looseness, min cell size, item capacity
+//   then ops     one byte each (op % OP_COUNT), followed by its operands;
+//                running out of bytes ends the run (missing bytes read 0)
+//
+// Invalid input is part of the alphabet: bad boxes (NaN, infinities,
+// min > max, beyond ORTHANT_COORD_LIMIT) from a palette of nasty floats or raw
+// bits, stale, null and foreign handles. After every step the tree validates,
+// holds every model item with its box and user pointer, and finds exactly the
+// model's pairs.
+//
+// ORTHANT_TEST_KNOWN_BUGS=1 lets the inputs reach the known library bugs that
+// tests/test_ops.c lists (KB_PRUNE: prune_delay > 0; KB_LEAVES_RESERVE: leaves
+// pools growing mid-insert; KB_ROOT_OVERFLOW: valid coordinates beyond ~1e15
+// in a root that is not a cube); by default the inputs steer around them so
+// the fuzzer looks for new ones.
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef TEST_DIM
+
+#include <float.h>
+#include <stdlib.h>
+
+// testutil.h sorts empty result lists as qsort(NULL, 0, ...), which UBSan
+// rejects (qsort's pointer is declared non-null): sort through a guard.
+static inline void tu_qsort_guarded(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1) qsort(base, n, size, cmp);
+}
+#define qsort tu_qsort_guarded
+#include "testutil.h"
+
+#define FUZZ_CAT_(a, b) a##b
+#define FUZZ_CAT(a, b) FUZZ_CAT_(a, b)
+#define FUZZ_RUN FUZZ_CAT(fuzz_ops_run, TEST_DIM)
+
+/// Keeps the O(n^2) pair check cheap enough for thousands of runs a second.
+#define MAX_ITEMS 96
+#define STALE_RING 8
+
+int FUZZ_RUN(const uint8_t *data, size_t size);
+
+typedef struct input {
+	const uint8_t *p, *end;
+} input;
+
+static uint8_t u8(input *in) { return in->p < in->end ? *in->p++ : 0; }
+
+static float raw_float(input *in)
+{
+	uint32_t bits = 0;
+	for (int k = 0; k < 4; ++k) bits = bits << 8 | u8(in);
+	float f;
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+/// A coordinate: mostly small integers on a grid (so boxes touch, coincide and
+/// sit on split lines), sometimes far, sometimes from a palette of edge values
+/// or raw bits (the only source of invalid coordinates).
+static bool known_bugs_gated(void);
+
+static float coord_steered(float v)
+{
+	// KB_ROOT_OVERFLOW: valid coordinates stay within 1e15 (invalid ones pass).
+	if (known_bugs_gated() && isfinite(v) && fabsf(v) > 1e15f && fabsf(v) <= ORTHANT_COORD_LIMIT)
+		return copysignf(1e15f, v);
+	return v;
+}
+
+static float coord_raw(input *in, uint8_t scale);
+
+static float coord(input *in, uint8_t scale) { return coord_steered(coord_raw(in, scale)); }
+
+static float coord_raw(input *in, uint8_t scale)
+{
+	static const float palette[] = {NAN,     INFINITY, -INFINITY, 2.0e30f, -2.0e30f, ORTHANT_COORD_LIMIT,
+	                                -1.0e30f, FLT_MAX,  1.0e20f,   -1.0e20f, 0.0f,     -0.0f,
+	                                1.0e-40f, FLT_MIN,  1.0e6f,    -1.0e6f};
+	int8_t v = (int8_t)u8(in);
+	switch (scale & 7) {
+	case 0:
+	case 1:
+	case 2: return (float)v;
+	case 3: return (float)v * 0.125f;
+	case 4: return (float)v * 64.0f;
+	case 5: return 1.0e6f + (float)v;
+	case 6: return palette[(uint8_t)v % (sizeof palette / sizeof palette[0])];
+	default: return raw_float(in);
+	}
+}
+
+/// A box: min per axis, then a size (0 for a point half the time), or with
+/// scale 6/7 both ends drawn on their own, so min > max happens too.
+static box_t read_box(input *in)
+{
+	box_t b;
+	uint8_t scale = u8(in);
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = coord(in, scale);
+		uint8_t s = u8(in);
+		if ((scale & 7) >= 6)
+			b.max[d] = coord(in, scale >> 3);
+		else
+			b.max[d] = b.min[d] + (s & 1 ? 0.0f : (float)(s >> 1) * ((scale & 7) == 4 ? 32.0f : 0.5f));
+	}
+	return b;
+}
+
+/// The errors a box may earn (base.h): OK, or some defect it really has.
+static bool result_fits_box(const box_t *b, ort_result r)
+{
+	bool invalid = false, range = false;
+	for (int d = 0; d < DIM; ++d) {
+		if (!isfinite(b->min[d]) || !isfinite(b->max[d]) || !(b->min[d] <= b->max[d])) invalid = true;
+		if ((isfinite(b->min[d]) && fabsf(b->min[d]) > ORTHANT_COORD_LIMIT) ||
+		    (isfinite(b->max[d]) && fabsf(b->max[d]) > ORTHANT_COORD_LIMIT))
+			range = true;
+	}
+	if (r == ORT_OK) return !invalid && !range;
+	return (r == ORT_ERROR_INVALID_BOX && invalid) || (r == ORT_ERROR_OUT_OF_RANGE && range);
+}
+
+static bool box_ok(const box_t *b) { return result_fits_box(b, ORT_OK); }
+
+static bool known_bugs_gated(void)
+{
+	const char *s = getenv("ORTHANT_TEST_KNOWN_BUGS");
+	return !(s && s[0] == '1');
+}
+
+static def_t read_def(input *in)
+{
+	def_t def = TU(tree_default_def)();
+	uint8_t a = u8(in), b = u8(in), c = u8(in), e = u8(in);
+	static const int buckets[] = {1, 2, 4, 16};
+	def.placement = (ort_placement)(a % 3);
+	def.use_region = a >> 2 & 1;
+	def.bucket_size = buckets[a >> 3 & 3];
+	def.prune_delay = (a >> 5 & 1) ? (a >> 6) * 4 : 0;
+	def.merge_size = b % 3 == 0 ? -1 : b % 3 == 1 ? 0 : def.bucket_size;
+	def.max_depth = (b >> 2) % (ORTHANT_MAX_DEPTH + 1);
+	def.looseness = 1.0f + (float)(c % 12 + 1) * 0.25f;
+	def.min_cell_size = (c >> 4) & 1 ? (float)(c >> 5) : 0.0f;
+	def.item_capacity = e & 1 ? e : 0;
+	for (int d = 0; d < DIM; ++d) {
+		def.region.min[d] = -(float)(e >> 1 & 7) * 16.0f - 1.0f;
+		def.region.max[d] = (float)(e >> 4) * 16.0f + 1.0f;
+	}
+	if (known_bugs_gated()) {
+		def.prune_delay = 0;
+		if (def.placement == ORT_PLACEMENT_LEAVES) def.item_capacity = 20000;
+	}
+	return def;
+}
+
+typedef struct fuzz {
+	tree_t *t, *other;
+	model m;
+	void *user[MAX_ITEMS + 16];
+	ort_handle stale[STALE_RING];
+	int stale_n;
+	uintptr_t next_user;
+	int asserts;
+} fuzz;
+
+static void count_assert(void *ctx, const char *message)
+{
+	(void)message;
+	++*(int *)ctx;
+}
+
+static void forget_at(fuzz *f, int i)
+{
+	f->stale[f->stale_n++ % STALE_RING] = f->m.handle[i];
+	f->user[i] = f->user[f->m.n - 1];
+	tu_model_remove_at(&f->m, i);
+}
+
+static void add(fuzz *f, ort_handle h, box_t b, void *u)
+{
+	tu_model_add(&f->m, h, b);
+	f->user[f->m.n - 1] = u;
+}
+
+static int pick(fuzz *f, input *in) { return f->m.n ? u8(in) % f->m.n : -1; }
+
+/// The tree and the model agree on everything cheap enough to ask every step.
+static void check(fuzz *f)
+{
+	tu_check_valid(f->t);
+	assert_int_equal(TU(tree_count)(f->t), f->m.n);
+	for (int i = 0; i < f->m.n; ++i) {
+		box_t b;
+		assert_int_equal(TU(tree_get_box)(f->t, f->m.handle[i], &b), ORT_OK);
+		assert_true(memcmp(&b, &f->m.box[i], sizeof b) == 0);
+		assert_true(TU(tree_get_user_data)(f->t, f->m.handle[i]) == f->user[i]);
+	}
+	tu_check_pairs(f->t, &f->m);
+}
+
+/// FUZZ_TRACE=1 prints each step, to turn a crash into a reproduction.
+static bool tracing;
+
+static void trace_box(const char *what, int i, const box_t *b)
+{
+	if (!tracing) return;
+	fprintf(stderr, "%s %d {", what, i);
+	for (int d = 0; d < DIM; ++d) fprintf(stderr, " %a..%a", (double)b->min[d], (double)b->max[d]);
+	fprintf(stderr, " }\n");
+}
+
+static void op_insert(fuzz *f, box_t b)
+{
+	trace_box("insert", f->m.n, &b);
+	if (f->m.n >= MAX_ITEMS) return;
+	void *u = (void *)(f->next_user++ * 8);
+	ort_handle h;
+	ort_result r = TU(tree_insert)(f->t, b, u, &h);
+	if (!result_fits_box(&b, r)) TU_FAIL("insert: %s\n", ort_result_string(r));
+	if (r == ORT_OK) add(f, h, b, u);
+	else assert_true(ort_handle_is_null(h));
+}
+
+static void op_move(fuzz *f, int i, box_t b)
+{
+	if (i < 0) return;
+	trace_box("move", i, &b);
+	ort_result r = TU(tree_move)(f->t, f->m.handle[i], b);
+	if (!result_fits_box(&b, r)) TU_FAIL("move: %s\n", ort_result_string(r));
+	if (r == ORT_OK) f->m.box[i] = b;
+}
+
+static void op_build(fuzz *f, input *in)
+{
+	int n = u8(in) % 24 + 1;
+	if (f->m.n + n > MAX_ITEMS) return;
+	box_t boxes[24];
+	void *users[24];
+	ort_handle hs[24];
+	bool all_ok = true;
+	for (int k = 0; k < n; ++k) {
+		boxes[k] = read_box(in);
+		users[k] = (void *)(f->next_user++ * 8);
+		all_ok &= box_ok(&boxes[k]);
+	}
+	ort_result r = TU(tree_build)(f->t, boxes, users, n, hs);
+	if (all_ok) {
+		assert_int_equal(r, ORT_OK);
+		for (int k = 0; k < n; ++k) {
+			trace_box("build", f->m.n, &boxes[k]);
+			add(f, hs[k], boxes[k], users[k]);
+		}
+	} else {
+		bool fits = false;
+		for (int k = 0; k < n; ++k) fits |= !box_ok(&boxes[k]) && result_fits_box(&boxes[k], r);
+		if (!fits) TU_FAIL("build of a bad batch: %s\n", ort_result_string(r));
+	}
+}
+
+/// A handle that names nothing here: removed, null, made up, or another tree's.
+static void op_stale(fuzz *f, input *in)
+{
+	uint8_t how = u8(in);
+	ort_handle h;
+	switch (how % 4) {
+	case 0: h = f->stale_n ? f->stale[how / 4 % (f->stale_n < STALE_RING ? f->stale_n : STALE_RING)] : ORT_NULL_HANDLE; break;
+	case 1: h = ORT_NULL_HANDLE; break;
+	case 2: TU(tree_insert)(f->other, read_box(in), NULL, &h); break;
+	default: h.id = u8(in) + 1u, h.gen = u8(in); break;
+	}
+	for (int i = 0; i < f->m.n; ++i)
+		if (ort_handle_equal(f->m.handle[i], h)) return; // a made-up handle that is live
+	box_t b = read_box(in), got;
+	int before = f->asserts;
+	assert_false(TU(tree_is_valid)(f->t, h));
+	assert_int_equal(TU(tree_remove)(f->t, h), ORT_ERROR_STALE_HANDLE);
+	assert_int_equal(TU(tree_move)(f->t, h, b), ORT_ERROR_STALE_HANDLE);
+	assert_int_equal(f->asserts, before + 2);
+	assert_int_equal(TU(tree_get_box)(f->t, h, &got), ORT_ERROR_STALE_HANDLE);
+	assert_null(TU(tree_get_user_data)(f->t, h));
+}
+
+/// A sphere query in double precision, lenient within rounding of the
+/// surface: the library decides boxes there by its exact bounding-box test and
+/// a float distance, tu_check_sphere_query by the float distance alone, and
+/// exactly on the surface neither is the truth (found by this fuzzer).
+static void check_sphere(fuzz *f, const float c[DIM], float r)
+{
+	tu_list got = {0};
+	assert_int_equal(TU(tree_query_sphere)(f->t, c, r, tu_collect, &got), ORT_OK);
+	qsort(got.v, got.n, sizeof *got.v, tu_cmp_u64);
+	for (size_t i = 1; i < got.n; ++i) assert_true(got.v[i] != got.v[i - 1]);
+	size_t matched = 0;
+	for (int i = 0; i < f->m.n; ++i) {
+		double d2 = 0, scale = r;
+		for (int d = 0; d < DIM; ++d) {
+			const box_t *b = &f->m.box[i];
+			double v = c[d] < b->min[d] ? (double)b->min[d] - c[d] : c[d] > b->max[d] ? (double)c[d] - b->max[d] : 0;
+			d2 += v * v;
+			scale = fmax(scale, fmax(fabs(c[d]), fmax(fabs(b->min[d]), fabs(b->max[d]))));
+		}
+		double slack = scale * 1e-6, dist = sqrt(d2);
+		uint64_t key = tu_key(f->m.handle[i]);
+		bool found = got.n && bsearch(&key, got.v, got.n, sizeof *got.v, tu_cmp_u64) != NULL;
+		matched += found;
+		if (dist < r - slack && !found) TU_FAIL("sphere: item %d at %g inside radius %g missed\n", i, dist, (double)r);
+		if (dist > r + slack && found) TU_FAIL("sphere: item %d at %g outside radius %g found\n", i, dist, (double)r);
+	}
+	if (matched != got.n) TU_FAIL("sphere: %zu results are no items\n", got.n - matched);
+	free(got.v);
+}
+
+static float small(input *in) { return (float)(int8_t)u8(in); }
+
+/// Every query kind around operands read from the input.
+static void op_query(fuzz *f, input *in)
+{
+	box_t q;
+	for (int d = 0; d < DIM; ++d) {
+		q.min[d] = small(in);
+		q.max[d] = q.min[d] + (float)u8(in);
+	}
+	float p[DIM], dir[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		p[d] = small(in) * 0.5f;
+		dir[d] = small(in) / 16.0f;
+	}
+	uint8_t k = u8(in);
+	if (tracing) {
+		trace_box("query box", 0, &q);
+		fprintf(stderr, "point/centre/origin");
+		for (int d = 0; d < DIM; ++d) fprintf(stderr, " %a", (double)p[d]);
+		fprintf(stderr, ", radius %d, k %d\n", k & 63, k);
+	}
+	tu_check_box_query(f->t, &f->m, q);
+	tu_check_point_query(f->t, &f->m, p);
+	check_sphere(f, p, (float)(k & 63));
+	tu_check_ray(f->t, &f->m, p, dir, k & 64 ? INFINITY : (float)k);
+	tu_check_nearest(f->t, &f->m, p, k % 20 + 1, k & 128 ? INFINITY : (float)(k & 63));
+}
+
+enum { OP_INSERT, OP_REMOVE, OP_MOVE_NEAR, OP_MOVE_FAR, OP_CLEAR, OP_BUILD, OP_TICK, OP_STALE, OP_QUERY, OP_COUNT };
+
+int FUZZ_RUN(const uint8_t *data, size_t size)
+{
+	input in = {data, data + size};
+	fuzz f;
+	memset(&f, 0, sizeof f);
+	f.next_user = 1;
+	def_t def = read_def(&in);
+	tracing = getenv("FUZZ_TRACE") != NULL;
+	if (tracing)
+		fprintf(stderr, "%s region %d (%g..%g) bucket %d prune %d merge %d depth %d looseness %g min cell %g capacity %d\n",
+		        ort_placement_string(def.placement), def.use_region, (double)def.region.min[0], (double)def.region.max[0],
+		        def.bucket_size, def.prune_delay, def.merge_size, def.max_depth, (double)def.looseness,
+		        (double)def.min_cell_size, def.item_capacity);
+	def.assert_fn = count_assert;
+	def.assert_ctx = &f.asserts;
+	assert_int_equal(TU(tree_create)(&def, &f.t), ORT_OK);
+	assert_int_equal(TU(tree_create)(&def, &f.other), ORT_OK);
+	tu_model_init(&f.m, MAX_ITEMS + 16);
+	for (int steps = 0; in.p < in.end && steps < 4096; ++steps) {
+		uint8_t op = u8(&in);
+		switch (op % OP_COUNT) {
+		case OP_INSERT: op_insert(&f, read_box(&in)); break;
+		case OP_REMOVE: {
+			int i = pick(&f, &in);
+			if (i < 0) break;
+			assert_int_equal(TU(tree_remove)(f.t, f.m.handle[i]), ORT_OK);
+			if (tracing) fprintf(stderr, "remove %d\n", i);
+			forget_at(&f, i);
+			break;
+		}
+		case OP_MOVE_NEAR: {
+			int i = pick(&f, &in);
+			if (i < 0) break;
+			box_t b = f.m.box[i];
+			for (int d = 0; d < DIM; ++d) {
+				float v = small(&in) * (op & 16 ? 1.0f : 0.0625f);
+				b.min[d] += v;
+				b.max[d] += v;
+			}
+			op_move(&f, i, b);
+			break;
+		}
+		case OP_MOVE_FAR: {
+			int i = pick(&f, &in); // operands in input order, whatever the compiler
+			op_move(&f, i, read_box(&in));
+			break;
+		}
+		case OP_CLEAR:
+			if (op < 0xF0) break; // rarer than the rest
+			if (tracing) fprintf(stderr, "clear\n");
+			TU(tree_clear)(f.t);
+			while (f.m.n) forget_at(&f, f.m.n - 1);
+			break;
+		case OP_BUILD: op_build(&f, &in); break;
+		case OP_TICK:
+			if (tracing) fprintf(stderr, "tick\n");
+			TU(tree_tick)(f.t);
+			break;
+		case OP_STALE: op_stale(&f, &in); break;
+		default: op_query(&f, &in); break;
+		}
+		check(&f);
+	}
+	TU(tree_destroy)(f.t);
+	TU(tree_destroy)(f.other);
+	tu_model_free(&f.m);
+	return 0;
+}
+
+#else // the entry points
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int fuzz_ops_run2(const uint8_t *data, size_t size);
+int fuzz_ops_run3(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0) return 0;
+	return (data[0] & 1) ? fuzz_ops_run3(data + 1, size - 1) : fuzz_ops_run2(data + 1, size - 1);
+}
+
+#ifdef FUZZ_REPLAY
+
+static int replay_file(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		fprintf(stderr, "fuzz_ops_replay: cannot open %s\n", path);
+		return 1;
+	}
+	size_t cap = 4096, n = 0;
+	uint8_t *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
+		n += got;
+		if (n == cap) {
+			uint8_t *grown = realloc(buf, cap *= 2);
+			if (!grown) free(buf);
+			buf = grown;
+		}
+	}
+	fclose(fp);
+	if (!buf) return 1;
+	LLVMFuzzerTestOneInput(buf, n);
+	free(buf);
+	return 0;
+}
+
+/// Replay every file named, and every file of every directory named.
+int main(int argc, char **argv)
+{
+	int files = 0, errors = 0;
+	for (int a = 1; a < argc; ++a) {
+		struct stat st;
+		if (stat(argv[a], &st) == 0 && S_ISDIR(st.st_mode)) {
+			DIR *dir = opendir(argv[a]);
+			struct dirent *de;
+			while (dir && (de = readdir(dir)) != NULL) {
+				if (de->d_name[0] == '.') continue;
+				char path[4096];
+				snprintf(path, sizeof path, "%s/%s", argv[a], de->d_name);
+				errors += replay_file(path);
+				files++;
+			}
+			if (dir) closedir(dir);
+		} else {
+			errors += replay_file(argv[a]);
+			files++;
+		}
+	}
+	printf("fuzz_ops_replay: %d inputs replayed\n", files);
+	return errors || files == 0;
+}
+
+#endif
+#endif
