@@ -660,6 +660,71 @@ static void box_cast_exact(ort_placement placement)
 	fixture_free(&f);
 }
 
+/// Removing and inserting from inside the plane and box-cast callbacks: the
+/// changes wait for the query's end (defer.c), then the tree is valid and
+/// answers as the model does.
+typedef struct changer {
+	tree_t *tree;
+	model *m;
+	int removed;
+} changer;
+
+static void changer_hit(changer *c, ort_handle h)
+{
+	if (h.id % 2) return;
+	assert_int_equal(TU(tree_remove)(c->tree, h), ORT_OK);
+	for (int i = 0; i < c->m->n; ++i)
+		if (ort_handle_equal(c->m->handle[i], h)) tu_model_remove_at(c->m, i);
+	box_t debris = unit_box(-40.0f - (float)c->removed, -39.0f);
+	ort_handle nh;
+	assert_int_equal(TU(tree_insert)(c->tree, debris, NULL, &nh), ORT_OK);
+	tu_model_add(c->m, nh, debris);
+	c->removed++;
+}
+
+static bool change_on_query(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	changer_hit(ctx, h);
+	return true;
+}
+
+static float change_on_cast(void *ctx, ort_handle h, void *user, float t)
+{
+	(void)user, (void)t;
+	changer_hit(ctx, h);
+	return INFINITY;
+}
+
+static void test_changes_in_callbacks(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		fixture f;
+		fixture_make(&f, (ort_placement)p, SK_RANDOM, 300, 7);
+		tu_rng r = tu_rng_make(8);
+		TU_CONTEXT("changes in callbacks, placement %s", ort_placement_string((ort_placement)p));
+		changer c = {f.tree, &f.m, 0};
+		for (int round = 0; round < 10; ++round) {
+			plane_t pl[8];
+			int count = random_planes(&r, &f.m, pl);
+			assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, change_on_query, &c), ORT_OK);
+			tu_check_valid(f.tree);
+			assert_int_equal(TU(tree_count)(f.tree), f.m.n);
+			check_planes(f.tree, &f.m, pl, count);
+			box_t moving = scene_box(SK_RANDOM, &r, round);
+			float delta[DIM];
+			for (int d = 0; d < DIM; ++d) delta[d] = tu_float(&r, -1, 1);
+			assert_int_equal(TU(tree_box_cast)(f.tree, moving, delta, 800, change_on_cast, &c), ORT_OK);
+			tu_check_valid(f.tree);
+			assert_int_equal(TU(tree_count)(f.tree), f.m.n);
+			check_box_cast(f.tree, &f.m, moving, delta, 800);
+		}
+		assert_true(c.removed > 20);
+		fixture_free(&f);
+	}
+}
+
 static void test_ray_records_exact(void **s)
 {
 	(void)s;
@@ -678,6 +743,7 @@ int main(void)
 	    cmocka_unit_test(test_loose),          cmocka_unit_test(test_tight),
 	    cmocka_unit_test(test_leaves),         cmocka_unit_test(test_plane_builders),
 	    cmocka_unit_test(test_ray_records_exact), cmocka_unit_test(test_box_cast_exact),
+	    cmocka_unit_test(test_changes_in_callbacks),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("shapes"), tests, NULL, NULL);
 }
