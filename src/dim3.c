@@ -6,4 +6,5 @@
 #include "query.c"
 #include "broadphase.c"
 #include "defer.c"
+#include "contact.c"
 #include "shapes.c"

@@ -27,6 +27,8 @@
 #error "compiled through dim2.c or dim3.c"
 #endif
 
+#include <float.h>
+
 // ---- pools ------------------------------------------------------------------
 
 /// Grow an array pool to at least need slots. The new memory is uninitialised;
@@ -661,16 +663,19 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 		uint32_t old = t->root;
 		r = &t->nodes[old]; // the pool may have moved
 		if (r->total == 0) {
-			// Nothing to keep: widen the empty root around the box instead.
+			// Nothing to keep: start over with a root around the box.
 			float lo[DIM], hi[DIM];
-			for (int d = 0; d < DIM; ++d) {
-				float w = r->hi[d] - r->lo[d];
-				lo[d] = box->min[d] < r->lo[d] ? box->min[d] - w : r->lo[d];
-				hi[d] = box->max[d] >= r->hi[d] ? box->max[d] + w : r->hi[d];
-			}
+			root_cell_for(box, lo, hi);
 			empty_free(t, old);
 			root_set(t, lo, hi);
 			continue;
+		}
+		// Every axis doubles at once, so a root much longer on one axis than
+		// another could overflow there before it reaches the box.
+		for (int d = 0; d < DIM; ++d) {
+			double w = (double)r->hi[d] - r->lo[d];
+			if (fabs((double)r->lo[d] - w) > 0.25 * FLT_MAX || fabs((double)r->hi[d] + w) > 0.25 * FLT_MAX)
+				return ORT_ERROR_OUT_OF_RANGE;
 		}
 		uint32_t nr = node_new(t);
 		node *o = &t->nodes[old];
@@ -1505,8 +1510,10 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	if (guard > 40000) return vfail(v, "node links loop");
 	v->nodes++;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	for (int d = 0; d < DIM; ++d)
+	for (int d = 0; d < DIM; ++d) {
+		if (!isfinite(n->lo[d]) || !isfinite(n->hi[d])) return vfail(v, "node %u: cell is not finite", ni);
 		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
+	}
 	// entries
 	uint32_t seen = 0, chunks = 0;
 	float lo[DIM], hi[DIM];

@@ -225,6 +225,22 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_current_pairs)(const ORTHANT_NAME(tree)
 /// Pairs in the broad phase's current set.
 ORTHANT_API int ORTHANT_NAME(tree_pair_count)(const ORTHANT_NAME(tree) * tree);
 
+/// An intersection record for a pair (seed 003's IntersectionRecord).
+typedef struct ORTHANT_NAME(contact) {
+	ort_handle a, b;
+	bool touching;              ///< the exact bounds meet (depth >= 0)
+	float normal[ORTHANT_DIM];  ///< unit, the way to push b out of a
+	float depth;                ///< how far to push b along normal to separate them
+	float point[ORTHANT_DIM];   ///< a point in both: the overlap's centre (boxes), halfway
+	                            ///< through it (spheres), the box's point nearest the sphere
+} ORTHANT_NAME(contact);
+
+/// The record for items a and b, exact for box-box (the shortest push out
+/// along an axis), sphere-sphere and box-sphere. When they do not touch, touching
+/// is false (for boxes, depth is -1; for spheres, -depth is the gap).
+ORTHANT_API ort_result ORTHANT_NAME(tree_contact)(const ORTHANT_NAME(tree) * tree, ort_handle a, ort_handle b,
+                                                  ORTHANT_NAME(contact) * out);
+
 /// Called for each node by ortN_tree_visit_nodes: its cell, the bounds its items
 /// must lie in (the cell itself, or the loose cell), its depth below the root
 /// and the entries it holds itself.
