@@ -11,33 +11,20 @@
 //
 // ORTHANT_OPS_STEPS in the environment overrides the steps per configuration.
 //
-// ## Known library bugs
+// ## Library bugs this file found
 //
-// Each has a minimal reproduction below (test_known_*), skipped with a note
-// until ORTHANT_TEST_KNOWN_BUGS=1 is set; while skipped, the random sequences
-// steer around it as said at each. Once a bug is fixed, drop its gate.
+// Each keeps its minimal reproduction below (test_fixed_*), now a regression
+// test, and the random sequences no longer steer around any of them:
 //
-// - KB_PRUNE: with prune_delay > 0, removing the last item under a node whose
-//   other child is already waiting leaves an empty node that is not waiting,
-//   and validate fails ("node N is empty and not waiting to be pruned").
-//   Steered around: the prune_delay 8 configurations are skipped.
-// - KB_LEAVES_RESERVE: leaves placement, an insert reaching several leaves: a
-//   split of one takes the pool slots reserved for the others, and node_new /
-//   chunk_new write past the pool (heap overflow). Steered around: leaves
-//   trees reserve item_capacity 20000, so their pools never grow mid-insert.
-// - KB_FAR_DISTANCE: squared distances are floats, so beyond ~1.8e19 they
-//   overflow to inf: nearest returns far items by id at distance inf, and a
-//   sphere query with radius > ~1.8e19 reports boxes outside the sphere.
-//   Steered around: query radii stay below 1e18 (the brute force overflows alike).
-// - KB_ROOT_OVERFLOW: the root doubles on every axis at once, so a root much
-//   longer on one axis than another (a region like that, or an emptied root
-//   widened around one box) overflows to inf on the long axis while growing
-//   to reach a box inside ORTHANT_COORD_LIMIT; validate then fails ("split
-//   point outside its cell"). Found by fuzz_ops. Steered around: the regions
-//   here are cubes and far boxes are tested in trees never emptied.
-// - KB_GET_BOX_ASSERT: tree_get_box of a stale handle returns
-//   ORT_ERROR_STALE_HANDLE without calling the assert hook (base.h promises
-//   the hook for stale handles).
+// - prune: with prune_delay > 0, an emptied node under a waiting branch was
+//   left neither waiting nor pruned.
+// - leaves reserve: a leaves insert reaching several leaves split one of them
+//   and spent the pool room reserved for the others (a heap overflow).
+// - far distance: squared distances in float overflowed past ~1.8e19.
+// - root overflow: doubling every axis at once overflowed a long axis to inf
+//   while growing to reach a box along a short one; now refused with
+//   ORT_ERROR_OUT_OF_RANGE, the tree unchanged.
+// - get_box assert: a stale get_box did not reach the assert hook.
 #include <stdlib.h>
 
 // testutil.h sorts empty result lists as qsort(NULL, 0, ...), which UBSan
@@ -121,18 +108,6 @@ static void h_remove_at(harness *h, int i)
 
 static void *h_new_user(harness *h) { return (void *)(h->next_user++ * 16); }
 
-/// Whether the known library bugs are still steered around (see the top).
-static bool known_bugs_gated(void)
-{
-	const char *s = getenv("ORTHANT_TEST_KNOWN_BUGS");
-	return !(s && s[0] == '1');
-}
-
-/// KB_LEAVES_RESERVE: pools big enough never to grow in these tests.
-static void steer_leaves_reserve(def_t *def)
-{
-	if (def->placement == ORT_PLACEMENT_LEAVES && known_bugs_gated()) def->item_capacity = 20000;
-}
 
 // ---- boxes ------------------------------------------------------------------------
 
@@ -247,7 +222,7 @@ static void check_queries(harness *h, int queries)
 		for (int d = 0; d < DIM; ++d) p[d] = q % 2 && m->n ? m->box[q % m->n].max[d] : qb.min[d];
 		tu_check_point_query(h->t, m, p);
 		// Radii stay below 1e18: beyond ~1.8e19 a squared radius overflows a
-		// float, in the brute force too (see test_known_far_distances).
+		// float, in the brute force too (see test_fixed_far_distances).
 		float radius = fminf((qb.max[0] - qb.min[0]) * 0.5f, 1e18f);
 		tu_check_sphere_query(h->t, m, p, radius);
 		float dir[DIM];
@@ -409,7 +384,6 @@ static void run_config(ort_placement placement, bool region, int bucket, int pru
 	def.max_depth = variant % 4 == 3 ? 3 : 8;
 	def.min_cell_size = variant % 5 == 4 ? 10.0f : 0.0f;
 	def.item_capacity = variant % 2 ? 100 : 0;
-	steer_leaves_reserve(&def);
 	if (region) {
 		for (int d = 0; d < DIM; ++d) {
 			def.region.min[d] = 0;
@@ -431,7 +405,7 @@ static void run_config(ort_placement placement, bool region, int bucket, int pru
 	h_free(&h);
 }
 
-static int configs_run, configs_skipped, steps_run;
+static int configs_run, steps_run;
 
 static void run_placement(ort_placement placement)
 {
@@ -443,11 +417,6 @@ static void run_placement(ort_placement placement)
 				for (int mv = 0; mv < 3; ++mv) {
 					int bucket = buckets[b];
 					int merge = mv == 0 ? -1 : mv == 1 ? 0 : bucket;
-					if (prune && known_bugs_gated()) { // KB_PRUNE
-						configs_skipped++;
-						variant++;
-						continue;
-					}
 					run_config(placement, region, bucket, prune, merge, variant++);
 					configs_run++;
 					steps_run += steps_per_config();
@@ -472,7 +441,6 @@ static def_t placement_def(int p, bool region)
 		}
 		def.use_region = true;
 	}
-	steer_leaves_reserve(&def);
 	return def;
 }
 
@@ -782,7 +750,7 @@ static void test_null_arguments(void **state)
 	h_free(&h);
 }
 
-// ---- known bugs: minimal reproductions ----------------------------------------------
+// ---- fixed bugs: their minimal reproductions ----------------------------------------------
 
 static box_t point_box(float x, float y)
 {
@@ -791,10 +759,9 @@ static box_t point_box(float x, float y)
 	return box_at(c, 0.0f);
 }
 
-static void test_known_prune(void **state)
+static void test_fixed_prune(void **state)
 {
 	(void)state;
-	if (known_bugs_gated()) skip();
 	def_t def = placement_def(ORT_PLACEMENT_TIGHT, false);
 	def.bucket_size = 1;
 	def.prune_delay = 8;
@@ -817,10 +784,9 @@ static void test_known_prune(void **state)
 	TU(tree_destroy)(t);
 }
 
-static void test_known_leaves_reserve(void **state)
+static void test_fixed_leaves_reserve(void **state)
 {
 	(void)state;
-	if (known_bugs_gated()) skip();
 	def_t def = TU(tree_default_def)();
 	def.placement = ORT_PLACEMENT_LEAVES;
 	def.bucket_size = 1;
@@ -845,10 +811,9 @@ static void test_known_leaves_reserve(void **state)
 	TU(tree_destroy)(t);
 }
 
-static void test_known_far_distance(void **state)
+static void test_fixed_far_distance(void **state)
 {
 	(void)state;
-	if (known_bugs_gated()) skip();
 	def_t def = TU(tree_default_def)();
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
@@ -873,10 +838,9 @@ static void test_known_far_distance(void **state)
 	TU(tree_destroy)(t);
 }
 
-static void test_known_root_overflow(void **state)
+static void test_fixed_root_overflow(void **state)
 {
 	(void)state;
-	if (known_bugs_gated()) skip();
 	def_t def = TU(tree_default_def)();
 	def.use_region = true;
 	for (int d = 0; d < DIM; ++d) {
@@ -886,24 +850,26 @@ static void test_known_root_overflow(void **state)
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	assert_int_equal(TU(tree_insert)(t, point_box(0.5f, 0.5f), NULL, NULL), ORT_OK);
-	assert_int_equal(TU(tree_insert)(t, point_box(-1e30f, 0), NULL, NULL), ORT_OK);
+	// The long axis would overflow before the short one reaches -1e30: refused.
+	assert_int_equal(TU(tree_insert)(t, point_box(-1e30f, 0), NULL, NULL), ORT_ERROR_OUT_OF_RANGE);
 	TU_CONTEXT("KB_ROOT_OVERFLOW");
 	tu_check_valid(t);
+	assert_int_equal(TU(tree_count)(t), 1);
 	box_t root = TU(tree_root_cell)(t);
 	for (int d = 0; d < DIM; ++d)
 		if (!isfinite(root.min[d]) || !isfinite(root.max[d])) TU_FAIL("root cell is infinite on axis %d\n", d);
 	TU(tree_destroy)(t);
 }
 
-static void test_known_get_box_assert(void **state)
+static void test_fixed_get_box_assert(void **state)
 {
 	(void)state;
-	if (known_bugs_gated()) skip();
 	harness h;
 	h_init(&h, placement_def(ORT_PLACEMENT_LOOSE, false), 51);
 	fill(&h, 3);
 	ort_handle gone = h.m.handle[0];
-	op_remove(&h);
+	assert_int_equal(TU(tree_remove)(h.t, gone), ORT_OK);
+	h_remove_at(&h, 0);
 	box_t got;
 	int before = h.asserts;
 	TU_CONTEXT("KB_GET_BOX_ASSERT");
@@ -917,8 +883,6 @@ static int report(void **state)
 {
 	(void)state;
 	if (steps_run) printf("# %d configurations, %d random steps\n", configs_run, steps_run);
-	if (configs_skipped)
-		printf("# %d configurations skipped for KB_PRUNE (ORTHANT_TEST_KNOWN_BUGS=1 runs them)\n", configs_skipped);
 	return 0;
 }
 
@@ -929,9 +893,9 @@ int main(void)
 	    cmocka_unit_test(test_far_coordinates), cmocka_unit_test(test_bad_definitions),
 	    cmocka_unit_test(test_null_arguments),  cmocka_unit_test(test_ops_loose),
 	    cmocka_unit_test(test_ops_tight),       cmocka_unit_test(test_ops_leaves),
-	    cmocka_unit_test(test_known_prune),     cmocka_unit_test(test_known_leaves_reserve),
-	    cmocka_unit_test(test_known_far_distance), cmocka_unit_test(test_known_root_overflow),
-	    cmocka_unit_test(test_known_get_box_assert),
+	    cmocka_unit_test(test_fixed_prune),     cmocka_unit_test(test_fixed_leaves_reserve),
+	    cmocka_unit_test(test_fixed_far_distance), cmocka_unit_test(test_fixed_root_overflow),
+	    cmocka_unit_test(test_fixed_get_box_assert),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("ops"), tests, NULL, report);
 }
