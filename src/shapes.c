@@ -63,6 +63,21 @@ static inline bool planes_pass(const plane_t *pl, int count, const float lo[DIM]
 	return true;
 }
 
+/// A sphere item (whose box passed) against every plane, exactly, in double:
+/// sum(normal[i] * c[i]) + offset >= -r * sqrt(sum(normal[i]^2)).
+static bool planes_pass_sphere(const plane_t *pl, int count, const sphere_t *sph)
+{
+	for (int i = 0; i < count; ++i) {
+		double v = 0.0, len2 = 0.0;
+		for (int d = 0; d < DIM; ++d) {
+			v += (double)pl[i].normal[d] * sph->c[d];
+			len2 += (double)pl[i].normal[d] * pl[i].normal[d];
+		}
+		if (!(v + pl[i].offset >= -(double)sph->r * sqrt(len2))) return false;
+	}
+	return true;
+}
+
 /// The box's most positive vertex for the plane (its min corner without one).
 static inline void plane_vertex(const plane_t *pl, const box_t *b, float p[DIM])
 {
@@ -114,6 +129,8 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 		{
 			const entry *e = &t->chunks[c].e[k];
 			if (!planes_pass(planes, count, e->box.min, e->box.max, false)) continue;
+			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+			if (sph && !planes_pass_sphere(planes, count, sph)) continue;
 			if (leaves) {
 				float p[DIM];
 				plane_vertex(key, &e->box, p);
@@ -185,16 +202,19 @@ ort_result ORTHANT_NAME(planes_from_polygon)(const float (*pts)[2], int n, plane
 
 // ---- sweeps ---------------------------------------------------------------------
 
-/// Called for each entry a sweep touches, with its entry parameter; returns the
-/// parameter to clip to, with ortN_ray_fn's meaning.
-typedef float sweep_fn(void *ctx, const tree_t *t, const entry *e, float te);
-
 /// A sweep: the ray origin + t * dir, t in [0, max_t], against boxes grown
-/// downwards by size (all zero for a plain ray).
+/// downwards by size (all zero for a plain ray); `moving` is the swept box
+/// ([origin, origin] for a ray).
 typedef struct sweep {
 	float origin[DIM], dir[DIM], size[DIM];
 	float max_t;
+	box_t moving;
 } sweep;
+
+/// Called for each entry whose box a sweep touches, with the entry parameter
+/// of that box and the current clip; returns the parameter to clip to, with
+/// ortN_ray_fn's meaning.
+typedef float sweep_fn(void *ctx, const tree_t *t, const entry *e, float te, float tmax);
 
 static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], const float hi[DIM], float *enter)
 {
@@ -249,7 +269,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 				clamp_point(p, &e->box, p);
 				if (!leaf_owns(&cell, p)) continue;
 			}
-			float r = fn(ctx, t, e, te);
+			float r = fn(ctx, t, e, te, tmax);
 			if (r < 0.0f || isnan(r)) continue;
 			if (r == 0.0f) goto done;
 			if (r < tmax) tmax = r;
@@ -283,24 +303,99 @@ static ort_result ray_args_check(const float origin[DIM], const float dir[DIM], 
 	return ORT_OK;
 }
 
-static void sweep_make(sweep *w, const float origin[DIM], const float dir[DIM], const float size[DIM], float max_t)
+/// A sweep of the box (NULL: the ray from origin) along dir.
+static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], const float dir[DIM], float max_t)
 {
 	for (int d = 0; d < DIM; ++d) {
-		w->origin[d] = origin[d];
+		w->origin[d] = box ? box->min[d] : origin[d];
 		w->dir[d] = dir[d];
-		w->size[d] = size ? size[d] : 0.0f;
+		w->size[d] = box ? box->max[d] - box->min[d] : 0.0f;
+		w->moving.min[d] = w->origin[d];
+		w->moving.max[d] = box ? box->max[d] : origin[d];
 	}
 	w->max_t = max_t;
 }
 
+/// The first t in [0, tmax] at which the moving box touches the sphere item,
+/// in double: the sphere's centre moves by -t * dir relative to the box, and
+/// g(t) = dist2(c - t * dir, box) is convex and piecewise quadratic between
+/// the t where a coordinate crosses a face. 0 when g(0) <= r^2; otherwise the
+/// smaller root of g(t) = r^2 on the first piece that has one at or after
+/// its start (the start itself when rounding puts the root just before it).
+static bool sweep_sphere(const sweep *w, float tmax, const sphere_t *s, float *enter)
+{
+	double r2 = (double)s->r * s->r;
+	if (dist2_point_box(s->c, &w->moving) <= r2) {
+		*enter = 0.0f;
+		return true;
+	}
+	double cut[2 * DIM + 1];
+	int n = 0;
+	for (int d = 0; d < DIM; ++d)
+		for (int f = 0; f < 2 && w->dir[d] != 0.0f; ++f) {
+			double tc = ((double)s->c[d] - (f ? w->moving.max[d] : w->moving.min[d])) / w->dir[d];
+			if (tc > 0.0 && tc < tmax) {
+				int j = n++;
+				for (; j > 0 && cut[j - 1] > tc; --j) cut[j] = cut[j - 1];
+				cut[j] = tc;
+			}
+		}
+	cut[n++] = tmax;
+	double start = 0.0;
+	for (int i = 0; i < n; start = cut[i++]) {
+		double end = cut[i];
+		if (!(end > start)) continue;
+		double mid = isinf(end) ? start + 1.0 : 0.5 * (start + end);
+		double a = 0.0, b = 0.0, c = -r2;
+		for (int d = 0; d < DIM; ++d) {
+			double p = (double)s->c[d] - mid * w->dir[d], al, be;
+			if (p < w->moving.min[d]) {
+				al = (double)w->moving.min[d] - s->c[d];
+				be = w->dir[d];
+			} else if (p > w->moving.max[d]) {
+				al = (double)s->c[d] - w->moving.max[d];
+				be = -(double)w->dir[d];
+			} else {
+				continue;
+			}
+			a += be * be;
+			b += 2.0 * al * be;
+			c += al * al;
+		}
+		double disc = b * b - 4.0 * a * c;
+		if (a == 0.0 || disc < 0.0) continue;
+		double root = sqrt(disc), t0 = (-b - root) / (2.0 * a), t1 = (-b + root) / (2.0 * a);
+		if (t1 < start) continue;
+		if (t0 < start) t0 = start;
+		if (t0 <= end) {
+			*enter = (float)t0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/// The exact entry of the sweep into entry e's item: its box's te, or for a
+/// sphere item the sphere's (false when the sweep misses the sphere).
+static bool sweep_item(const tree_t *t, const sweep *w, const entry *e, float tmax, float *te)
+{
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (!sph) return true;
+	bool ray = true;
+	for (int d = 0; d < DIM; ++d) ray = ray && w->size[d] == 0.0f;
+	return ray ? ray_sphere(w->origin, w->dir, tmax, sph, te) : sweep_sphere(w, tmax, sph, te);
+}
+
 typedef struct box_cast_ctx {
+	const sweep *w;
 	ORTHANT_NAME(ray_fn) * fn;
 	void *ctx;
 } box_cast_ctx;
 
-static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te)
+static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
 {
 	box_cast_ctx *bc = ctx;
+	if (!sweep_item(t, bc->w, e, tmax, &te)) return -1.0f;
 	return bc->fn(bc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
 }
 
@@ -311,11 +406,9 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 	ort_result r = ray_args_check(box.min, delta, max_t);
 	if (r != ORT_OK) return r;
 	if (box_check(&box) == ORT_ERROR_INVALID_BOX) return ORT_ERROR_INVALID_BOX;
-	float size[DIM];
-	for (int d = 0; d < DIM; ++d) size[d] = box.max[d] - box.min[d];
 	sweep w;
-	sweep_make(&w, box.min, delta, size, max_t);
-	box_cast_ctx bc = {fn, ctx};
+	sweep_make(&w, &box, NULL, delta, max_t);
+	box_cast_ctx bc = {&w, fn, ctx};
 	reading_begin(t);
 	r = sweep_walk(t, &w, box_cast_visit, &bc);
 	reading_end(t); // may apply changes the callback made, or destroy the tree
@@ -324,11 +417,35 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 
 // ---- ray records ----------------------------------------------------------------
 
+/// The record of a ray entering a sphere item at te: the point origin + te *
+/// dir, the normal (point - c) / |point - c| in double, zero when the origin
+/// is inside or on the sphere (|o - c|^2 <= r^2).
+static void sphere_record(const sphere_t *s, const sweep *w, float te, ray_hit_t *h)
+{
+	double v[DIM], len2 = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		h->point[d] = w->origin[d] + te * w->dir[d];
+		v[d] = (double)h->point[d] - s->c[d];
+		len2 += v[d] * v[d];
+	}
+	bool inside = dist2_points(w->origin, s->c) <= (double)s->r * s->r;
+	double len = sqrt(len2);
+	for (int d = 0; d < DIM; ++d) h->normal[d] = inside || !(len > 0.0) ? 0.0f : (float)(v[d] / len);
+}
+
 /// The record of a ray entering box b at te: the entered face's normal (the
 /// axis with the largest slab entry parameter >= 0, the first on a tie) and the
 /// point on the box.
 static void ray_record(const tree_t *t, const entry *e, const sweep *w, float te, ray_hit_t *h)
 {
+	h->handle = make_handle(t, e->item);
+	h->user_data = t->items[e->item].user;
+	h->t = te;
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (sph) {
+		sphere_record(sph, w, te, h);
+		return;
+	}
 	const box_t *b = &e->box;
 	int axis = -1;
 	float best = 0.0f;
@@ -341,9 +458,6 @@ static void ray_record(const tree_t *t, const entry *e, const sweep *w, float te
 			best = in;
 		}
 	}
-	h->handle = make_handle(t, e->item);
-	h->user_data = t->items[e->item].user;
-	h->t = te;
 	for (int d = 0; d < DIM; ++d) {
 		h->point[d] = w->origin[d] + te * w->dir[d];
 		h->normal[d] = 0.0f;
@@ -362,14 +476,15 @@ static inline bool hit_before(float ta, uint32_t ida, float tb, uint32_t idb)
 }
 
 typedef struct ray_first_ctx {
+	const sweep *w;
 	const entry *best;
 	float t;
 } ray_first_ctx;
 
-static float ray_first_visit(void *ctx, const tree_t *t, const entry *e, float te)
+static float ray_first_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
 {
-	(void)t;
 	ray_first_ctx *rf = ctx;
+	if (!sweep_item(t, rf->w, e, tmax, &te)) return -1.0f;
 	if (!rf->best || hit_before(te, e->item, rf->t, rf->best->item)) {
 		rf->best = e;
 		rf->t = te;
@@ -384,8 +499,8 @@ bool ORTHANT_NAME(tree_ray_first)(const tree_t *t, const float origin[DIM], cons
 {
 	if (!t || !out || ray_args_check(origin, dir, max_t) != ORT_OK) return false;
 	sweep w;
-	sweep_make(&w, origin, dir, NULL, max_t);
-	ray_first_ctx rf = {NULL, 0.0f};
+	sweep_make(&w, NULL, origin, dir, max_t);
+	ray_first_ctx rf = {&w, NULL, 0.0f};
 	if (sweep_walk(t, &w, ray_first_visit, &rf) != ORT_OK || !rf.best) return false;
 	ray_record(t, rf.best, &w, rf.t, out);
 	return true;
@@ -416,9 +531,10 @@ static void hit_sift_down(ray_hit_t *out, int n, int i)
 	out[i] = v;
 }
 
-static float ray_all_visit(void *ctx, const tree_t *t, const entry *e, float te)
+static float ray_all_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
 {
 	ray_all_ctx *ra = ctx;
+	if (!sweep_item(t, ra->w, e, tmax, &te)) return -1.0f;
 	ra->count++;
 	if (ra->n == ra->cap && (ra->n == 0 || !hit_before(te, e->item + 1, ra->out[0].t, ra->out[0].handle.id)))
 		return INFINITY;
@@ -443,7 +559,7 @@ ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], 
 	ort_result r = ray_args_check(origin, dir, max_t);
 	if (r != ORT_OK) return r;
 	sweep w;
-	sweep_make(&w, origin, dir, NULL, max_t);
+	sweep_make(&w, NULL, origin, dir, max_t);
 	ray_all_ctx ra = {&w, out, cap, 0, 0};
 	r = sweep_walk(t, &w, ray_all_visit, &ra);
 	if (r != ORT_OK) return r;

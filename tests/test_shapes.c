@@ -64,6 +64,36 @@ static box_t scene_box(scene_kind kind, tu_rng *r, int i)
 	return b;
 }
 
+/// Items whose bound is a sphere, by handle id (a box item is `on == false`).
+enum { MAX_IDS = 4096 };
+static struct oracle_sphere {
+	bool on;
+	float c[DIM], r;
+} spheres[MAX_IDS];
+
+static const struct oracle_sphere *sphere_of(ort_handle h) { return spheres[h.id].on ? &spheres[h.id] : NULL; }
+
+/// Insert a box item, or for every fifth item of the random and huge scenes a
+/// sphere inside that box; the model gets the box the tree indexes.
+static ort_handle insert_item(tree_t *t, model *m, box_t b, bool sphere)
+{
+	ort_handle h;
+	if (!sphere) {
+		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+	} else {
+		float c[DIM], r = (b.max[0] - b.min[0]) * 0.5f;
+		for (int d = 0; d < DIM; ++d) c[d] = b.min[d] + r;
+		assert_int_equal(TU(tree_insert_sphere)(t, c, r, NULL, &h), ORT_OK);
+		assert_int_equal(TU(tree_get_box)(t, h, &b), ORT_OK);
+		memcpy(spheres[h.id].c, c, sizeof c);
+		spheres[h.id].r = r;
+	}
+	assert_true(h.id < MAX_IDS);
+	spheres[h.id].on = sphere;
+	tu_model_add(m, h, b);
+	return h;
+}
+
 typedef struct fixture {
 	tree_t *tree;
 	model m;
@@ -82,13 +112,12 @@ static void fixture_make(fixture *f, ort_placement placement, scene_kind kind, i
 		def.use_region = true;
 	}
 	assert_int_equal(TU(tree_create)(&def, &f->tree), ORT_OK);
+	memset(spheres, 0, sizeof spheres);
 	tu_model_init(&f->m, n);
 	tu_rng r = tu_rng_make(seed);
 	for (int i = 0; i < n; ++i) {
 		box_t b = scene_box(kind, &r, i);
-		ort_handle h;
-		assert_int_equal(TU(tree_insert)(f->tree, b, NULL, &h), ORT_OK);
-		tu_model_add(&f->m, h, b);
+		insert_item(f->tree, &f->m, b, (kind == SK_RANDOM || kind == SK_HUGE) && i % 5 == 0);
 	}
 	tu_check_valid(f->tree);
 }
@@ -112,6 +141,21 @@ static void item_point(const model *m, tu_rng *r, float p[DIM])
 // ---- planes ----------------------------------------------------------------------
 
 /// docs/QUERIES.md: the plane at the most positive vertex, left to right, offset last.
+/// docs/QUERIES.md: a sphere item also needs, per plane, in double,
+/// sum(normal * c) + offset >= -r * sqrt(sum(normal^2)).
+static bool oracle_planes_sphere(const plane_t *pl, int count, const struct oracle_sphere *sp)
+{
+	for (int i = 0; i < count; ++i) {
+		double dot = 0, n2 = 0;
+		for (int d = 0; d < DIM; ++d) {
+			dot += (double)pl[i].normal[d] * sp->c[d];
+			n2 += (double)pl[i].normal[d] * pl[i].normal[d];
+		}
+		if (dot + pl[i].offset < -(double)sp->r * sqrt(n2)) return false;
+	}
+	return true;
+}
+
 static bool oracle_planes(const plane_t *pl, int count, const box_t *b)
 {
 	for (int i = 0; i < count; ++i) {
@@ -130,7 +174,9 @@ static void check_planes(const tree_t *t, const model *m, const plane_t *pl, int
 	tu_list got = {0}, want = {0};
 	assert_int_equal(TU(tree_query_planes)(t, pl, count, tu_collect, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
-		if (oracle_planes(pl, count, &m->box[i])) tu_push(&want, tu_key(m->handle[i]));
+		if (oracle_planes(pl, count, &m->box[i]) &&
+		    (!sphere_of(m->handle[i]) || oracle_planes_sphere(pl, count, sphere_of(m->handle[i]))))
+			tu_push(&want, tu_key(m->handle[i]));
 	tu_expect_same(&got, &want, "planes");
 }
 
@@ -225,6 +271,81 @@ static int random_planes(tu_rng *r, const model *m, plane_t *pl)
 // ---- sweeps and rays -------------------------------------------------------------
 
 /// docs/QUERIES.md: a box cast is a ray from box.min against items grown down by its size.
+/// docs/QUERIES.md: a ray against a sphere, in double.
+static bool oracle_ray_sphere(const float o[DIM], const float dir[DIM], float tmax, const struct oracle_sphere *sp,
+                              float *t)
+{
+	double a = 0, b = 0, k = 0;
+	for (int d = 0; d < DIM; ++d) {
+		double oc = (double)o[d] - sp->c[d];
+		a += (double)dir[d] * dir[d];
+		b += (double)dir[d] * oc;
+		k += oc * oc;
+	}
+	k -= (double)sp->r * sp->r;
+	if (k <= 0) return *t = 0, true;
+	double disc = b * b - a * k;
+	if (a == 0 || disc < 0) return false;
+	double t0 = (-b - sqrt(disc)) / a;
+	if (t0 < 0 || t0 > tmax) return false;
+	*t = (float)t0;
+	return true;
+}
+
+/// docs/QUERIES.md: the first t at which the moving box touches a sphere:
+/// g(t) = dist2(c - t * delta, box) <= r^2, solved piece by piece in double.
+static bool oracle_sweep_sphere(const box_t *mv, const float delta[DIM], float tmax, const struct oracle_sphere *sp,
+                                float *t)
+{
+	bool point = true;
+	for (int d = 0; d < DIM; ++d) point = point && mv->min[d] == mv->max[d];
+	if (point) return oracle_ray_sphere(mv->min, delta, tmax, sp, t);
+	double r2 = (double)sp->r * sp->r, g0 = 0;
+	for (int d = 0; d < DIM; ++d) {
+		double v = sp->c[d] < mv->min[d] ? (double)mv->min[d] - sp->c[d]
+		           : sp->c[d] > mv->max[d] ? (double)sp->c[d] - mv->max[d] : 0.0;
+		g0 += v * v;
+	}
+	if (g0 <= r2) return *t = 0, true;
+	double cuts[2 * DIM + 1];
+	int n = 0;
+	for (int d = 0; d < DIM; ++d) {
+		if (delta[d] == 0) continue;
+		double a = ((double)sp->c[d] - mv->min[d]) / delta[d], b = ((double)sp->c[d] - mv->max[d]) / delta[d];
+		if (a > 0 && a < tmax) cuts[n++] = a;
+		if (b > 0 && b < tmax) cuts[n++] = b;
+	}
+	for (int i = 1; i < n; ++i) // sort
+		for (int j = i; j > 0 && cuts[j - 1] > cuts[j]; --j) {
+			double x = cuts[j];
+			cuts[j] = cuts[j - 1];
+			cuts[j - 1] = x;
+		}
+	cuts[n++] = tmax;
+	for (int i = 0; i < n; ++i) {
+		double lo = i ? cuts[i - 1] : 0.0, hi = cuts[i];
+		if (!(hi > lo)) continue;
+		double mid = isinf(hi) ? lo + 1.0 : 0.5 * (lo + hi), qa = 0, qb = 0, qc = -r2;
+		for (int d = 0; d < DIM; ++d) {
+			double p = (double)sp->c[d] - mid * delta[d];
+			if (p < mv->min[d]) {
+				double al = (double)mv->min[d] - sp->c[d], be = delta[d];
+				qa += be * be, qb += 2.0 * al * be, qc += al * al;
+			} else if (p > mv->max[d]) {
+				double al = (double)sp->c[d] - mv->max[d], be = -(double)delta[d];
+				qa += be * be, qb += 2.0 * al * be, qc += al * al;
+			}
+		}
+		double disc = qb * qb - 4.0 * qa * qc;
+		if (qa == 0 || disc < 0) continue;
+		double t0 = (-qb - sqrt(disc)) / (2.0 * qa), t1 = (-qb + sqrt(disc)) / (2.0 * qa);
+		if (t1 < lo) continue;
+		if (t0 < lo) t0 = lo;
+		if (t0 <= hi) return *t = (float)t0, true;
+	}
+	return false;
+}
+
 static bool oracle_box_cast(const box_t *moving, const float delta[DIM], float tmax, const box_t *item, float *t)
 {
 	box_t grown = *item;
@@ -249,6 +370,9 @@ static float cast_collect(void *ctx, ort_handle h, void *user, float t)
 	return c->clip ? t : INFINITY;
 }
 
+/// Box casts that met a sphere item after t = 0 (so the tests prove they happen).
+static int sphere_contacts;
+
 static void check_box_cast(const tree_t *t, const model *m, box_t box, const float delta[DIM], float tmax)
 {
 	uint32_t ids = 0;
@@ -261,6 +385,19 @@ static void check_box_cast(const tree_t *t, const model *m, box_t box, const flo
 	for (int i = 0; i < m->n; ++i) {
 		float te;
 		if (!oracle_box_cast(&box, delta, tmax, &m->box[i], &te)) continue;
+		const struct oracle_sphere *sp = sphere_of(m->handle[i]);
+		if (sp && !oracle_sweep_sphere(&box, delta, tmax, sp, &te)) continue;
+		if (sp && te > 0) {
+			// Independently of the formula: at te the moved box is r from the centre.
+			double g = 0;
+			for (int d = 0; d < DIM; ++d) {
+				double lo = box.min[d] + (double)te * delta[d], hi = box.max[d] + (double)te * delta[d];
+				double v = sp->c[d] < lo ? lo - sp->c[d] : sp->c[d] > hi ? sp->c[d] - hi : 0.0;
+				g += v * v;
+			}
+			if (fabs(sqrt(g) - sp->r) > 1e-2) TU_FAIL("box cast: sphere contact %g from the centre, r %g\n", sqrt(g), (double)sp->r);
+			sphere_contacts++;
+		}
 		tu_push(&want, tu_key(m->handle[i]));
 		if (te < best) best = te;
 		// Only reported ids are compared: a missing one fails the set check below.
@@ -283,6 +420,21 @@ static hit_t oracle_record(const model *m, int i, const float o[DIM], const floa
 {
 	const box_t *b = &m->box[i];
 	hit_t h = {m->handle[i], NULL, t, {0}, {0}};
+	const struct oracle_sphere *sp = sphere_of(m->handle[i]);
+	if (sp) {
+		// The point on the ray, the normal from the centre, zero from inside.
+		double v[DIM], len = 0, o2 = 0;
+		for (int d = 0; d < DIM; ++d) {
+			h.point[d] = o[d] + t * dir[d];
+			v[d] = (double)h.point[d] - sp->c[d];
+			len += v[d] * v[d];
+			o2 += ((double)o[d] - sp->c[d]) * ((double)o[d] - sp->c[d]);
+		}
+		len = sqrt(len);
+		if (o2 > (double)sp->r * sp->r && len > 0)
+			for (int d = 0; d < DIM; ++d) h.normal[d] = (float)(v[d] / len);
+		return h;
+	}
 	int axis = -1;
 	float best = 0;
 	for (int d = 0; d < DIM; ++d) {
@@ -315,7 +467,10 @@ static int oracle_ray_all(const model *m, const float o[DIM], const float dir[DI
 	int n = 0;
 	for (int i = 0; i < m->n; ++i) {
 		float t;
-		if (tu_ray_hit(o, dir, tmax, &m->box[i], &t)) out[n++] = oracle_record(m, i, o, dir, t);
+		if (!tu_ray_hit(o, dir, tmax, &m->box[i], &t)) continue;
+		const struct oracle_sphere *sp = sphere_of(m->handle[i]);
+		if (sp && !oracle_ray_sphere(o, dir, tmax, sp, &t)) continue;
+		out[n++] = oracle_record(m, i, o, dir, t);
 	}
 	qsort(out, (size_t)n, sizeof *out, cmp_hit);
 	return n;
@@ -405,8 +560,12 @@ static void expect_row(const model *m, const box_t *q, const ort_handle *row, in
 {
 	tu_list got = {0}, want = {0};
 	for (int k = 0; k < n; ++k) tu_push(&got, tu_key(row[k]));
-	for (int i = 0; i < m->n; ++i)
-		if (tu_overlap(&m->box[i], q)) tu_push(&want, tu_key(m->handle[i]));
+	for (int i = 0; i < m->n; ++i) {
+		const struct oracle_sphere *sp = sphere_of(m->handle[i]);
+		// A sphere item: the core's exact rule, dist2(c, q) <= r^2 in double.
+		if (tu_overlap(&m->box[i], q) && (!sp || tu_dist2(sp->c, q) <= (double)sp->r * sp->r))
+			tu_push(&want, tu_key(m->handle[i]));
+	}
 	tu_expect_same(&got, &want, "batch row");
 }
 
@@ -508,6 +667,7 @@ static void scenes(ort_placement placement)
 				b.max[d] += v;
 			}
 			assert_int_equal(TU(tree_move)(f.tree, f.m.handle[i], b), ORT_OK);
+			spheres[f.m.handle[i].id].on = false; // a moved item is a box item
 			f.m.box[i] = b;
 		}
 		tu_check_valid(f.tree);
@@ -516,7 +676,7 @@ static void scenes(ort_placement placement)
 	}
 }
 
-static void test_loose(void **s) { (void)s, scenes(ORT_PLACEMENT_LOOSE); }
+static void test_loose(void **s) { (void)s, scenes(ORT_PLACEMENT_LOOSE), assert_true(sphere_contacts > 20); }
 static void test_tight(void **s) { (void)s, scenes(ORT_PLACEMENT_TIGHT); }
 static void test_leaves(void **s) { (void)s, scenes(ORT_PLACEMENT_LEAVES); }
 
@@ -560,14 +720,17 @@ static void test_plane_builders(void **state)
 		box_t boxes[5] = {unit_box(1, 2), unit_box(-3, -1), unit_box(1.0001f, 2), unit_box(-0.5f, 0.5f),
 		                  unit_box(-5, 5)};
 		boxes[1].max[0] = 0;
-		for (int i = 0; i < 5; ++i) {
-			ort_handle h;
-			assert_int_equal(TU(tree_insert)(f.tree, boxes[i], NULL, &h), ORT_OK);
-			tu_model_add(&f.m, h, boxes[i]);
-		}
+		for (int i = 0; i < 5; ++i) insert_item(f.tree, &f.m, boxes[i], false);
+		// Spheres of radius 2 and a hair less, centred 3 from the x = 1 face:
+		// the first touches it exactly (passes), the second misses.
+		box_t around = unit_box(-2, 2), short_of = unit_box(-1.999f, 1.999f);
+		around.min[0] = 1, around.max[0] = 5;
+		short_of.min[0] = 3 - 1.999f, short_of.max[0] = 3 + 1.999f;
+		insert_item(f.tree, &f.m, around, true);
+		insert_item(f.tree, &f.m, short_of, true);
 		tu_list got = {0};
 		assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, tu_collect, &got), ORT_OK);
-		assert_int_equal(got.n, 4); // all but the one 0.0001 outside
+		assert_int_equal(got.n, 5); // all but the box 0.0001 outside and the short sphere
 		free(got.v);
 		check_planes(f.tree, &f.m, pl, count);
 		assert_int_equal(TU(tree_query_planes)(f.tree, pl, -1, tu_collect, &got), ORT_ERROR_INVALID_ARGUMENT);
@@ -586,8 +749,7 @@ static void one_box(fixture *f, ort_placement placement)
 	fixture_make(f, placement, SK_RANDOM, 0, 1);
 	for (int i = 0; i < 40; ++i) {
 		box_t b = i == 0 ? unit_box(10, 20) : unit_box(100.0f + 7.0f * (float)i, 104.0f + 7.0f * (float)i);
-		ort_handle h;
-		assert_int_equal(TU(tree_insert)(f->tree, b, NULL, &h), ORT_OK);
+		insert_item(f->tree, &f->m, b, false);
 	}
 }
 
@@ -675,10 +837,7 @@ static void changer_hit(changer *c, ort_handle h)
 	assert_int_equal(TU(tree_remove)(c->tree, h), ORT_OK);
 	for (int i = 0; i < c->m->n; ++i)
 		if (ort_handle_equal(c->m->handle[i], h)) tu_model_remove_at(c->m, i);
-	box_t debris = unit_box(-40.0f - (float)c->removed, -39.0f);
-	ort_handle nh;
-	assert_int_equal(TU(tree_insert)(c->tree, debris, NULL, &nh), ORT_OK);
-	tu_model_add(c->m, nh, debris);
+	insert_item(c->tree, c->m, unit_box(-40.0f - (float)c->removed, -39.0f), c->removed % 2);
 	c->removed++;
 }
 

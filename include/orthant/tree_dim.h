@@ -290,7 +290,9 @@ typedef struct ORTHANT_NAME(plane) {
 /// normal[0]*p[0] + normal[1]*p[1] (+ normal[2]*p[2]) + offset >= 0, summed left
 /// to right in float. A box near a corner of the region but outside it can
 /// pass (the classic false positive); a box that meets the region always does.
-/// count 0 reports everything. Each item once, in no particular order.
+/// count 0 reports everything. A sphere item must also pass every plane
+/// exactly: in double, sum(normal[i] * c[i]) + offset >= -r * |normal|.
+/// Each item once, in no particular order.
 /// ORT_ERROR_INVALID_ARGUMENT for count < 0 or planes NULL with count > 0;
 /// ORT_ERROR_INVALID_BOX for a non-finite plane. With ORT_PLACEMENT_LEAVES the
 /// tree prunes by one plane only (docs/QUERIES.md says why), so it is slower.
@@ -326,7 +328,9 @@ ORTHANT_API ort_result ORTHANT_NAME(planes_from_polygon)(const float (*pts)[2], 
 /// the slab formula of ortN_tree_ray_cast. fn clips exactly as for ray_cast
 /// (t keeps nearer hits, 0 stops, negative ignores the item). Children are
 /// visited near-first. Touching counts (closed boxes), so t is 0 for items
-/// the box overlaps at the start.
+/// the box overlaps at the start. For a sphere item t is the first time the
+/// moving box touches the sphere, solved exactly in double (docs/QUERIES.md);
+/// a box of size 0 uses ray_cast's sphere rule.
 ORTHANT_API ort_result ORTHANT_NAME(tree_box_cast)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box,
                                                    const float delta[ORTHANT_DIM], float max_t,
                                                    ORTHANT_NAME(ray_fn) * fn, void *ctx);
@@ -345,6 +349,8 @@ typedef struct ORTHANT_NAME(ray_hit) {
 	/// on a tie, as when the ray enters exactly at an edge or corner), provided
 	/// it is >= 0. Zero when no axis enters at t >= 0: the origin is inside the
 	/// box (or on its boundary, leaving it), or dir is zero.
+	/// A sphere item: point is origin + t * dir, normal is (point - centre) /
+	/// |point - centre| (in double), zero when the origin is inside or on it.
 	float normal[ORTHANT_DIM];
 } ORTHANT_NAME(ray_hit);
 
