@@ -703,6 +703,19 @@ static void test_plane_builders(void **state)
 		for (int d = 0; d < 3; ++d) assert_true(pl[k].normal[d] == want[k][d]);
 		assert_true(pl[k].offset == want[k][3]);
 	}
+	// A camera at the origin looking along +x: a point ahead is inside every
+	// plane, points behind, beyond the far plane or far off to the side are not.
+	plane_t cam[6];
+	float mat[16], eye[3] = {0, 0, 0}, at[3] = {10, 0, 0};
+	view_projection(eye, at, 1.0f, 1.0f, 100.0f, mat);
+	TU(frustum_from_matrix)(mat, cam);
+	const float probes[4][3] = {{10, 0, 0}, {-10, 0, 0}, {150, 0, 0}, {10, 50, 0}};
+	for (int i = 0; i < 4; ++i) {
+		box_t pt;
+		memcpy(pt.min, probes[i], sizeof pt.min);
+		memcpy(pt.max, probes[i], sizeof pt.max);
+		assert_int_equal(oracle_planes(cam, 6, &pt), i == 0);
+	}
 	int count = 6;
 #else
 	const float square[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
