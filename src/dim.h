@@ -113,6 +113,9 @@ typedef struct node {
 	/// in one child) or could not get memory doubles it, so an unsplittable
 	/// pile is not rescanned on every insert.
 	uint32_t retry_at;
+	/// The union of the categories stored in the subtree (a superset: removals
+	/// do not shrink it), so a query mask skips whole subtrees.
+	uint64_t cats;
 } node;
 
 enum item_flags {
@@ -315,6 +318,9 @@ static inline void overlap_corner(const box_t *a, const box_t *b, float p[DIM])
 {
 	for (int d = 0; d < DIM; ++d) p[d] = a->min[d] > b->min[d] ? a->min[d] : b->min[d];
 }
+
+/// An item's category bits (1 while no item has a filter of its own).
+static inline uint64_t item_cat(const tree_t *t, uint32_t i) { return t->filters ? t->filters[i].category : 1u; }
 
 /// Whether the filters of items a and b let them pair.
 static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)

@@ -32,7 +32,8 @@ static inline void clamp_point(const float p[DIM], const box_t *b, float out[DIM
 
 /// The shapes a region query can test: a box, or a sphere (radius2 >= 0).
 typedef struct region {
-	box_t box; ///< the query box, or the sphere's bounding box
+	uint64_t mask; ///< items whose category meets it; subtrees whose categories miss it are skipped
+	box_t box;     ///< the query box, or the sphere's bounding box
 	float centre[DIM];
 	float radius;
 	double radius2; ///< < 0 for a box query
@@ -64,7 +65,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
 		const node *n = &t->nodes[ni];
-		if (n->total == 0) continue;
+		if (n->total == 0 || !(n->cats & q->mask)) continue;
 		float lo[DIM], hi[DIM];
 		node_bounds(t, n, lo, hi);
 		if (!region_hits_bounds(q, lo, hi)) continue;
@@ -73,6 +74,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 		{
 			const entry *e = &t->chunks[c].e[k];
 			if (!region_hits_bounds(q, e->box.min, e->box.max)) continue;
+			if (q->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & q->mask)) continue;
 			if (t->spheres && !region_hits_item(t, q, e->item)) continue;
 			if (leaves) {
 				float p[DIM];
@@ -110,6 +112,7 @@ ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, ORTHANT_NAME
 	for (int d = 0; d < DIM; ++d)
 		if (isnan(box.min[d]) || isnan(box.max[d]) || !(box.min[d] <= box.max[d])) return ORT_ERROR_INVALID_BOX;
 	region q;
+	q.mask = ORT_MASK_ALL;
 	q.box = box;
 	q.radius2 = -1.0f;
 	return query_run(t, &q, fn, ctx);
@@ -121,6 +124,7 @@ ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM
 	if (!t || !fn || !point) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(point) != ORT_OK) return ORT_ERROR_INVALID_BOX;
 	region q;
+	q.mask = ORT_MASK_ALL;
 	memcpy(q.box.min, point, sizeof q.box.min);
 	memcpy(q.box.max, point, sizeof q.box.max);
 	q.radius2 = -1.0f;
@@ -133,6 +137,7 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 	if (!t || !fn || !centre) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(centre) != ORT_OK || !isfinite(radius) || radius < 0.0f) return ORT_ERROR_INVALID_BOX;
 	region q;
+	q.mask = ORT_MASK_ALL;
 	for (int d = 0; d < DIM; ++d) {
 		// Widened by an ulp: the bounding box must hold the exact sphere, or
 		// rounding could prune a box the distance test would accept.

@@ -181,6 +181,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 		n->head = c;
 	}
 	uint32_t addr = n->head * CHUNK_CAP + n->count % CHUNK_CAP;
+	n->cats |= item_cat(t, item_index);
 	entry *e = entry_at(t, addr);
 	e->box = *box;
 	e->item = item_index;
@@ -336,6 +337,26 @@ static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 	int depth = node_depth(t, n);
 	if (depth > t->height) t->height = depth;
 	return ci;
+}
+
+/// leaves: OR cat into every node under ni whose cell box touches.
+static void cats_leaves(tree_t *t, uint32_t ni, const box_t *box, uint64_t cat)
+{
+	t->nodes[ni].cats |= cat;
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cats_leaves(t, ci, box, cat);
+	}
+}
+
+/// OR a category into ni and its ancestors (an item arrived or was re-filtered).
+static void cats_up(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	// ni itself may hold cat already (entry_append adds it): start above it,
+	// and stop at the first ancestor that has it (its own ancestors do too).
+	t->nodes[ni].cats |= cat;
+	for (ni = t->nodes[ni].parent; ni != NIL && (t->nodes[ni].cats & cat) != cat; ni = t->nodes[ni].parent)
+		t->nodes[ni].cats |= cat;
 }
 
 static void total_add(tree_t *t, uint32_t ni, int64_t delta)
@@ -521,6 +542,9 @@ static bool merge(tree_t *t, uint32_t ni)
 	n = &t->nodes[ni];
 	n->flags &= (uint8_t)~NODE_DIVIDED;
 	n->retry_at = 0;
+	// The subtree is one node now: its categories are exactly its entries'.
+	n->cats = 0;
+	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
 	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
 	return true;
 }
@@ -698,6 +722,7 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 		n->level = (int16_t)(o->level - 1);
 		n->flags = NODE_DIVIDED;
 		n->total = o->total;
+		n->cats = o->cats;
 		n->child[which] = old;
 		o->parent = nr;
 		o->which = (uint8_t)which;
@@ -840,6 +865,7 @@ static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t ind
 	if (!(n->flags & NODE_DIVIDED)) {
 		entry_append(t, ni, box, index);
 		total_add(t, ni, 1);
+		cats_up(t, ni, item_cat(t, index));
 		return;
 	}
 	for (int c = 0; c < NCHILD; ++c) {
@@ -887,6 +913,7 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 	}
 	entry_append(t, ni, box, index);
 	total_add(t, ni, 1);
+	cats_up(t, ni, item_cat(t, index));
 	node *n = &t->nodes[ni];
 	if (wants_split(t, n)) split(t, ni);
 }
@@ -1200,6 +1227,18 @@ void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
 	return i == NIL ? NULL : t->items[i].user;
 }
 
+/// OR a re-filtered item's new category into every node holding its entries.
+static void cats_region(tree_t *t, uint32_t i, uint64_t cat)
+{
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+		cats_up(t, t->items[i].node, cat);
+		return;
+	}
+	// leaves: every leaf its box touches, and their ancestors.
+	const box_t box = entry_at(t, t->items[i].addr)->box;
+	cats_leaves(t, t->root, &box, cat);
+}
+
 ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter filter)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
@@ -1220,6 +1259,7 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 	if (t->filters) {
 		t->filters[i] = filter;
 		t->filters[i].is_static = false; // kept in the item's flags
+		cats_region(t, i, filter.category);
 	}
 	item *it = &t->items[i];
 	if ((it->flags & ITEM_STATIC) && !filter.is_static) t->statics--;
@@ -1348,6 +1388,7 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 		if (!node_reserve(t, 1)) return false;
 		uint32_t ci = child_make(t, ni, c);
 		if (!build_node(t, ci, boxes, item_of, idx + s0, tmp + s0, cls + s0, m)) return false;
+		t->nodes[ni].cats |= t->nodes[ci].cats;
 	}
 	return true;
 }
@@ -1545,6 +1586,10 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	if (wants_split(t, n)) return vfail(v, "leaf %u holds %u > bucket entries and should split", ni, n->count);
 	v->entries += n->count;
 	v->chunks += chunks;
+	ENTRY_LOOP(t, n, ch, k)
+	{
+		if ((item_cat(t, t->chunks[ch].e[k].item) & ~n->cats) != 0) return vfail(v, "node %u: categories miss an entry's", ni);
+	}
 	uint64_t total = n->count;
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = n->child[c];
@@ -1559,6 +1604,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
 			return vfail(v, "node %u: cell is not its parent's quarter", ci);
 		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
+		if ((ch->cats & ~n->cats) != 0) return vfail(v, "node %u: categories miss a child's", ni);
 		ort_result r = validate_node(t, ci, v, guard + 1, waiting || (n->flags & NODE_WAITING));
 		if (r != ORT_OK) return r;
 		total += ch->total;
