@@ -179,6 +179,10 @@ struct ORTHANT_NAME(tree) {
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
+	/// The pair finder's per-node content bounds (the union of what each
+	/// subtree stores), indexed like nodes, kept between frames.
+	box_t *content;
+	uint32_t content_cap;
 
 	size_t bytes, bytes_peak;
 };

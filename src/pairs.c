@@ -19,8 +19,13 @@
 // that owns the low corner of their overlap (leaf_owns in dim.h), so a pair
 // sharing several leaves is reported once.
 //
-// The lists live in the tree's scratch memory, kept between calls: in steady
-// state finding pairs allocates nothing.
+// Filtering uses each node's content bounds — the union of the boxes its
+// subtree stores, computed in one pass first — not its (loose) cell: with
+// looseness 2 sibling loose cells share half their volume, while what they
+// hold rarely reaches far past their cells.
+//
+// The lists and the content bounds live in memory the tree keeps between
+// calls: in steady state finding pairs allocates nothing.
 #ifndef ORTHANT_DIM
 #error "compiled through dim2.c or dim3.c"
 #endif
@@ -62,6 +67,38 @@ static size_t pair_copy_own(pair_run *run, const node *n, size_t top)
 	return top;
 }
 
+/// Compute content bounds for the subtree of ni (post-order); an empty
+/// subtree gets an inverted box that overlaps nothing.
+static void pairs_content(tree_t *t, uint32_t ni)
+{
+	const node *n = &t->nodes[ni];
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = INFINITY;
+		b.max[d] = -INFINITY;
+	}
+	ENTRY_LOOP(t, n, c, k)
+	{
+		const box_t *e = &t->chunks[c].e[k].box;
+		for (int d = 0; d < DIM; ++d) {
+			if (e->min[d] < b.min[d]) b.min[d] = e->min[d];
+			if (e->max[d] > b.max[d]) b.max[d] = e->max[d];
+		}
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = n->child[c];
+		if (ci == NIL) continue;
+		pairs_content(t, ci);
+		const box_t *e = &t->content[ci];
+		for (int d = 0; d < DIM; ++d) {
+			if (e->min[d] < b.min[d]) b.min[d] = e->min[d];
+			if (e->max[d] > b.max[d]) b.max[d] = e->max[d];
+		}
+		n = &t->nodes[ni];
+	}
+	t->content[ni] = b;
+}
+
 /// Test scratch[begin, end) (already filtered by ni's bounds) against every
 /// entry in the subtree of ni.
 static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
@@ -80,8 +117,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || t->nodes[ci].total == 0) continue;
-		float lo[DIM], hi[DIM];
-		node_bounds(t, &t->nodes[ci], lo, hi);
+		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
 		if (!pair_room(run, end, end - begin)) return;
 		entry *l = t->scratch;
 		size_t top = end;
@@ -91,33 +127,41 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 	}
 }
 
-/// Every pair with one entry in the subtree of xi and one in that of yi.
-static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
+/// Append to scratch[*top..] every entry in the subtree of xi that touches
+/// [lo, hi], skipping subtrees whose bounds miss it.
+static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const float hi[DIM], size_t *top)
 {
 	tree_t *t = run->t;
-	float ylo[DIM], yhi[DIM], xlo[DIM], xhi[DIM];
-	node_bounds(t, &t->nodes[yi], ylo, yhi);
-	node_bounds(t, &t->nodes[xi], xlo, xhi);
-	box_t xb;
-	memcpy(xb.min, xlo, sizeof xb.min);
-	memcpy(xb.max, xhi, sizeof xb.max);
-	if (!box_overlaps_bounds(&xb, ylo, yhi)) return;
 	const node *x = &t->nodes[xi];
+	if (x->total == 0 || !box_overlaps_bounds(&t->content[xi], lo, hi)) return true;
 	if (x->count) {
-		if (!pair_room(run, top, x->count)) return;
+		if (!pair_room(run, *top, x->count)) return false;
 		entry *l = t->scratch;
-		size_t end = top;
 		ENTRY_LOOP(t, x, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
-			if (box_overlaps_bounds(&e->box, ylo, yhi)) l[end++] = *e;
+			if (box_overlaps_bounds(&e->box, lo, hi)) l[(*top)++] = *e;
 		}
-		if (end > top) pairs_down(run, yi, top, end);
 	}
-	for (int c = 0; c < NCHILD && !run->stop; ++c) {
+	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = t->nodes[xi].child[c];
-		if (ci != NIL && t->nodes[ci].total > 0) pairs_cross(run, ci, yi, top);
+		if (ci != NIL && !pairs_gather(run, ci, lo, hi, top)) return false;
 	}
+	return true;
+}
+
+/// Every pair with one entry in the subtree of xi and one in that of yi: the
+/// entries of xi's subtree that reach into yi's bounds, gathered into one
+/// list, go down yi's subtree once.
+static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
+{
+	tree_t *t = run->t;
+	float lo[DIM], hi[DIM];
+	memcpy(lo, t->content[yi].min, sizeof lo); // a copy: the pool of lists may move
+	memcpy(hi, t->content[yi].max, sizeof hi);
+	size_t end = top;
+	if (!pairs_gather(run, xi, lo, hi, &end)) return;
+	if (end > top) pairs_down(run, yi, top, end);
 }
 
 static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
@@ -137,8 +181,7 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || t->nodes[ci].total == 0) continue;
-		float lo[DIM], hi[DIM];
-		node_bounds(t, &t->nodes[ci], lo, hi);
+		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
 		if (!pair_room(run, end, end - anc)) return;
 		entry *l = t->scratch;
 		size_t top = end;
@@ -188,11 +231,19 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, ORTHANT_NAME(pair_fn) * fn, 
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
 	pair_run run = {t, fn, ctx, false, ORT_OK};
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
+	if (t->def.placement != ORT_PLACEMENT_LEAVES && t->content_cap < t->node_len) {
+		uint32_t cap = t->node_cap;
+		if (!array_resize(t, (void **)&t->content, (size_t)t->content_cap * sizeof(box_t), (size_t)cap * sizeof(box_t)))
+			return ORT_ERROR_OUT_OF_MEMORY;
+		t->content_cap = cap;
+	}
 	reading_begin(t);
-	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		pairs_leaves(&run, t->root);
-	else
+	} else {
+		pairs_content(t, t->root);
 		pairs_descend(&run, t->root, 0, 0);
+	}
 	reading_end(t);
 	return run.result;
 }

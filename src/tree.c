@@ -804,6 +804,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->nodes, (size_t)t->node_cap * sizeof(node));
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
+	mem_free(t, t->content, (size_t)t->content_cap * sizeof(box_t));
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
