@@ -103,7 +103,7 @@ static void fixture_make(fixture *f, ort_placement placement, scene_kind kind, i
 {
 	def_t def = TU(tree_default_def)();
 	def.placement = placement;
-	def.bucket_size = 8;
+	def.bucket_size = 4;
 	if (kind == SK_LATTICE) {
 		for (int d = 0; d < DIM; ++d) {
 			def.region.min[d] = 0;
