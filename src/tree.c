@@ -1427,6 +1427,56 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 	return true;
 }
 
+/// The top-down build of leaves trees: the n box indices at scratch[at..]
+/// (item of box k at scratch[k]) all touch node ni's cell; each child gets the
+/// ones touching its cell, written on top of the scratch stack (which may
+/// move, so it is indexed, never held). Returns false when memory runs out.
+static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t at, uint32_t n, size_t top)
+{
+	uint32_t per[NCHILD] = {0}, most = 0;
+	node *nd = &t->nodes[ni];
+	bool split_it = n > (uint32_t)t->def.bucket_size && can_split(t, nd);
+	if (split_it) {
+		const uint32_t *S = t->scratch;
+		for (uint32_t k = 0; k < n; ++k)
+			for (int c = 0; c < NCHILD; ++c) {
+				float lo[DIM], hi[DIM];
+				child_cell(nd, c, lo, hi);
+				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++;
+			}
+		for (int c = 0; c < NCHILD; ++c)
+			if (per[c] > most) most = per[c];
+		split_it = most < n; // as in split(): a split that moves nothing is no split
+	}
+	if (!split_it) {
+		if (!chunk_reserve(t, n / CHUNK_CAP + 1)) return false;
+		const uint32_t *S = t->scratch;
+		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[S[at + k]], S[S[at + k]]);
+		nd = &t->nodes[ni];
+		nd->total = n;
+		if (n > (uint32_t)t->def.bucket_size && can_split(t, nd)) nd->retry_at = n > UINT32_MAX / 2 ? UINT32_MAX : n * 2;
+		return true;
+	}
+	nd->flags |= NODE_DIVIDED;
+	uint64_t total = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (!per[c]) continue;
+		if (!scratch_reserve(t, (top + per[c]) * sizeof(uint32_t)) || !node_reserve(t, 1)) return false;
+		uint32_t *S = t->scratch;
+		float lo[DIM], hi[DIM];
+		child_cell(&t->nodes[ni], c, lo, hi);
+		size_t w = top;
+		for (uint32_t k = 0; k < n; ++k)
+			if (cell_touches(lo, hi, &boxes[S[at + k]])) S[w++] = S[at + k];
+		uint32_t ci = child_make(t, ni, c);
+		if (!build_leaves_node(t, ci, boxes, top, per[c], top + per[c])) return false;
+		total += t->nodes[ci].total;
+		t->nodes[ni].cats |= t->nodes[ci].cats;
+	}
+	t->nodes[ni].total = (uint32_t)total;
+	return true;
+}
+
 /// build into a tree holding no items: one pass, no per-item descent.
 static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, uint32_t n, ort_handle *out)
 {
@@ -1457,10 +1507,16 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 		item_of[k] = item_new(t, user ? user[k] : NULL, true);
 		idx[k] = k;
 	}
-	if (!build_node(t, t->root, boxes, item_of, idx, tmp, cls, n)) {
+	bool built;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+		built = build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n);
+	else
+		built = build_node(t, t->root, boxes, item_of, idx, tmp, cls, n);
+	if (!built) {
 		ORTHANT_NAME(tree_clear)(t);
 		return ORT_ERROR_OUT_OF_MEMORY;
 	}
+	item_of = t->scratch; // the leaves build may have moved the scratch
 	if (out)
 		for (uint32_t k = 0; k < n; ++k) out[k] = make_handle(t, item_of[k]);
 	return ORT_OK;
@@ -1478,16 +1534,9 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 		for (int k = 0; k < count; ++k) out[k] = ORT_NULL_HANDLE;
 	if (count == 0) return ORT_OK;
 	if (count > INT32_MAX / 4) return ORT_ERROR_CAPACITY;
-	if (t->live == 0 && t->def.placement != ORT_PLACEMENT_LEAVES)
-		return build_empty(t, boxes, user, (uint32_t)count, out);
-	if (t->live == 0 && !t->def.use_region) {
-		// leaves: inserted one by one, but under a root chosen for the batch.
-		ORTHANT_NAME(tree_clear)(t);
-		box_t all = boxes_bounds(boxes, (uint32_t)count);
-		if (!root_for_batch(t, &all)) return ORT_ERROR_OUT_OF_MEMORY;
-	}
-	// One by one (leaves placement, or into a non-empty tree); undone on
-	// failure with the handles kept in scratch.
+	if (t->live == 0) return build_empty(t, boxes, user, (uint32_t)count, out);
+	// Into a non-empty tree, one by one; undone on failure with the handles
+	// kept in scratch.
 	ort_result r = reserve_items(t, (uint32_t)count);
 	if (r != ORT_OK) return r;
 	if (!scratch_reserve(t, (size_t)count * sizeof(ort_handle))) return ORT_ERROR_OUT_OF_MEMORY;
