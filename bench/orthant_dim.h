@@ -88,7 +88,7 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(state) *s = st;
-	OT(tree_find_pairs)(s->tree, BF(pair_cb), sink);
+	OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(pair_cb), sink);
 }
 
 static void BF(destroy)(void *st)
@@ -120,7 +120,7 @@ static void BF(query_boxes)(void *st, const bench_frame *f, bench_queries *q)
 {
 	(void)f;
 	BF(state) *s = st;
-	for (int k = 0; k < q->count; ++k) OT(tree_query_box)(s->tree, BF(box)(&q->boxes[k]), BF(id_cb), &q->sinks[k]);
+	for (int k = 0; k < q->count; ++k) OT(tree_query_box)(s->tree, BF(box)(&q->boxes[k]), ORT_MASK_ALL, BF(id_cb), &q->sinks[k]);
 }
 
 typedef struct BF(ray_ctx) {
@@ -157,7 +157,7 @@ static void BF(rays)(BF(state) * s, bench_queries *q, int first)
 			d[i] = r->dir[i];
 		}
 		BF(ray_ctx) c = {&q->sinks[k], r->max_t, INFINITY};
-		OT(tree_ray_cast)(s->tree, o, d, r->max_t, first ? BF(ray_first_cb) : BF(ray_all_cb), &c);
+		OT(tree_ray_cast)(s->tree, o, d, r->max_t, ORT_MASK_ALL, first ? BF(ray_first_cb) : BF(ray_all_cb), &c);
 		if (first) q->first_t[k] = c.best;
 	}
 }
@@ -184,7 +184,7 @@ static void BF(knn)(void *st, const bench_frame *f, bench_queries *q)
 		float p[BENCH_OD];
 		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
 		int found = 0;
-		OT(tree_nearest)(s->tree, p, k, INFINITY, out, &found);
+		OT(tree_nearest)(s->tree, p, k, INFINITY, ORT_MASK_ALL, out, &found);
 		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
 		for (int i = 0; i < q->k; ++i) best[i] = i < found ? out[i].distance : INFINITY;
 	}

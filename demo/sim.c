@@ -359,8 +359,8 @@ int demo_sim_frame(demo_sim *sim, bool move)
 	} else {
 		ort_result r = sim->incremental ? demo_sim_update(sim) : demo_sim_rebuild(sim);
 		if (r == ORT_OK)
-			r = sim->dim == 2 ? ort2_tree_find_pairs(sim->t2, demo_pair2, sim)
-			                  : ort3_tree_find_pairs(sim->t3, demo_pair2, sim);
+			r = sim->dim == 2 ? ort2_tree_find_pairs(sim->t2, ORT_MASK_ALL, demo_pair2, sim)
+			                  : ort3_tree_find_pairs(sim->t3, ORT_MASK_ALL, demo_pair2, sim);
 		sim->last_error = r;
 		// The tree's exact tests are the pairs it reports: each candidate it hands
 		// over is one exact test, and it hands over only overlapping pairs.
@@ -409,8 +409,8 @@ void demo_sim_query_box(demo_sim *sim, ort3_box box, demo_hit_fn *fn, void *ctx)
 {
 	demo_hit_ctx c = {fn, ctx, 0.0f, -1, false};
 	if (!sim->brute) {
-		ort_result r = sim->dim == 2 ? ort2_tree_query_box(sim->t2, demo_box2(&box), demo_query_hit, &c)
-		                             : ort3_tree_query_box(sim->t3, box, demo_query_hit, &c);
+		ort_result r = sim->dim == 2 ? ort2_tree_query_box(sim->t2, demo_box2(&box), ORT_MASK_ALL, demo_query_hit, &c)
+		                             : ort3_tree_query_box(sim->t3, box, ORT_MASK_ALL, demo_query_hit, &c);
 		if (r == ORT_OK) return;
 	}
 	for (int i = 0; i < sim->total; ++i)
@@ -458,8 +458,8 @@ static ort_result demo_sim_cast(demo_sim *sim, const float o[3], const float dir
 {
 	ort_result r = ORT_ERROR_INVALID_ARGUMENT;
 	if (!sim->brute) {
-		r = sim->dim == 2 ? ort2_tree_ray_cast(sim->t2, o, dir, 1.0f, demo_ray_hit, c)
-		                  : ort3_tree_ray_cast(sim->t3, o, dir, 1.0f, demo_ray_hit, c);
+		r = sim->dim == 2 ? ort2_tree_ray_cast(sim->t2, o, dir, 1.0f, ORT_MASK_ALL, demo_ray_hit, c)
+		                  : ort3_tree_ray_cast(sim->t3, o, dir, 1.0f, ORT_MASK_ALL, demo_ray_hit, c);
 		if (r == ORT_OK) return r;
 	}
 	for (int i = 0; i < sim->total; ++i) {

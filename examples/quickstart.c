@@ -18,9 +18,9 @@ int main(void)
 	ort2_tree_insert(tree, (ort2_box){{0, 0}, {10, 10}}, "ship", &ship);
 	ort2_tree_insert(tree, (ort2_box){{8, 8}, {12, 12}}, "rock", NULL);
 	ort2_tree_insert(tree, (ort2_box){{50, 50}, {60, 60}}, "moon", NULL);
-	ort2_tree_find_pairs(tree, print_pair, NULL);        // ship touches rock
+	ort2_tree_find_pairs(tree, ORT_MASK_ALL, print_pair, NULL);        // ship touches rock
 	ort2_tree_move(tree, ship, (ort2_box){{45, 45}, {55, 55}}); // fly to the moon
-	ort2_tree_find_pairs(tree, print_pair, NULL);        // moon touches ship
+	ort2_tree_find_pairs(tree, ORT_MASK_ALL, print_pair, NULL);        // moon touches ship
 	ort2_tree_destroy(tree);
 	return 0;
 }

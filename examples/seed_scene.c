@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			for (int i = 0; i < count; ++i) ort2_tree_move(tree, h[i], scn_box2(&s, i));
-			ort2_tree_find_pairs(tree, count_pair, &pairs);
+			ort2_tree_find_pairs(tree, ORT_MASK_ALL, count_pair, &pairs);
 		}
 		double us = (now_us() - t0) / frames;
 		if (method < 0) brute_us = us;

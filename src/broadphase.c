@@ -383,7 +383,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
 		run.self = i;
 		run.box = entry_at(t, t->items[i].addr)->box;
-		ort_result r = ORTHANT_NAME(tree_query_box)(t, run.box, bp_partner, &run);
+		ort_result r = ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
 		if (r != ORT_OK) run.result = r;
 		if (run.result == ORT_OK) t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;
 	}

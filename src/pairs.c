@@ -36,6 +36,7 @@ typedef struct pair_run {
 	void *ctx;
 	bool stop;
 	ort_result result;
+	uint64_t mask; ///< only items whose category meets it pair
 } pair_run;
 
 /// Entries a and b overlap as boxes: report them if their filters and exact
@@ -44,6 +45,7 @@ static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 {
 	const tree_t *t = run->t;
 	uint32_t a = ea->item, b = eb->item;
+	if (run->mask != ORT_MASK_ALL && (!(item_cat(t, a) & run->mask) || !(item_cat(t, b) & run->mask))) return;
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
 	if (t->spheres && !items_touch(t, a, b, &ea->box, &eb->box)) return;
 	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
@@ -180,7 +182,7 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
-		if (ci == NIL || t->nodes[ci].total == 0) continue;
+		if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & run->mask)) continue;
 		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
 		if (!pair_room(run, end, end - anc)) return;
 		entry *l = t->scratch;
@@ -207,7 +209,7 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 	if (n->flags & NODE_DIVIDED) {
 		for (int c = 0; c < NCHILD && !run->stop; ++c) {
 			uint32_t ci = t->nodes[ni].child[c];
-			if (ci != NIL && t->nodes[ci].total > 0) pairs_leaves(run, ci);
+			if (ci != NIL && t->nodes[ci].total > 0 && (t->nodes[ci].cats & run->mask)) pairs_leaves(run, ci);
 		}
 		return;
 	}
@@ -225,11 +227,12 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 		}
 }
 
-ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, ORTHANT_NAME(pair_fn) * fn, void *ctx)
+ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
-	pair_run run = {t, fn, ctx, false, ORT_OK};
+	pair_run run = {t, fn, ctx, false, ORT_OK, mask};
+	if (!(mask & (t->root == NIL ? 0 : t->nodes[t->root].cats))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES && t->content_cap < t->node_len) {
 		uint32_t cap = t->node_cap;

@@ -106,38 +106,39 @@ static ort_result query_run(const tree_t *t, const region *q, ORTHANT_NAME(query
 	return r;
 }
 
-ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, ORTHANT_NAME(query_fn) * fn, void *ctx)
+ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, uint64_t mask, ORTHANT_NAME(query_fn) * fn,
+                                        void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	for (int d = 0; d < DIM; ++d)
 		if (isnan(box.min[d]) || isnan(box.max[d]) || !(box.min[d] <= box.max[d])) return ORT_ERROR_INVALID_BOX;
 	region q;
-	q.mask = ORT_MASK_ALL;
+	q.mask = mask;
 	q.box = box;
 	q.radius2 = -1.0f;
 	return query_run(t, &q, fn, ctx);
 }
 
-ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM], ORTHANT_NAME(query_fn) * fn,
-                                          void *ctx)
+ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM], uint64_t mask,
+                                          ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (!t || !fn || !point) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(point) != ORT_OK) return ORT_ERROR_INVALID_BOX;
 	region q;
-	q.mask = ORT_MASK_ALL;
+	q.mask = mask;
 	memcpy(q.box.min, point, sizeof q.box.min);
 	memcpy(q.box.max, point, sizeof q.box.max);
 	q.radius2 = -1.0f;
 	return query_run(t, &q, fn, ctx);
 }
 
-ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[DIM], float radius,
+ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[DIM], float radius, uint64_t mask,
                                            ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (!t || !fn || !centre) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(centre) != ORT_OK || !isfinite(radius) || radius < 0.0f) return ORT_ERROR_INVALID_BOX;
 	region q;
-	q.mask = ORT_MASK_ALL;
+	q.mask = mask;
 	for (int d = 0; d < DIM; ++d) {
 		// Widened by an ulp: the bounding box must hold the exact sphere, or
 		// rounding could prune a box the distance test would accept.
@@ -212,7 +213,7 @@ typedef struct ray_node {
 } ray_node;
 
 static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                               ORTHANT_NAME(ray_fn) * fn, void *ctx)
+                               uint64_t mask, ORTHANT_NAME(ray_fn) * fn, void *ctx)
 {
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
@@ -242,12 +243,13 @@ static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const f
 		ray_node rn = stack[--top];
 		if (rn.enter > tmax) continue;
 		const node *n = &t->nodes[rn.node];
-		if (n->total == 0) continue;
+		if (n->total == 0 || !(n->cats & mask)) continue;
 		const node cell = *n; // a copy: callbacks' deferred changes may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
 			float te;
+			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			if (!ray_slab(origin, dir, tmax, e->box.min, e->box.max, &te)) continue;
 			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
 			float tb = te;
@@ -272,7 +274,7 @@ static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const f
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
-			if (ci == NIL || t->nodes[ci].total == 0) continue;
+			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & mask)) continue;
 			node_bounds(t, &t->nodes[ci], lo, hi);
 			if (leaves)
 				for (int d = 0; d < DIM; ++d) {
@@ -299,13 +301,13 @@ static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const f
 }
 
 ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+                                       uint64_t mask, ORTHANT_NAME(ray_fn) * fn, void *ctx)
 {
 	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
 		return ORT_ERROR_INVALID_BOX;
 	reading_begin(t);
-	ort_result r = ray_cast_run(t, origin, dir, max_t, fn, ctx);
+	ort_result r = ray_cast_run(t, origin, dir, max_t, mask, fn, ctx);
 	reading_end(t);
 	return r;
 }
@@ -401,7 +403,7 @@ static void knn_sift_up(knn_best *h, int i)
 }
 
 ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
-                                      ORTHANT_NAME(neighbor) * out, int *found)
+                                      uint64_t mask, ORTHANT_NAME(neighbor) * out, int *found)
 {
 	if (found) *found = 0;
 	if (!t || !point || !found || k < 0 || (k > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
@@ -430,6 +432,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 		ENTRY_LOOP(t, nd, c, e_k)
 		{
 			const entry *e = &t->chunks[c].e[e_k];
+			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			knn_best v = {dist2_point_bounds(point, e->box.min, e->box.max), e->item + 1};
 			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
 			if (sph) {
@@ -453,7 +456,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 		}
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = nd->child[c];
-			if (ci == NIL || t->nodes[ci].total == 0) continue;
+			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & mask)) continue;
 			float lo[DIM], hi[DIM];
 			node_bounds(t, &t->nodes[ci], lo, hi);
 			double d2 = dist2_point_bounds(point, lo, hi);

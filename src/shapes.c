@@ -106,8 +106,8 @@ static const plane_t *key_plane(const tree_t *t, const plane_t *pl, int count)
 }
 
 /// The plane query's traversal (arguments checked).
-static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count, ORTHANT_NAME(query_fn) * fn,
-                              void *ctx)
+static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count, uint64_t mask,
+                              ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
@@ -120,7 +120,7 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
 		const node *n = &t->nodes[ni];
-		if (n->total == 0) continue;
+		if (n->total == 0 || !(n->cats & mask)) continue;
 		float lo[DIM], hi[DIM];
 		node_bounds(t, n, lo, hi);
 		if (!planes_pass(prune, nprune, lo, hi, true)) continue;
@@ -128,6 +128,7 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
+			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			if (!planes_pass(planes, count, e->box.min, e->box.max, false)) continue;
 			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
 			if (sph && !planes_pass_sphere(planes, count, sph)) continue;
@@ -148,14 +149,14 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 	return ORT_OK;
 }
 
-ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *planes, int count,
+ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *planes, int count, uint64_t mask,
                                            ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (!t || !fn || count < 0 || (count > 0 && !planes)) return ORT_ERROR_INVALID_ARGUMENT;
 	for (int i = 0; i < count; ++i)
 		if (point_check(planes[i].normal) != ORT_OK || !isfinite(planes[i].offset)) return ORT_ERROR_INVALID_BOX;
 	reading_begin(t);
-	ort_result r = planes_walk(t, planes, count, fn, ctx);
+	ort_result r = planes_walk(t, planes, count, mask, fn, ctx);
 	reading_end(t); // may apply changes the callback made, or destroy the tree
 	return r;
 }
@@ -209,6 +210,7 @@ typedef struct sweep {
 	float origin[DIM], dir[DIM], size[DIM];
 	float max_t;
 	box_t moving;
+	uint64_t mask; ///< the query mask
 } sweep;
 
 /// Called for each entry whose box a sweep touches, with the entry parameter
@@ -255,12 +257,13 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 	while (top > 0) {
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
-		if (rn.enter > tmax || n->total == 0) continue;
+		if (rn.enter > tmax || n->total == 0 || !(n->cats & w->mask)) continue;
 		const node cell = *n; // a copy: a callback's deferred change may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
 			float te;
+			if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
 			if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
 			if (leaves) {
 				// The contact point: the moving min corner at te, pushed into the item.
@@ -279,7 +282,9 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = cell.child[c];
-			if (ci == NIL || t->nodes[ci].total == 0 || !sweep_node(t, w, tmax, &t->nodes[ci], &enter)) continue;
+			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & w->mask) ||
+			    !sweep_node(t, w, tmax, &t->nodes[ci], &enter))
+				continue;
 			int j = nk++;
 			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
 			kids[j] = (ray_node){ci, enter};
@@ -314,6 +319,7 @@ static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], cons
 		w->moving.max[d] = box ? box->max[d] : origin[d];
 	}
 	w->max_t = max_t;
+	w->mask = ORT_MASK_ALL;
 }
 
 /// The first t in [0, tmax] at which the moving box touches the sphere item,
@@ -399,7 +405,7 @@ static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te
 	return bc->fn(bc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
 }
 
-ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float delta[DIM], float max_t,
+ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float delta[DIM], float max_t, uint64_t mask,
                                        ORTHANT_NAME(ray_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
@@ -408,6 +414,7 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 	if (box_check(&box) == ORT_ERROR_INVALID_BOX) return ORT_ERROR_INVALID_BOX;
 	sweep w;
 	sweep_make(&w, &box, NULL, delta, max_t);
+	w.mask = mask;
 	box_cast_ctx bc = {&w, fn, ctx};
 	reading_begin(t);
 	r = sweep_walk(t, &w, box_cast_visit, &bc);
@@ -495,11 +502,12 @@ static float ray_first_visit(void *ctx, const tree_t *t, const entry *e, float t
 }
 
 bool ORTHANT_NAME(tree_ray_first)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                                  ray_hit_t *out)
+                                  uint64_t mask, ray_hit_t *out)
 {
 	if (!t || !out || ray_args_check(origin, dir, max_t) != ORT_OK) return false;
 	sweep w;
 	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
 	ray_first_ctx rf = {&w, NULL, 0.0f};
 	if (sweep_walk(t, &w, ray_first_visit, &rf) != ORT_OK || !rf.best) return false;
 	ray_record(t, rf.best, &w, rf.t, out);
@@ -552,7 +560,7 @@ static float ray_all_visit(void *ctx, const tree_t *t, const entry *e, float te,
 }
 
 ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                                      ray_hit_t *out, int cap, int *count)
+                                      uint64_t mask, ray_hit_t *out, int cap, int *count)
 {
 	if (count) *count = 0;
 	if (!t || !count || cap < 0 || (cap > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
@@ -560,6 +568,7 @@ ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], 
 	if (r != ORT_OK) return r;
 	sweep w;
 	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
 	ray_all_ctx ra = {&w, out, cap, 0, 0};
 	r = sweep_walk(t, &w, ray_all_visit, &ra);
 	if (r != ORT_OK) return r;
@@ -613,7 +622,7 @@ static bool batch_args_ok(const tree_t *t, const void *queries, int nq, const vo
 /// Box rows when boxes is set, else point rows. Every query is checked first,
 /// so an invalid one leaves out, offsets and *total untouched.
 static ort_result batch_regions(const tree_t *t, const box_t *boxes, const float (*points)[DIM], int nq,
-                                ort_handle *out, int out_cap, int *offsets, int *total)
+                                uint64_t mask, ort_handle *out, int out_cap, int *offsets, int *total)
 {
 	if (!batch_args_ok(t, boxes ? (const void *)boxes : (const void *)points, nq, out, out_cap, offsets, total))
 		return ORT_ERROR_INVALID_ARGUMENT;
@@ -629,29 +638,29 @@ static ort_result batch_regions(const tree_t *t, const box_t *boxes, const float
 	batch b = {out, out_cap, 0};
 	offsets[0] = 0;
 	for (int i = 0; i < nq; ++i) {
-		ort_result r = boxes ? ORTHANT_NAME(tree_query_box)(t, boxes[i], batch_put, &b)
-		                     : ORTHANT_NAME(tree_query_point)(t, points[i], batch_put, &b);
+		ort_result r = boxes ? ORTHANT_NAME(tree_query_box)(t, boxes[i], mask, batch_put, &b)
+		                     : ORTHANT_NAME(tree_query_point)(t, points[i], mask, batch_put, &b);
 		if (r != ORT_OK) return r;
 		if (!batch_row(offsets, i, b.n)) return ORT_ERROR_CAPACITY;
 	}
 	return batch_end(b.n, out_cap, total);
 }
 
-ort_result ORTHANT_NAME(tree_query_boxes)(const tree_t *t, const box_t *queries, int nq, ort_handle *out,
-                                          int out_cap, int *offsets, int *total)
+ort_result ORTHANT_NAME(tree_query_boxes)(const tree_t *t, const box_t *queries, int nq, uint64_t mask,
+                                          ort_handle *out, int out_cap, int *offsets, int *total)
 {
-	return batch_regions(t, queries, NULL, nq, out, out_cap, offsets, total);
+	return batch_regions(t, queries, NULL, nq, mask, out, out_cap, offsets, total);
 }
 
-ort_result ORTHANT_NAME(tree_query_points)(const tree_t *t, const float (*points)[DIM], int np, ort_handle *out,
-                                           int out_cap, int *offsets, int *total)
+ort_result ORTHANT_NAME(tree_query_points)(const tree_t *t, const float (*points)[DIM], int np, uint64_t mask,
+                                           ort_handle *out, int out_cap, int *offsets, int *total)
 {
-	return batch_regions(t, NULL, points, np, out, out_cap, offsets, total);
+	return batch_regions(t, NULL, points, np, mask, out, out_cap, offsets, total);
 }
 
 ort_result ORTHANT_NAME(tree_query_rays)(const tree_t *t, const float (*origins)[DIM], const float (*dirs)[DIM],
-                                         const float *max_t, int nr, ray_hit_t *out, int out_cap, int *offsets,
-                                         int *total)
+                                         const float *max_t, int nr, uint64_t mask, ray_hit_t *out, int out_cap,
+                                         int *offsets, int *total)
 {
 	if (!batch_args_ok(t, origins, nr, out, out_cap, offsets, total) || (nr > 0 && (!dirs || !max_t)))
 		return ORT_ERROR_INVALID_ARGUMENT;
@@ -664,7 +673,7 @@ ort_result ORTHANT_NAME(tree_query_rays)(const tree_t *t, const float (*origins)
 	for (int i = 0; i < nr; ++i) {
 		int64_t room = out_cap > n ? out_cap - n : 0;
 		int cap = room > INT32_MAX ? INT32_MAX : (int)room, count;
-		ort_result r = ORTHANT_NAME(tree_ray_all)(t, origins[i], dirs[i], max_t[i], cap ? out + n : NULL, cap, &count);
+		ort_result r = ORTHANT_NAME(tree_ray_all)(t, origins[i], dirs[i], max_t[i], mask, cap ? out + n : NULL, cap, &count);
 		if (r != ORT_OK) return r;
 		n += count;
 		if (!batch_row(offsets, i, n)) return ORT_ERROR_CAPACITY;

@@ -194,24 +194,24 @@ static void do_queries(run *u)
 	box_t all = tu_model_bounds(&u->m);
 	float p[DIM] = {0}, dir[DIM];
 	for (int d = 0; d < DIM; ++d) dir[d] = d == 0 ? 1.0f : 0.5f;
-	if (outcome(u, before, TU(tree_query_box)(u->t, all, count_hit, &hits), "query_box"))
+	if (outcome(u, before, TU(tree_query_box)(u->t, all, ORT_MASK_ALL, count_hit, &hits), "query_box"))
 		assert_int_equal(hits, u->m.n);
 	before = u->a.refused;
 	hits = 0;
-	outcome(u, before, TU(tree_query_point)(u->t, p, count_hit, &hits), "query_point");
+	outcome(u, before, TU(tree_query_point)(u->t, p, ORT_MASK_ALL, count_hit, &hits), "query_point");
 	before = u->a.refused;
-	outcome(u, before, TU(tree_query_sphere)(u->t, p, 100.0f, count_hit, &hits), "query_sphere");
+	outcome(u, before, TU(tree_query_sphere)(u->t, p, 100.0f, ORT_MASK_ALL, count_hit, &hits), "query_sphere");
 	before = u->a.refused;
-	outcome(u, before, TU(tree_ray_cast)(u->t, p, dir, INFINITY, ray_all, &hits), "ray_cast");
+	outcome(u, before, TU(tree_ray_cast)(u->t, p, dir, INFINITY, ORT_MASK_ALL, ray_all, &hits), "ray_cast");
 	int k = u->m.n + 10, found = -1;
 	neighbor_t *out = malloc(sizeof *out * (size_t)k);
 	before = u->a.refused;
-	if (outcome(u, before, TU(tree_nearest)(u->t, p, k, INFINITY, out, &found), "nearest"))
+	if (outcome(u, before, TU(tree_nearest)(u->t, p, k, INFINITY, ORT_MASK_ALL, out, &found), "nearest"))
 		assert_int_equal(found, u->m.n);
 	free(out);
 	int pairs = 0;
 	before = u->a.refused;
-	if (outcome(u, before, TU(tree_find_pairs)(u->t, count_pair, &pairs), "find_pairs")) {
+	if (outcome(u, before, TU(tree_find_pairs)(u->t, ORT_MASK_ALL, count_pair, &pairs), "find_pairs")) {
 		u->a.paused = true;
 		assert_int_equal((size_t)pairs, tu_count_pairs(u->t));
 		u->a.paused = false;

@@ -80,6 +80,66 @@ static void compare(tu_list *got, const world *w, const char *what)
 	tu_expect_same(&copy, &want, what);
 }
 
+static box_t small_box(tu_rng *r, float extent)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0, extent);
+		b.max[d] = b.min[d] + tu_float(r, 0, extent * 0.08f);
+	}
+	return b;
+}
+
+/// Every query kind and the pair finder under a mask, against brute force:
+/// only items whose category meets the mask count.
+static void check_masked(tree_t *t, const world *w, tu_rng *r, uint64_t mask)
+{
+	box_t q = small_box(r, 100.0f);
+	for (int d = 0; d < DIM; ++d) q.max[d] += 20;
+	float p[DIM], dir[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		p[d] = w->m.n ? w->m.box[0].min[d] : 0;
+		dir[d] = tu_float(r, -1, 1);
+	}
+	tu_list got = {0}, want = {0};
+	assert_int_equal(TU(tree_query_box)(t, q, mask, tu_collect, &got), ORT_OK);
+	for (int i = 0; i < w->m.n; ++i)
+		if ((w->filter[i].category & mask) && tu_overlap(&w->m.box[i], &q)) tu_push(&want, tu_key(w->m.handle[i]));
+	tu_expect_same(&got, &want, "masked box query");
+	tu_list g2 = {0}, w2 = {0};
+	assert_int_equal(TU(tree_query_sphere)(t, p, 15.0f, mask, tu_collect, &g2), ORT_OK);
+	for (int i = 0; i < w->m.n; ++i)
+		if ((w->filter[i].category & mask) && tu_dist2(p, &w->m.box[i]) <= 225.0) tu_push(&w2, tu_key(w->m.handle[i]));
+	tu_expect_same(&g2, &w2, "masked sphere query");
+	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false};
+	tu_list w3 = {0};
+	assert_int_equal(TU(tree_ray_cast)(t, p, dir, INFINITY, mask, tu_ray_collect, &rh), ORT_OK);
+	for (int i = 0; i < w->m.n; ++i) {
+		float te;
+		if ((w->filter[i].category & mask) && tu_ray_hit(p, dir, INFINITY, &w->m.box[i], &te))
+			tu_push(&w3, tu_key(w->m.handle[i]));
+	}
+	tu_expect_same(&rh.keys, &w3, "masked ray");
+	neighbor_t out[5];
+	int found = -1, want_n = 0;
+	for (int i = 0; i < w->m.n; ++i) want_n += (w->filter[i].category & mask) != 0;
+	assert_int_equal(TU(tree_nearest)(t, p, 5, INFINITY, mask, out, &found), ORT_OK);
+	assert_int_equal(found, want_n < 5 ? want_n : 5);
+	for (int i = 0; i < found; ++i) {
+		ort_filter f;
+		assert_int_equal(TU(tree_get_filter)(t, out[i].handle, &f), ORT_OK);
+		assert_true(f.category & mask);
+	}
+	tu_list g4 = {0}, w4 = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, mask, collect_key, &g4), ORT_OK);
+	for (int i = 0; i < w->m.n; ++i)
+		for (int j = i + 1; j < w->m.n; ++j)
+			if ((w->filter[i].category & mask) && (w->filter[j].category & mask) &&
+			    tu_overlap(&w->m.box[i], &w->m.box[j]) && filters_pair(&w->filter[i], &w->filter[j]))
+				tu_push(&w4, pair_key(w->m.handle[i], w->m.handle[j]));
+	tu_expect_same(&g4, &w4, "masked pairs");
+}
+
 static ort_filter random_filter(tu_rng *r)
 {
 	ort_filter f = ORT_FILTER_DEFAULT;
@@ -92,16 +152,6 @@ static ort_filter random_filter(tu_rng *r)
 		f.mask = 4; // only its own kind
 	}
 	return f;
-}
-
-static box_t small_box(tu_rng *r, float extent)
-{
-	box_t b;
-	for (int d = 0; d < DIM; ++d) {
-		b.min[d] = tu_float(r, 0, extent);
-		b.max[d] = b.min[d] + tu_float(r, 0, extent * 0.08f);
-	}
-	return b;
 }
 
 static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
@@ -171,9 +221,12 @@ static void run_frames(ort_placement placement, int frames, int n, uint64_t seed
 			assert_int_equal(TU(tree_current_pairs)(t, collect_key, &cur), ORT_OK);
 			compare(&cur, &w, "current pairs");
 			free(cur.v);
-			assert_int_equal(TU(tree_find_pairs)(t, collect_key, &found), ORT_OK);
+			assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_key, &found), ORT_OK);
 			compare(&found, &w, "find_pairs with filters");
 			free(found.v);
+			// Masks, including one that excludes everything.
+			static const uint64_t masks[] = {0, 1, 2, 4, 1 | 4, ~(uint64_t)2, ORT_MASK_ALL};
+			for (size_t k = 0; k < sizeof masks / sizeof *masks; ++k) check_masked(t, &w, &r, masks[k]);
 		}
 	}
 	// An update with nothing touched reports nothing.

@@ -79,7 +79,7 @@ static bool on_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
 	(void)a, (void)b, (void)ua, (void)ub;
 	mutate(ctx);
 	mut *u = ctx;
-	assert_int_equal(TU(tree_find_pairs)(u->t, on_pair, ctx), ORT_ERROR_BUSY);
+	assert_int_equal(TU(tree_find_pairs)(u->t, ORT_MASK_ALL, on_pair, ctx), ORT_ERROR_BUSY);
 	return true;
 }
 
@@ -119,7 +119,7 @@ static bool nested_outer(void *ctx, ort_handle h, void *user)
 	// A query inside a query: changes wait for the outermost one.
 	box_t all = {{0}, {0}};
 	for (int d = 0; d < DIM; ++d) all.max[d] = 300;
-	assert_int_equal(TU(tree_query_box)(u->t, all, on_hit, ctx), ORT_OK);
+	assert_int_equal(TU(tree_query_box)(u->t, all, ORT_MASK_ALL, on_hit, ctx), ORT_OK);
 	return false;
 }
 
@@ -156,11 +156,11 @@ static void run_kind(ort_placement placement, int kind, uint64_t seed)
 			dir[d] = tu_float(&u.r, -1, 1);
 		}
 		switch (kind) {
-		case CB_BOX: assert_int_equal(TU(tree_query_box)(t, q, on_hit, &u), ORT_OK); break;
-		case CB_POINT: tu_check_point_query(t, &m, p); assert_int_equal(TU(tree_query_point)(t, p, on_hit, &u), ORT_OK); break;
-		case CB_SPHERE: assert_int_equal(TU(tree_query_sphere)(t, p, 40, on_hit, &u), ORT_OK); break;
-		case CB_RAY: assert_int_equal(TU(tree_ray_cast)(t, p, dir, INFINITY, on_ray, &u), ORT_OK); break;
-		case CB_PAIRS: assert_int_equal(TU(tree_find_pairs)(t, on_pair, &u), ORT_OK); break;
+		case CB_BOX: assert_int_equal(TU(tree_query_box)(t, q, ORT_MASK_ALL, on_hit, &u), ORT_OK); break;
+		case CB_POINT: tu_check_point_query(t, &m, p); assert_int_equal(TU(tree_query_point)(t, p, ORT_MASK_ALL, on_hit, &u), ORT_OK); break;
+		case CB_SPHERE: assert_int_equal(TU(tree_query_sphere)(t, p, 40, ORT_MASK_ALL, on_hit, &u), ORT_OK); break;
+		case CB_RAY: assert_int_equal(TU(tree_ray_cast)(t, p, dir, INFINITY, ORT_MASK_ALL, on_ray, &u), ORT_OK); break;
+		case CB_PAIRS: assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, on_pair, &u), ORT_OK); break;
 		case CB_UPDATE:
 			// Moves made outside any callback make the events to change things from.
 			for (int k = 0; k < 10 && m.n > 0; ++k) {
@@ -172,7 +172,7 @@ static void run_kind(ort_placement placement, int kind, uint64_t seed)
 			break;
 		case CB_CURRENT: assert_int_equal(TU(tree_current_pairs)(t, on_pair, &u), ORT_OK); break;
 		case CB_VISIT: TU(tree_visit_nodes)(t, on_node, &u); break;
-		case CB_NESTED: assert_int_equal(TU(tree_query_box)(t, q, nested_outer, &u), ORT_OK); break;
+		case CB_NESTED: assert_int_equal(TU(tree_query_box)(t, q, ORT_MASK_ALL, nested_outer, &u), ORT_OK); break;
 		}
 		// Applied now: the tree equals the model.
 		tu_rng r2 = tu_rng_make(seed + (uint64_t)round);
@@ -219,7 +219,7 @@ static void test_destroy_inside(void **state)
 	box_t b = {{0}, {0}};
 	for (int d = 0; d < DIM; ++d) b.max[d] = 1;
 	for (int i = 0; i < 40; ++i) assert_int_equal(TU(tree_insert)(t, b, NULL, NULL), ORT_OK);
-	assert_int_equal(TU(tree_query_box)(t, b, destroy_in_callback, t), ORT_OK);
+	assert_int_equal(TU(tree_query_box)(t, b, ORT_MASK_ALL, destroy_in_callback, t), ORT_OK);
 }
 
 int main(void)

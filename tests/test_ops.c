@@ -725,21 +725,21 @@ static void test_null_arguments(void **state)
 	assert_int_equal(TU(tree_get_box)(h.t, h.m.handle[0], NULL), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(TU(tree_build)(h.t, NULL, NULL, 3, NULL), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(TU(tree_build)(h.t, &b, NULL, -1, NULL), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_query_box)(h.t, b, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_query_point)(h.t, NULL, never, NULL), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_query_sphere)(h.t, NULL, 1.0f, never, NULL), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_nearest)(h.t, p, 2, INFINITY, NULL, &found), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_nearest)(h.t, p, 2, INFINITY, nb, NULL), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_nearest)(h.t, p, -1, INFINITY, nb, &found), ORT_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(TU(tree_find_pairs)(h.t, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_box)(h.t, b, ORT_MASK_ALL, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_point)(h.t, NULL, ORT_MASK_ALL, never, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_sphere)(h.t, NULL, 1.0f, ORT_MASK_ALL, never, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_nearest)(h.t, p, 2, INFINITY, ORT_MASK_ALL, NULL, &found), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_nearest)(h.t, p, 2, INFINITY, ORT_MASK_ALL, nb, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_nearest)(h.t, p, -1, INFINITY, ORT_MASK_ALL, nb, &found), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_find_pairs)(h.t, ORT_MASK_ALL, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(TU(tree_validate)(NULL, NULL, 0), ORT_ERROR_INVALID_ARGUMENT);
 	// Bad query shapes.
 	box_t q = b;
 	q.min[0] = NAN;
-	assert_int_equal(TU(tree_query_box)(h.t, q, never, NULL), ORT_ERROR_INVALID_BOX);
-	assert_int_equal(TU(tree_query_sphere)(h.t, p, -1.0f, never, NULL), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(TU(tree_query_box)(h.t, q, ORT_MASK_ALL, never, NULL), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(TU(tree_query_sphere)(h.t, p, -1.0f, ORT_MASK_ALL, never, NULL), ORT_ERROR_INVALID_BOX);
 	p[0] = NAN;
-	assert_int_equal(TU(tree_query_point)(h.t, p, never, NULL), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(TU(tree_query_point)(h.t, p, ORT_MASK_ALL, never, NULL), ORT_ERROR_INVALID_BOX);
 	// And the harmless ones.
 	TU(tree_destroy)(NULL);
 	TU(tree_clear)(NULL);
@@ -824,14 +824,14 @@ static void test_fixed_far_distance(void **state)
 	neighbor_t out[1];
 	int found;
 	TU_CONTEXT("KB_FAR_DISTANCE");
-	assert_int_equal(TU(tree_nearest)(t, origin, 1, INFINITY, out, &found), ORT_OK);
+	assert_int_equal(TU(tree_nearest)(t, origin, 1, INFINITY, ORT_MASK_ALL, out, &found), ORT_OK);
 	assert_int_equal(found, 1);
 	if (!ort_handle_equal(out[0].handle, nearer)) TU_FAIL("nearest: the box at 1e20 before the one at 2e19\n");
 	assert_true(out[0].distance == 2e19f);
 	// At distance 1.9e19 * sqrt(2) = 2.69e19, outside a sphere of radius 2e19.
 	assert_int_equal(TU(tree_insert)(t, point_box(1.9e19f, 1.9e19f), NULL, &corner), ORT_OK);
 	tu_list got = {0};
-	assert_int_equal(TU(tree_query_sphere)(t, origin, 2e19f, tu_collect, &got), ORT_OK);
+	assert_int_equal(TU(tree_query_sphere)(t, origin, 2e19f, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 	for (size_t i = 0; i < got.n; ++i)
 		if (got.v[i] == tu_key(corner)) TU_FAIL("sphere: a box 2.69e19 away within radius 2e19\n");
 	free(got.v);

@@ -172,7 +172,7 @@ static bool oracle_planes(const plane_t *pl, int count, const box_t *b)
 static void check_planes(const tree_t *t, const model *m, const plane_t *pl, int count)
 {
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_query_planes)(t, pl, count, tu_collect, &got), ORT_OK);
+	assert_int_equal(TU(tree_query_planes)(t, pl, count, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
 		if (oracle_planes(pl, count, &m->box[i]) &&
 		    (!sphere_of(m->handle[i]) || oracle_planes_sphere(pl, count, sphere_of(m->handle[i]))))
@@ -379,7 +379,7 @@ static void check_box_cast(const tree_t *t, const model *m, box_t box, const flo
 	for (int i = 0; i < m->n; ++i) ids = m->handle[i].id > ids ? m->handle[i].id : ids;
 	cast_hits all = {{0}, malloc((ids + 1) * sizeof(float)), INFINITY, false};
 	for (uint32_t i = 0; i <= ids; ++i) all.t[i] = NAN;
-	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, cast_collect, &all), ORT_OK);
+	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, ORT_MASK_ALL, cast_collect, &all), ORT_OK);
 	tu_list want = {0};
 	float best = INFINITY;
 	for (int i = 0; i < m->n; ++i) {
@@ -408,7 +408,7 @@ static void check_box_cast(const tree_t *t, const model *m, box_t box, const flo
 	tu_expect_same(&all.keys, &want, "box cast");
 	if (all.nearest != best) TU_FAIL("box cast: nearest %g, brute force %g\n", (double)all.nearest, (double)best);
 	cast_hits near = {{0}, all.t, INFINITY, true};
-	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, cast_collect, &near), ORT_OK);
+	assert_int_equal(TU(tree_box_cast)(t, box, delta, tmax, ORT_MASK_ALL, cast_collect, &near), ORT_OK);
 	if (near.nearest != best)
 		TU_FAIL("box cast (clipped): nearest %g, brute force %g\n", (double)near.nearest, (double)best);
 	free(near.keys.v);
@@ -495,14 +495,14 @@ static void check_ray_records(const tree_t *t, const model *m, const float o[DIM
 	hit_t *got = malloc(sizeof *got * (size_t)(m->n + 1));
 	int n = oracle_ray_all(m, o, dir, tmax, want);
 	hit_t first;
-	bool found = TU(tree_ray_first)(t, o, dir, tmax, &first);
+	bool found = TU(tree_ray_first)(t, o, dir, tmax, ORT_MASK_ALL, &first);
 	if (found != (n > 0)) TU_FAIL("ray_first: found %d, brute force %d hits\n", found, n);
 	if (found) expect_hit(&first, &want[0], "ray_first", 0);
 	// Every hit, then a cap below the count: the first cap of the same order.
 	int caps[3] = {m->n + 1, n / 2, tu_int(r, 0, 3)};
 	for (int c = 0; c < 3; ++c) {
 		int count = -1;
-		assert_int_equal(TU(tree_ray_all)(t, o, dir, tmax, got, caps[c], &count), ORT_OK);
+		assert_int_equal(TU(tree_ray_all)(t, o, dir, tmax, ORT_MASK_ALL, got, caps[c], &count), ORT_OK);
 		if (count != n) TU_FAIL("ray_all: %d hits, brute force %d\n", count, n);
 		for (int k = 0; k < n && k < caps[c]; ++k) expect_hit(&got[k], &want[k], "ray_all", k);
 	}
@@ -583,11 +583,11 @@ static void check_batches(const tree_t *t, const model *m, tu_rng *r)
 	int offsets[NQ + 1], total = -1, cap = m->n * NQ + 1;
 	ort_handle *out = malloc(sizeof *out * (size_t)cap);
 	// Boxes and points with room for everything: each row is the query's answer.
-	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, out, cap, offsets, &total), ORT_OK);
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, ORT_MASK_ALL, out, cap, offsets, &total), ORT_OK);
 	assert_int_equal(offsets[0], 0);
 	assert_int_equal(offsets[NQ], total);
 	for (int i = 0; i < NQ; ++i) expect_row(m, &q[i], out + offsets[i], offsets[i + 1] - offsets[i]);
-	assert_int_equal(TU(tree_query_points)(t, (const float(*)[DIM])pts, NQ, out, cap, offsets, &total), ORT_OK);
+	assert_int_equal(TU(tree_query_points)(t, (const float(*)[DIM])pts, NQ, ORT_MASK_ALL, out, cap, offsets, &total), ORT_OK);
 	for (int i = 0; i < NQ; ++i) {
 		box_t p;
 		memcpy(p.min, pts[i], sizeof p.min);
@@ -597,21 +597,21 @@ static void check_batches(const tree_t *t, const model *m, tu_rng *r)
 	// Too small: the same offsets and total, ORT_ERROR_CAPACITY, and out holds
 	// exactly the prefix of the full answer.
 	int full_offsets[NQ + 1], full_total;
-	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, out, cap, full_offsets, &full_total), ORT_OK);
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, ORT_MASK_ALL, out, cap, full_offsets, &full_total), ORT_OK);
 	int small = full_total / 2;
 	ort_handle *part = malloc(sizeof *part * (size_t)(small + 1));
 	ort_result want_r = small < full_total ? ORT_ERROR_CAPACITY : ORT_OK;
-	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, part, small, offsets, &total), want_r);
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, ORT_MASK_ALL, part, small, offsets, &total), want_r);
 	assert_int_equal(total, full_total);
 	assert_memory_equal(offsets, full_offsets, sizeof offsets);
 	for (int k = 0; k < small; ++k) assert_true(ort_handle_equal(part[k], out[k]));
-	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, NULL, 0, offsets, &total),
+	assert_int_equal(TU(tree_query_boxes)(t, q, NQ, ORT_MASK_ALL, NULL, 0, offsets, &total),
 	                 full_total ? ORT_ERROR_CAPACITY : ORT_OK);
 	assert_int_equal(total, full_total);
 	free(part);
 	// Rays: each row is that ray's ray_all, sorted.
 	hit_t *hits = malloc(sizeof *hits * (size_t)cap), *want = malloc(sizeof *want * (size_t)(m->n + 1));
-	assert_int_equal(TU(tree_query_rays)(t, (const float(*)[DIM])origins, (const float(*)[DIM])dirs, tmax, NQ, hits,
+	assert_int_equal(TU(tree_query_rays)(t, (const float(*)[DIM])origins, (const float(*)[DIM])dirs, tmax, NQ, ORT_MASK_ALL, hits,
 	                                     cap, offsets, &total),
 	                 ORT_OK);
 	assert_int_equal(offsets[NQ], total);
@@ -742,14 +742,14 @@ static void test_plane_builders(void **state)
 		insert_item(f.tree, &f.m, around, true);
 		insert_item(f.tree, &f.m, short_of, true);
 		tu_list got = {0};
-		assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, tu_collect, &got), ORT_OK);
+		assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 		assert_int_equal(got.n, 5); // all but the box 0.0001 outside and the short sphere
 		free(got.v);
 		check_planes(f.tree, &f.m, pl, count);
-		assert_int_equal(TU(tree_query_planes)(f.tree, pl, -1, tu_collect, &got), ORT_ERROR_INVALID_ARGUMENT);
+		assert_int_equal(TU(tree_query_planes)(f.tree, pl, -1, ORT_MASK_ALL, tu_collect, &got), ORT_ERROR_INVALID_ARGUMENT);
 		plane_t bad = pl[0];
 		bad.offset = NAN;
-		assert_int_equal(TU(tree_query_planes)(f.tree, &bad, 1, tu_collect, &got), ORT_ERROR_INVALID_BOX);
+		assert_int_equal(TU(tree_query_planes)(f.tree, &bad, 1, ORT_MASK_ALL, tu_collect, &got), ORT_ERROR_INVALID_BOX);
 		fixture_free(&f);
 	}
 }
@@ -774,32 +774,32 @@ static void ray_records_exact(ort_placement placement)
 	float o[DIM], dir[DIM];
 	// Diagonally into the corner: every axis enters at t = 5; axis 0 wins the tie.
 	for (int d = 0; d < DIM; ++d) o[d] = 5, dir[d] = 1;
-	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, ORT_MASK_ALL, &hit));
 	assert_true(hit.t == 5.0f && hit.normal[0] == -1.0f && hit.normal[1] == 0.0f);
 	for (int d = 0; d < DIM; ++d) assert_true(hit.point[d] == 10.0f);
 	// From inside: t 0, zero normal, the origin itself.
 	for (int d = 0; d < DIM; ++d) o[d] = 15;
-	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, ORT_MASK_ALL, &hit));
 	assert_true(hit.t == 0.0f && hit.normal[0] == 0.0f && hit.point[0] == 15.0f);
 	// Along the top edge from outside, negative direction: enters the max face.
 	for (int d = 0; d < DIM; ++d) o[d] = 20, dir[d] = 0;
 	o[0] = 30, dir[0] = -2;
-	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, &hit));
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, INFINITY, ORT_MASK_ALL, &hit));
 	assert_true(hit.t == 5.0f && hit.normal[0] == 1.0f && hit.point[0] == 20.0f);
 	// Too short by a hair, and of length 0 outside and on the surface.
-	assert_false(TU(tree_ray_first)(f.tree, o, dir, 4.999f, &hit));
-	assert_false(TU(tree_ray_first)(f.tree, o, dir, 0.0f, &hit));
+	assert_false(TU(tree_ray_first)(f.tree, o, dir, 4.999f, ORT_MASK_ALL, &hit));
+	assert_false(TU(tree_ray_first)(f.tree, o, dir, 0.0f, ORT_MASK_ALL, &hit));
 	o[0] = 20;
-	assert_true(TU(tree_ray_first)(f.tree, o, dir, 0.0f, &hit));
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, 0.0f, ORT_MASK_ALL, &hit));
 	assert_true(hit.t == 0.0f && hit.normal[0] == 1.0f);
 	// Leaving from a face: touching at t 0 but not entering, so zero normal.
 	dir[0] = 1;
-	assert_true(TU(tree_ray_first)(f.tree, o, dir, 1.0f, &hit));
+	assert_true(TU(tree_ray_first)(f.tree, o, dir, 1.0f, ORT_MASK_ALL, &hit));
 	assert_true(hit.t == 0.0f && hit.normal[0] == 0.0f);
 	int count;
-	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, 1.0f, NULL, 0, &count), ORT_OK);
+	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, 1.0f, ORT_MASK_ALL, NULL, 0, &count), ORT_OK);
 	assert_int_equal(count, 1);
-	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, NAN, NULL, 0, &count), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(TU(tree_ray_all)(f.tree, o, dir, NAN, ORT_MASK_ALL, NULL, 0, &count), ORT_ERROR_INVALID_BOX);
 	fixture_free(&f);
 }
 
@@ -814,22 +814,22 @@ static void box_cast_exact(ort_placement placement)
 	box_t m = unit_box(0, 10);
 	m.min[0] = 3, m.max[0] = 5;
 	cast_hits c = {{0}, calloc(64, sizeof(float)), INFINITY, false};
-	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, cast_collect, &c), ORT_OK);
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, ORT_MASK_ALL, cast_collect, &c), ORT_OK);
 	assert_int_equal(c.keys.n, 1);
 	assert_true(c.nearest == 5.0f);
 	// A hair below on axis 1: never touches.
 	m.max[1] = 9.999f;
 	c.keys.n = 0;
 	c.nearest = INFINITY;
-	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, cast_collect, &c), ORT_OK);
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 100, ORT_MASK_ALL, cast_collect, &c), ORT_OK);
 	assert_int_equal(c.keys.n, 0);
 	// Overlapping at the start: t 0.
 	m = unit_box(19, 25);
-	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 0, cast_collect, &c), ORT_OK);
+	assert_int_equal(TU(tree_box_cast)(f.tree, m, delta, 0, ORT_MASK_ALL, cast_collect, &c), ORT_OK);
 	assert_int_equal(c.keys.n, 1);
 	assert_true(c.nearest == 0.0f);
 	box_t bad = unit_box(1, 0);
-	assert_int_equal(TU(tree_box_cast)(f.tree, bad, delta, 1, cast_collect, &c), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(TU(tree_box_cast)(f.tree, bad, delta, 1, ORT_MASK_ALL, cast_collect, &c), ORT_ERROR_INVALID_BOX);
 	free(c.keys.v);
 	free(c.t);
 	fixture_free(&f);
@@ -880,14 +880,14 @@ static void test_changes_in_callbacks(void **state)
 		for (int round = 0; round < 10; ++round) {
 			plane_t pl[8];
 			int count = random_planes(&r, &f.m, pl);
-			assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, change_on_query, &c), ORT_OK);
+			assert_int_equal(TU(tree_query_planes)(f.tree, pl, count, ORT_MASK_ALL, change_on_query, &c), ORT_OK);
 			tu_check_valid(f.tree);
 			assert_int_equal(TU(tree_count)(f.tree), f.m.n);
 			check_planes(f.tree, &f.m, pl, count);
 			box_t moving = scene_box(SK_RANDOM, &r, round);
 			float delta[DIM];
 			for (int d = 0; d < DIM; ++d) delta[d] = tu_float(&r, -1, 1);
-			assert_int_equal(TU(tree_box_cast)(f.tree, moving, delta, 800, change_on_cast, &c), ORT_OK);
+			assert_int_equal(TU(tree_box_cast)(f.tree, moving, delta, 800, ORT_MASK_ALL, change_on_cast, &c), ORT_OK);
 			tu_check_valid(f.tree);
 			assert_int_equal(TU(tree_count)(f.tree), f.m.n);
 			check_box_cast(f.tree, &f.m, moving, delta, 800);

@@ -118,7 +118,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 {
 	tu_check_valid(t);
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_find_pairs)(t, collect_pair, &got), ORT_OK);
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_pair, &got), ORT_OK);
 	for (int i = 0; i < sc->n; ++i)
 		for (int j = i + 1; j < sc->n; ++j)
 			if (shapes_touch(&sc->s[i], &sc->s[j])) {
@@ -137,17 +137,17 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 		}
 		float radius = tu_float(r, 0, extent * 0.1f);
 		tu_list g = {0}, w = {0};
-		assert_int_equal(TU(tree_query_box)(t, qb, tu_collect, &g), ORT_OK);
+		assert_int_equal(TU(tree_query_box)(t, qb, ORT_MASK_ALL, tu_collect, &g), ORT_OK);
 		for (int i = 0; i < sc->n; ++i)
 			if (shape_hits_box(&sc->s[i], &qb)) tu_push(&w, tu_key(sc->s[i].h));
 		tu_expect_same(&g, &w, "box query on spheres");
 		tu_list g2 = {0}, w2 = {0};
-		assert_int_equal(TU(tree_query_sphere)(t, c, radius, tu_collect, &g2), ORT_OK);
+		assert_int_equal(TU(tree_query_sphere)(t, c, radius, ORT_MASK_ALL, tu_collect, &g2), ORT_OK);
 		for (int i = 0; i < sc->n; ++i)
 			if (shape_hits_sphere(&sc->s[i], c, radius)) tu_push(&w2, tu_key(sc->s[i].h));
 		tu_expect_same(&g2, &w2, "sphere query on spheres");
 		tu_list g3 = {0}, w3 = {0};
-		assert_int_equal(TU(tree_query_point)(t, c, tu_collect, &g3), ORT_OK);
+		assert_int_equal(TU(tree_query_point)(t, c, ORT_MASK_ALL, tu_collect, &g3), ORT_OK);
 		for (int i = 0; i < sc->n; ++i)
 			if (shape_hits_sphere(&sc->s[i], c, 0.0f)) tu_push(&w3, tu_key(sc->s[i].h));
 		tu_expect_same(&g3, &w3, "point query on spheres");
@@ -168,7 +168,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 				if (te < best) best = te;
 			}
 		}
-		assert_int_equal(TU(tree_ray_cast)(t, qb.min, dir, tmax, tu_ray_collect, &rh), ORT_OK);
+		assert_int_equal(TU(tree_ray_cast)(t, qb.min, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &rh), ORT_OK);
 		float got_best = rh.nearest;
 		tu_expect_same(&rh.keys, &w4, "ray on spheres");
 		if (got_best != best) TU_FAIL("ray on spheres: nearest %g, brute force %g\n", (double)got_best, (double)best);
@@ -179,7 +179,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 		if (sc->n) qsort(all, (size_t)sc->n, sizeof *all, tu_cmp_near);
 		neighbor_t out[8];
 		int found;
-		assert_int_equal(TU(tree_nearest)(t, c, k, INFINITY, out, &found), ORT_OK);
+		assert_int_equal(TU(tree_nearest)(t, c, k, INFINITY, ORT_MASK_ALL, out, &found), ORT_OK);
 		assert_int_equal(found, sc->n < k ? sc->n : k);
 		for (int i = 0; i < found; ++i)
 			if (out[i].handle.id != all[i].id) TU_FAIL("nearest on spheres differs at #%d\n", i);

@@ -67,18 +67,18 @@ static void reader_round(reader *rd, tu_rng *r)
 	tu_list got = {0}, want = {0};
 
 	// Boxes, points, spheres.
-	expect(rd, TU(tree_query_box)(t, q, tu_collect, &got) == ORT_OK, "box status");
+	expect(rd, TU(tree_query_box)(t, q, ORT_MASK_ALL, tu_collect, &got) == ORT_OK, "box status");
 	for (int i = 0; i < m->n; ++i)
 		if (tu_overlap(&m->box[i], &q)) tu_push(&want, tu_key(m->handle[i]));
 	expect(rd, same_set(&got, &want), "box");
-	expect(rd, TU(tree_query_point)(t, q.min, tu_collect, &got) == ORT_OK, "point status");
+	expect(rd, TU(tree_query_point)(t, q.min, ORT_MASK_ALL, tu_collect, &got) == ORT_OK, "point status");
 	box_t p = q;
 	memcpy(p.max, p.min, sizeof p.max);
 	for (int i = 0; i < m->n; ++i)
 		if (tu_overlap(&m->box[i], &p)) tu_push(&want, tu_key(m->handle[i]));
 	expect(rd, same_set(&got, &want), "point");
 	float radius = q.max[0] - q.min[0];
-	expect(rd, TU(tree_query_sphere)(t, q.min, radius, tu_collect, &got) == ORT_OK, "sphere status");
+	expect(rd, TU(tree_query_sphere)(t, q.min, radius, ORT_MASK_ALL, tu_collect, &got) == ORT_OK, "sphere status");
 	for (int i = 0; i < m->n; ++i)
 		if (tu_dist2(q.min, &m->box[i]) <= (double)radius * radius) tu_push(&want, tu_key(m->handle[i]));
 	expect(rd, same_set(&got, &want), "sphere");
@@ -87,7 +87,7 @@ static void reader_round(reader *rd, tu_rng *r)
 	float dir[DIM], tmax = tu_int(r, 0, 2) ? tu_float(r, 0, 1500) : INFINITY, best = INFINITY;
 	uint32_t best_id = 0;
 	for (int d = 0; d < DIM; ++d) dir[d] = tu_int(r, 0, 4) ? tu_float(r, -1, 1) : 0.0f;
-	expect(rd, TU(tree_ray_cast)(t, q.min, dir, tmax, collect_ray, &got) == ORT_OK, "ray status");
+	expect(rd, TU(tree_ray_cast)(t, q.min, dir, tmax, ORT_MASK_ALL, collect_ray, &got) == ORT_OK, "ray status");
 	for (int i = 0; i < m->n; ++i) {
 		float te;
 		if (!tu_ray_hit(q.min, dir, tmax, &m->box[i], &te)) continue;
@@ -96,11 +96,11 @@ static void reader_round(reader *rd, tu_rng *r)
 	}
 	expect(rd, same_set(&got, &want), "ray");
 	TU(ray_hit) hit;
-	bool found = TU(tree_ray_first)(t, q.min, dir, tmax, &hit);
+	bool found = TU(tree_ray_first)(t, q.min, dir, tmax, ORT_MASK_ALL, &hit);
 	expect(rd, found == (best_id != 0) && (!found || (hit.handle.id == best_id && hit.t == best)), "ray_first");
 
 	// Box cast: the Minkowski rule of docs/QUERIES.md.
-	expect(rd, TU(tree_box_cast)(t, q, dir, tmax, collect_ray, &got) == ORT_OK, "box cast status");
+	expect(rd, TU(tree_box_cast)(t, q, dir, tmax, ORT_MASK_ALL, collect_ray, &got) == ORT_OK, "box cast status");
 	for (int i = 0; i < m->n; ++i) {
 		box_t grown = m->box[i];
 		float te;
@@ -118,7 +118,7 @@ static void reader_round(reader *rd, tu_rng *r)
 		s = d == 0 ? pl.normal[0] * q.min[0] : s + pl.normal[d] * q.min[d];
 	}
 	pl.offset = -s;
-	expect(rd, TU(tree_query_planes)(t, &pl, 1, tu_collect, &got) == ORT_OK, "planes status");
+	expect(rd, TU(tree_query_planes)(t, &pl, 1, ORT_MASK_ALL, tu_collect, &got) == ORT_OK, "planes status");
 	for (int i = 0; i < m->n; ++i) {
 		float v = 0;
 		for (int d = 0; d < DIM; ++d) {
@@ -133,7 +133,7 @@ static void reader_round(reader *rd, tu_rng *r)
 	enum { K = 8 };
 	neighbor_t out[K];
 	int n = -1;
-	expect(rd, TU(tree_nearest)(t, q.min, K, INFINITY, out, &n) == ORT_OK, "nearest status");
+	expect(rd, TU(tree_nearest)(t, q.min, K, INFINITY, ORT_MASK_ALL, out, &n) == ORT_OK, "nearest status");
 	tu_near *all = malloc(sizeof *all * (size_t)m->n);
 	for (int i = 0; i < m->n; ++i) all[i] = (tu_near){tu_dist2(q.min, &m->box[i]), m->handle[i].id};
 	qsort(all, (size_t)m->n, sizeof *all, tu_cmp_near);
@@ -146,7 +146,7 @@ static void reader_round(reader *rd, tu_rng *r)
 	box_t qs[2] = {q, m->box[tu_int(r, 0, m->n - 1)]};
 	ort_handle rows[2 * ITEMS];
 	int offsets[3], total;
-	expect(rd, TU(tree_query_boxes)(t, qs, 2, rows, 2 * ITEMS, offsets, &total) == ORT_OK, "batch status");
+	expect(rd, TU(tree_query_boxes)(t, qs, 2, ORT_MASK_ALL, rows, 2 * ITEMS, offsets, &total) == ORT_OK, "batch status");
 	for (int row = 0; row < 2; ++row) {
 		for (int k = offsets[row]; k < offsets[row + 1]; ++k) tu_push(&got, tu_key(rows[k]));
 		for (int i = 0; i < m->n; ++i)

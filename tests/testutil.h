@@ -236,7 +236,7 @@ static inline void tu_check_valid(const tree_t *t)
 static inline void tu_check_pairs(tree_t *t, const model *m)
 {
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_find_pairs)(t, tu_collect_pair, &got), ORT_OK);
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, tu_collect_pair, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
 		for (int j = i + 1; j < m->n; ++j)
 			if (tu_overlap(&m->box[i], &m->box[j])) {
@@ -249,7 +249,7 @@ static inline void tu_check_pairs(tree_t *t, const model *m)
 static inline size_t tu_count_pairs(tree_t *t)
 {
 	tu_list got = {0};
-	assert_int_equal(TU(tree_find_pairs)(t, tu_collect_pair, &got), ORT_OK);
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, tu_collect_pair, &got), ORT_OK);
 	free(got.v);
 	return got.n;
 }
@@ -257,7 +257,7 @@ static inline size_t tu_count_pairs(tree_t *t)
 static inline void tu_check_box_query(const tree_t *t, const model *m, box_t q)
 {
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_query_box)(t, q, tu_collect, &got), ORT_OK);
+	assert_int_equal(TU(tree_query_box)(t, q, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
 		if (tu_overlap(&m->box[i], &q)) tu_push(&want, tu_key(m->handle[i]));
 	tu_expect_same(&got, &want, "box query");
@@ -266,7 +266,7 @@ static inline void tu_check_box_query(const tree_t *t, const model *m, box_t q)
 static inline void tu_check_point_query(const tree_t *t, const model *m, const float p[DIM])
 {
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_query_point)(t, p, tu_collect, &got), ORT_OK);
+	assert_int_equal(TU(tree_query_point)(t, p, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 	box_t q;
 	for (int d = 0; d < DIM; ++d) q.min[d] = q.max[d] = p[d];
 	for (int i = 0; i < m->n; ++i)
@@ -277,7 +277,7 @@ static inline void tu_check_point_query(const tree_t *t, const model *m, const f
 static inline void tu_check_sphere_query(const tree_t *t, const model *m, const float c[DIM], float r)
 {
 	tu_list got = {0}, want = {0};
-	assert_int_equal(TU(tree_query_sphere)(t, c, r, tu_collect, &got), ORT_OK);
+	assert_int_equal(TU(tree_query_sphere)(t, c, r, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
 	for (int i = 0; i < m->n; ++i)
 		if (tu_dist2(c, &m->box[i]) <= (double)r * r) tu_push(&want, tu_key(m->handle[i]));
 	tu_expect_same(&got, &want, "sphere query");
@@ -315,13 +315,13 @@ static inline void tu_check_ray(const tree_t *t, const model *m, const float o[D
 			if (te < best) best = te;
 		}
 	}
-	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, tu_ray_collect, &rh), ORT_OK);
+	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &rh), ORT_OK);
 	float got_best = rh.nearest;
 	tu_expect_same(&rh.keys, &want, "ray (all hits)");
 	if (got_best != best) TU_FAIL("ray: nearest t %g, brute force %g\n", (double)got_best, (double)best);
 	// Nearest hit by clipping: the smallest t reported must be the true nearest.
 	tu_ray_hits nh = {{0}, INFINITY, UINT64_MAX, true};
-	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, tu_ray_collect, &nh), ORT_OK);
+	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &nh), ORT_OK);
 	free(nh.keys.v);
 	if (nh.nearest != best) TU_FAIL("ray (clipped): nearest t %g, brute force %g\n", (double)nh.nearest, (double)best);
 }
@@ -350,7 +350,7 @@ static inline void tu_check_nearest(const tree_t *t, const model *m, const float
 	int want = n < k ? n : k;
 	neighbor_t *out = malloc(sizeof *out * (size_t)k);
 	int found = -1;
-	assert_int_equal(TU(tree_nearest)(t, p, k, maxd, out, &found), ORT_OK);
+	assert_int_equal(TU(tree_nearest)(t, p, k, maxd, ORT_MASK_ALL, out, &found), ORT_OK);
 	if (found != want) TU_FAIL("nearest: %d found, brute force %d (k %d)\n", found, want, k);
 	for (int i = 0; i < found; ++i) {
 		if (out[i].handle.id != all[i].id)

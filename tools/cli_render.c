@@ -300,7 +300,7 @@ static int cli_write_svg(const cli_drawing *d, const cli_view *v, const char *pa
 
 int cli_render_write(const cli_drawing *d, const char *path, int width)
 {
-	cli_view v;
+	cli_view v = {0};
 	cli_view_make(d, width, &v);
 	size_t n = strlen(path);
 	if (n >= 4 && !strcmp(path + n - 4, ".svg"))

@@ -136,6 +136,10 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_build)(ORTHANT_NAME(tree) * tree, const
 /// (def.prune_delay) and frees those whose time is up. Cheap when nothing waits.
 ORTHANT_API void ORTHANT_NAME(tree_tick)(ORTHANT_NAME(tree) * tree);
 
+/// Masks. Every query and the pair finder take a mask: only items whose
+/// category (ort_filter) meets it count, and subtrees holding no such category
+/// are skipped whole. ORT_MASK_ALL admits everything; 0 admits nothing.
+
 /// Called for each hit of a query. Return true to go on, false to stop.
 typedef bool ORTHANT_NAME(query_fn)(void *ctx, ort_handle handle, void *user_data);
 
@@ -143,17 +147,17 @@ typedef bool ORTHANT_NAME(query_fn)(void *ctx, ort_handle handle, void *user_dat
 /// no particular order. Allocates nothing unless the tree is deeper than the
 /// query's local stack holds, and then never drops a node.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_box)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box,
-                                                    ORTHANT_NAME(query_fn) * fn, void *ctx);
+                                                    uint64_t mask, ORTHANT_NAME(query_fn) * fn, void *ctx);
 
 /// Every item whose box contains the point.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_point)(const ORTHANT_NAME(tree) * tree, const float point[ORTHANT_DIM],
-                                                      ORTHANT_NAME(query_fn) * fn, void *ctx);
+                                                      uint64_t mask, ORTHANT_NAME(query_fn) * fn, void *ctx);
 
 /// Every item whose box touches the sphere (a circle in 2D): the distance from
 /// the centre to the box is at most radius.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_sphere)(const ORTHANT_NAME(tree) * tree,
                                                        const float centre[ORTHANT_DIM], float radius,
-                                                       ORTHANT_NAME(query_fn) * fn, void *ctx);
+                                                       uint64_t mask, ORTHANT_NAME(query_fn) * fn, void *ctx);
 
 /// Called for each item a ray touches, with t, the ray parameter where it enters
 /// the item's box (origin + t * dir; 0 when the origin is inside). Return the
@@ -166,7 +170,7 @@ typedef float ORTHANT_NAME(ray_fn)(void *ctx, ort_handle handle, void *user_data
 /// dir need not be normalised and may have zero components). Children are
 /// visited near-first, so a clipping callback prunes most of the tree.
 ORTHANT_API ort_result ORTHANT_NAME(tree_ray_cast)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
-                                                   const float dir[ORTHANT_DIM], float max_t,
+                                                   const float dir[ORTHANT_DIM], float max_t, uint64_t mask,
                                                    ORTHANT_NAME(ray_fn) * fn, void *ctx);
 
 /// One result of a nearest-neighbour search.
@@ -181,8 +185,8 @@ typedef struct ORTHANT_NAME(neighbor) {
 /// ascending distance; equal distances in ascending handle id. Best-first
 /// search; allocates only when k or the tree outgrows its local buffers.
 ORTHANT_API ort_result ORTHANT_NAME(tree_nearest)(const ORTHANT_NAME(tree) * tree, const float point[ORTHANT_DIM],
-                                                  int k, float max_distance, ORTHANT_NAME(neighbor) * out,
-                                                  int *found);
+                                                  int k, float max_distance, uint64_t mask,
+                                                  ORTHANT_NAME(neighbor) * out, int *found);
 
 /// Called for each overlapping pair. Return true to go on, false to stop.
 typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *user_a, void *user_b);
@@ -191,7 +195,8 @@ typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *
 /// ort_filter), each pair exactly once (seed 000's findAllIntersections, seed
 /// 003's pass-down). Uses scratch memory kept in the tree, so in steady state
 /// it allocates nothing.
-ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn, void *ctx);
+ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, uint64_t mask, ORTHANT_NAME(pair_fn) * fn,
+                                                     void *ctx);
 
 /// Set an item's filter (category, mask, static). Pairs reported by
 /// find_pairs and update_pairs honour it from now on.
@@ -298,7 +303,7 @@ typedef struct ORTHANT_NAME(plane) {
 /// tree prunes by one plane only (docs/QUERIES.md says why), so it is slower.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_planes)(const ORTHANT_NAME(tree) * tree,
                                                        const ORTHANT_NAME(plane) * planes, int count,
-                                                       ORTHANT_NAME(query_fn) * fn, void *ctx);
+                                                       uint64_t mask, ORTHANT_NAME(query_fn) * fn, void *ctx);
 
 #if ORTHANT_DIM == 3
 /// The six planes of the frustum of a view-projection matrix m, column-major as
@@ -332,7 +337,7 @@ ORTHANT_API ort_result ORTHANT_NAME(planes_from_polygon)(const float (*pts)[2], 
 /// moving box touches the sphere, solved exactly in double (docs/QUERIES.md);
 /// a box of size 0 uses ray_cast's sphere rule.
 ORTHANT_API ort_result ORTHANT_NAME(tree_box_cast)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box,
-                                                   const float delta[ORTHANT_DIM], float max_t,
+                                                   const float delta[ORTHANT_DIM], float max_t, uint64_t mask,
                                                    ORTHANT_NAME(ray_fn) * fn, void *ctx);
 
 /// An intersection record of a ray and an item's box.
@@ -358,7 +363,7 @@ typedef struct ORTHANT_NAME(ray_hit) {
 /// smallest t, then smallest handle id. Returns true and fills *out, or false
 /// (out untouched) on no hit or an invalid argument (as ray_cast refuses).
 ORTHANT_API bool ORTHANT_NAME(tree_ray_first)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
-                                              const float dir[ORTHANT_DIM], float max_t,
+                                              const float dir[ORTHANT_DIM], float max_t, uint64_t mask,
                                               ORTHANT_NAME(ray_hit) * out);
 
 /// Every item the segment touches, as records sorted by t, then handle id.
@@ -366,7 +371,7 @@ ORTHANT_API bool ORTHANT_NAME(tree_ray_first)(const ORTHANT_NAME(tree) * tree, c
 /// *count)) then holds the first cap of the sorted order. Allocates nothing
 /// (a bounded heap in out). out may be NULL when cap is 0 (to count).
 ORTHANT_API ort_result ORTHANT_NAME(tree_ray_all)(const ORTHANT_NAME(tree) * tree, const float origin[ORTHANT_DIM],
-                                                  const float dir[ORTHANT_DIM], float max_t,
+                                                  const float dir[ORTHANT_DIM], float max_t, uint64_t mask,
                                                   ORTHANT_NAME(ray_hit) * out, int cap, int *count);
 
 /// Run nq box queries (rules of ortN_tree_query_box) and write their hits as
@@ -378,21 +383,21 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_ray_all)(const ORTHANT_NAME(tree) * tre
 /// written): allocate *total and call again. No callback, no allocation.
 /// ORT_ERROR_INVALID_BOX if a query box is invalid (nothing is reported then).
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_boxes)(const ORTHANT_NAME(tree) * tree,
-                                                      const ORTHANT_NAME(box) * queries, int nq, ort_handle *out,
-                                                      int out_cap, int *offsets, int *total);
+                                                      const ORTHANT_NAME(box) * queries, int nq, uint64_t mask,
+                                                      ort_handle *out, int out_cap, int *offsets, int *total);
 
 /// ortN_tree_query_boxes for points: np points, rules of ortN_tree_query_point.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_points)(const ORTHANT_NAME(tree) * tree,
-                                                       const float (*points)[ORTHANT_DIM], int np, ort_handle *out,
-                                                       int out_cap, int *offsets, int *total);
+                                                       const float (*points)[ORTHANT_DIM], int np, uint64_t mask,
+                                                       ort_handle *out, int out_cap, int *offsets, int *total);
 
 /// ortN_tree_query_boxes for rays: ray i is origins[i] + t * dirs[i], t in
 /// [0, max_t[i]]; its row holds every hit's record sorted as ortN_tree_ray_all.
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_rays)(const ORTHANT_NAME(tree) * tree,
                                                      const float (*origins)[ORTHANT_DIM],
                                                      const float (*dirs)[ORTHANT_DIM], const float *max_t, int nr,
-                                                     ORTHANT_NAME(ray_hit) * out, int out_cap, int *offsets,
-                                                     int *total);
+                                                     uint64_t mask, ORTHANT_NAME(ray_hit) * out, int out_cap,
+                                                     int *offsets, int *total);
 
 #ifdef __cplusplus
 }

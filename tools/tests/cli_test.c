@@ -176,8 +176,9 @@ static void t_printf(t_str *b, const char *fmt, ...)
 	for (;;) {
 		va_list ap;
 		va_start(ap, fmt);
-		size_t room = b->cap - b->len;
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		size_t room = b->s ? b->cap - b->len : 0;
+		char none[1];
+		int n = vsnprintf(b->s ? b->s + b->len : none, b->s ? room : 0, fmt, ap);
 		va_end(ap);
 		if ((size_t)n < room) {
 			b->len += (size_t)n;
