@@ -11,7 +11,7 @@ set -euo pipefail
 total=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzzer
-targets=(ops)
+targets=(ops scene)
 cc=${CC:-$(command -v clang || command -v clang-14)}
 
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

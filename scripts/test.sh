@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# test.sh: every test, as CI runs it. Installs what it needs, then builds and
-# runs the suite twice: an optimised build with warnings as errors, and a debug
-# build under AddressSanitizer + UndefinedBehaviorSanitizer.
+# test.sh: every test, as CI runs it. Installs what it needs, then:
+#   1. the suite, optimised, warnings as errors;
+#   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the soak: seed 001's scene for 1,000,000 frames of incremental updates;
+#   4. every library test under valgrind memcheck;
+#   5. the concurrent-readers test under ThreadSanitizer;
+#   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
+#   7. coverage of src/, its summary printed (lines must stay >= 95%).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,3 +23,25 @@ run_suite() {
 run_suite build/release -DCMAKE_BUILD_TYPE=Release
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON
+
+echo "== soak" >&2
+build/release/tests/orthant_soak 1000000
+
+echo "== valgrind memcheck" >&2
+for t in build/release/tests/test_*_[23]d; do
+  case $t in *tsan*) continue ;; esac
+  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect "$t" >/dev/null
+  echo "valgrind clean: $(basename "$t")"
+done
+valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_scene_replay fuzz/corpus/scene >/dev/null
+valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_ops_replay fuzz/corpus/ops >/dev/null
+echo "valgrind clean: fuzz replays"
+
+echo "== ThreadSanitizer" >&2
+bash scripts/tsan.sh
+
+echo "== fuzz (60 s)" >&2
+bash scripts/fuzz.sh 60
+
+echo "== coverage" >&2
+bash scripts/coverage.sh

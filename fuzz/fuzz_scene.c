@@ -1,0 +1,146 @@
+// fuzz_scene.c: the CLI's scene-file reader under arbitrary bytes. Any input
+// must give either a scene that keeps every promise of scene_file.h (2 or 3
+// dimensions, finite coordinates within the limit, min <= max, unique IDs,
+// ascending line numbers) which the tree then accepts and validates, or an
+// error that names a line inside the input — never a crash, and memory bounded
+// by the input's size.
+//
+// With FUZZ_REPLAY it is a plain program replaying files and directories (the
+// committed corpus runs in ctest); otherwise a libFuzzer target.
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "orthant/orthant.h"
+#include "scene_file.h"
+
+static void check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "fuzz_scene: %s\n", what);
+		abort();
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0) return 0;
+	FILE *in = fmemopen((void *)data, size, "r");
+	if (!in) return 0;
+	sf_scene scene;
+	sf_error err;
+	memset(&scene, 0, sizeof scene);
+	sf_status st = sf_read(in, &scene, &err, NULL, NULL);
+	fclose(in);
+	uint64_t lines = 1;
+	for (size_t i = 0; i < size; ++i) lines += data[i] == '\n';
+	if (st != SF_OK) {
+		check(st == SF_ERROR_LINE || st == SF_ERROR_MEMORY, "an error of an unexpected kind");
+		if (st == SF_ERROR_LINE) check(err.line >= 1 && err.line <= lines, "an error naming a line outside the input");
+		check(scene.count == 0 && scene.ids == NULL, "a failed read left data behind");
+		return 0;
+	}
+	check(scene.count == 0 || scene.dim == 2 || scene.dim == 3, "a dimension other than 2 or 3");
+	check(scene.count <= size / 4 + 1, "more objects than the input can hold");
+	size_t per = (size_t)scene.dim * 2;
+	for (size_t i = 0; i < scene.count; ++i) {
+		const float *c = scene.coords + i * per;
+		for (int d = 0; d < scene.dim; ++d) {
+			check(isfinite(c[d]) && isfinite(c[scene.dim + d]), "a coordinate that is not finite");
+			check(fabsf(c[d]) <= ORTHANT_COORD_LIMIT && fabsf(c[scene.dim + d]) <= ORTHANT_COORD_LIMIT,
+			      "a coordinate beyond the limit");
+			check(c[d] <= c[scene.dim + d], "min > max");
+		}
+		check(scene.lines[i] >= 1 && scene.lines[i] <= lines, "a line number outside the input");
+		check(i == 0 || scene.lines[i] > scene.lines[i - 1], "line numbers out of order");
+	}
+	if (scene.count > 0) {
+		uint64_t *ids = malloc(scene.count * sizeof *ids);
+		memcpy(ids, scene.ids, scene.count * sizeof *ids);
+		qsort(ids, scene.count, sizeof *ids, cmp_u64);
+		for (size_t i = 1; i < scene.count; ++i) check(ids[i] != ids[i - 1], "a duplicate ID accepted");
+		free(ids);
+		// Whatever the reader accepts, the tree stores and validates.
+		ort_result r;
+		char msg[160];
+		if (scene.dim == 2) {
+			ort2_tree_def def = ort2_tree_default_def();
+			ort2_tree *t;
+			check(ort2_tree_create(&def, &t) == ORT_OK, "create");
+			r = ort2_tree_build(t, (const ort2_box *)scene.coords, NULL, (int)scene.count, NULL);
+			check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted");
+			check(ort2_tree_validate(t, msg, sizeof msg) == ORT_OK, msg);
+			ort2_tree_destroy(t);
+		} else {
+			ort3_tree_def def = ort3_tree_default_def();
+			ort3_tree *t;
+			check(ort3_tree_create(&def, &t) == ORT_OK, "create");
+			r = ort3_tree_build(t, (const ort3_box *)scene.coords, NULL, (int)scene.count, NULL);
+			check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted");
+			check(ort3_tree_validate(t, msg, sizeof msg) == ORT_OK, msg);
+			ort3_tree_destroy(t);
+		}
+	}
+	sf_scene_free(&scene);
+	return 0;
+}
+
+#ifdef FUZZ_REPLAY
+static int replay_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "fuzz_scene_replay: cannot open %s\n", path);
+		return 1;
+	}
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	size_t got;
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) buf = realloc(buf, cap *= 2);
+	}
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, n);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int files = 0, errors = 0;
+	for (int a = 1; a < argc; ++a) {
+		struct stat st;
+		if (stat(argv[a], &st) == 0 && S_ISDIR(st.st_mode)) {
+			DIR *dir = opendir(argv[a]);
+			struct dirent *de;
+			while (dir && (de = readdir(dir)) != NULL) {
+				if (de->d_name[0] == '.') continue;
+				char path[4096];
+				snprintf(path, sizeof path, "%s/%s", argv[a], de->d_name);
+				errors += replay_file(path);
+				files++;
+			}
+			if (dir) closedir(dir);
+		} else {
+			errors += replay_file(argv[a]);
+			files++;
+		}
+	}
+	printf("fuzz_scene_replay: %d inputs replayed, %d unreadable\n", files, errors);
+	return errors ? 1 : 0;
+}
+#endif
