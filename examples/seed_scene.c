@@ -1,11 +1,19 @@
-// seed_scene.c: seed 001's bouncing boxes without a window — each frame moves
-// every box, updates the tree and finds all pairs; prints pairs per frame and
-// the time of the collision step for each placement against brute force.
+// seed_scene.c: the seeds' collision step without a window, measured. Each
+// frame moves every box, brings the tree up to date and finds all pairs; the
+// table compares brute force with every placement, both ways of keeping the
+// tree current (rebuild every frame, as seeds 001/002 do, or move each item),
+// and the incremental broad phase that answers seed 002's closing question.
+// Every method's pairs per frame must equal brute force's.
 //
-//   orthant_seed_scene [count] [frames]     (default 1000 boxes, 200 frames)
+//   orthant_seed_scene [count] [frames] [bouncing|uniform] [moving fraction]
+//     bouncing: seed 001's boxes (side 1..20, speed <= 10) in 600x800 (default, 1000 boxes)
+//     uniform:  small boxes (side 0.5..2) spread so each overlaps 1-3 others
+//     moving fraction: the share of boxes that move each frame (default 1); only
+//     boxes that moved are passed to move, as a game would.
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "scene.h"
@@ -24,6 +32,18 @@ static bool count_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub
 	return true;
 }
 
+static void on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(long *)ctx;
+}
+
+static void on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	--*(long *)ctx;
+}
+
 static long brute_pairs(const scn_scene *s)
 {
 	long n = 0;
@@ -37,47 +57,91 @@ static long brute_pairs(const scn_scene *s)
 	return n;
 }
 
+enum { KEEP_REBUILD, KEEP_MOVE, KEEP_BROADPHASE, KEEP_COUNT };
+static const char *keep_names[KEEP_COUNT] = {"rebuild", "move", "move+update_pairs"};
+
 int main(int argc, char **argv)
 {
 	int count = argc > 1 ? atoi(argv[1]) : 1000;
 	int frames = argc > 2 ? atoi(argv[2]) : 200;
-	if (count < 1 || frames < 1) {
-		fprintf(stderr, "usage: orthant_seed_scene [count >= 1] [frames >= 1]\n");
+	scn_kind kind = argc > 3 && strcmp(argv[3], "uniform") == 0 ? SCN_UNIFORM : SCN_BOUNCING;
+	float moving = argc > 4 ? (float)atof(argv[4]) : 1.0f;
+	if (count < 2 || frames < 1 || (argc > 3 && kind == SCN_BOUNCING && strcmp(argv[3], "bouncing") != 0) ||
+	    !(moving > 0.0f && moving <= 1.0f)) {
+		fprintf(stderr, "usage: orthant_seed_scene [count >= 2] [frames >= 1] [bouncing|uniform] [moving 0..1]\n");
 		return 2;
 	}
-	printf("seed 001 scene: %d boxes (side 1..20, speed <= 10) in 600x800, %d frames\n", count, frames);
-	printf("%-22s %12s %14s %10s\n", "method", "pairs/frame", "us/frame", "vs brute");
+	printf("%s scene: %d boxes, %d frames, %.0f%% moving; per frame: move, update, all pairs\n",
+	       kind == SCN_BOUNCING ? "seed 001 (bouncing, 600x800)" : "uniform small boxes", count, frames,
+	       (double)moving * 100.0);
+	printf("%-8s %-18s %12s %12s %10s\n", "placement", "keeping current", "pairs/frame", "us/frame", "vs brute");
+	// Brute force is O(n^2): time it on as few frames as give a stable figure.
+	int brute_frames = frames;
+	while (brute_frames > 1 && (double)count * count * brute_frames > 4e9) brute_frames /= 2;
 	double brute_us = 0;
-	for (int method = -1; method < ORT_PLACEMENT_COUNT; ++method) {
+	long brute_total = 0;
+	int status = 0;
+	for (int method = -1; method < ORT_PLACEMENT_COUNT * KEEP_COUNT; ++method) {
 		scn_scene s;
-		if (scn_scene_make(&s, SCN_BOUNCING, 2, count, 1) != 0) return 1;
+		if (scn_scene_make(&s, kind, 2, count, 1) != 0) return 1;
+		s.moving_fraction = moving;
 		ort2_tree_def def = ort2_tree_default_def();
-		def.region = (ort2_box){{0, 0}, {600, 800}};
+		def.region = (ort2_box){{s.world.min[0], s.world.min[1]}, {s.world.max[0], s.world.max[1]}};
 		def.use_region = true;
-		def.placement = method < 0 ? ORT_PLACEMENT_LOOSE : (ort_placement)method;
+		def.placement = method < 0 ? ORT_PLACEMENT_LOOSE : (ort_placement)(method / KEEP_COUNT);
+		int keep = method < 0 ? 0 : method % KEEP_COUNT;
 		ort2_tree *tree;
 		if (ort2_tree_create(&def, &tree) != ORT_OK) return 1;
 		ort_handle *h = malloc(sizeof *h * (size_t)count);
-		for (int i = 0; i < count; ++i) ort2_tree_insert(tree, scn_box2(&s, i), NULL, &h[i]);
+		ort2_box *boxes = malloc(sizeof *boxes * (size_t)count);
+		for (int i = 0; i < count; ++i) boxes[i] = scn_box2(&s, i);
+		ort2_tree_build(tree, boxes, NULL, count, h);
+		long live = 0;
+		if (keep == KEEP_BROADPHASE) ort2_tree_update_pairs(tree, on_begin, on_end, &live);
+		int n_frames = method < 0 ? brute_frames : frames;
 		long pairs = 0;
 		double t0 = now_us();
-		for (int f = 0; f < frames; ++f) {
+		for (int f = 0; f < n_frames; ++f) {
 			scn_scene_step(&s);
 			if (method < 0) {
 				pairs += brute_pairs(&s);
 				continue;
 			}
-			for (int i = 0; i < count; ++i) ort2_tree_move(tree, h[i], scn_box2(&s, i));
-			ort2_tree_find_pairs(tree, ORT_MASK_ALL, count_pair, &pairs);
+			if (keep == KEEP_REBUILD) {
+				for (int i = 0; i < count; ++i) boxes[i] = scn_box2(&s, i);
+				ort2_tree_clear(tree);
+				ort2_tree_build(tree, boxes, NULL, count, h);
+			} else {
+				for (int i = 0; i < count; ++i) {
+					ort2_box b = scn_box2(&s, i);
+					if (memcmp(&b, &boxes[i], sizeof b) == 0) continue; // did not move
+					boxes[i] = b;
+					ort2_tree_move(tree, h[i], b);
+				}
+			}
+			if (keep == KEEP_BROADPHASE) {
+				ort2_tree_update_pairs(tree, on_begin, on_end, &live);
+				pairs += live;
+			} else {
+				ort2_tree_find_pairs(tree, ORT_MASK_ALL, count_pair, &pairs);
+			}
 		}
-		double us = (now_us() - t0) / frames;
-		if (method < 0) brute_us = us;
-		char name[64];
-		snprintf(name, sizeof name, "%s", method < 0 ? "brute force" : ort_placement_string(def.placement));
-		printf("%-22s %12.1f %14.1f %9.2fx\n", name, (double)pairs / frames, us, us / brute_us);
+		double us = (now_us() - t0) / n_frames;
+		if (method < 0) {
+			brute_us = us;
+			brute_total = pairs;
+			printf("%-8s %-18s %12.1f %12.1f %9.2fx\n", "-", "brute force", (double)pairs / n_frames, us, 1.0);
+		} else {
+			printf("%-8s %-18s %12.1f %12.1f %9.3fx\n", ort_placement_string(def.placement), keep_names[keep],
+			       (double)pairs / n_frames, us, us / brute_us);
+			// The same scene, frame for frame: the first frames must agree.
+			if (n_frames == brute_frames && pairs != brute_total) status = 1;
+		}
 		free(h);
+		free(boxes);
 		ort2_tree_destroy(tree);
 		scn_scene_free(&s);
 	}
-	return 0;
+	if (status) fprintf(stderr, "orthant_seed_scene: a method's pairs differ from brute force\n");
+	return status;
 }
