@@ -222,11 +222,108 @@ static void test_destroy_inside(void **state)
 	assert_int_equal(TU(tree_query_box)(t, b, ORT_MASK_ALL, destroy_in_callback, t), ORT_OK);
 }
 
+/// Spheres, filters, ticks and out-of-memory from inside a callback.
+typedef struct odd_ctx {
+	tree_t *t;
+	int fail_after; ///< the allocator fails once this many more allocations pass (-1: never)
+	int done;
+} odd_ctx;
+
+static void *odd_alloc(void *ctx, size_t size)
+{
+	odd_ctx *o = ctx;
+	if (o->fail_after == 0) return NULL;
+	if (o->fail_after > 0) o->fail_after--;
+	return malloc(size);
+}
+
+static void odd_free(void *ctx, void *p, size_t size)
+{
+	(void)ctx, (void)size;
+	free(p);
+}
+
+static bool odd_hit(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	odd_ctx *o = ctx;
+	if (o->done++) return false;
+	tree_t *t = o->t;
+	float c[DIM] = {0};
+	ort_handle s;
+	assert_int_equal(TU(tree_insert_sphere)(t, c, 2.0f, NULL, &s), ORT_OK);
+	float back[DIM], r;
+	assert_int_equal(TU(tree_get_sphere)(t, s, back, &r), ORT_OK); // pending, read from the queue
+	assert_true(r == 2.0f);
+	box_t b;
+	assert_int_equal(TU(tree_get_box)(t, s, &b), ORT_OK);
+	assert_int_equal(TU(tree_get_node)(t, s, NULL, NULL, NULL), ORT_ERROR_BUSY); // not stored yet
+	c[0] = 50;
+	assert_int_equal(TU(tree_move_sphere)(t, s, c, 1.0f), ORT_OK);
+	assert_int_equal(TU(tree_get_sphere)(t, s, back, &r), ORT_OK);
+	assert_true(r == 1.0f && back[0] == 50);
+	assert_int_equal(TU(tree_move)(t, s, b), ORT_OK); // a pending sphere becomes a box
+	assert_int_equal(TU(tree_get_sphere)(t, s, back, &r), ORT_ERROR_INVALID_ARGUMENT);
+	ort_filter f = ORT_FILTER_DEFAULT;
+	f.is_static = true;
+	assert_int_equal(TU(tree_set_filter)(t, h, f), ORT_OK);
+	TU(tree_tick)(t);
+	// Memory runs out: the change is refused now, and nothing is queued.
+	o->fail_after = 0;
+	box_t far;
+	for (int d = 0; d < DIM; ++d) {
+		far.min[d] = 1e6f;
+		far.max[d] = 1e6f + 1;
+	}
+	ort_handle lost;
+	ort_result rr = TU(tree_insert)(t, far, NULL, &lost);
+	assert_true(rr == ORT_OK || rr == ORT_ERROR_OUT_OF_MEMORY);
+	o->fail_after = -1;
+	return true;
+}
+
+static void test_odd_changes(void **state)
+{
+	(void)state;
+	odd_ctx o = {NULL, -1, 0};
+	def_t def = TU(tree_default_def)();
+	def.prune_delay = 2;
+	def.allocator = (ort_allocator){odd_alloc, odd_free, &o};
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	o.t = t;
+	box_t b = {{0}, {0}};
+	for (int d = 0; d < DIM; ++d) b.max[d] = 4;
+	ort_handle h;
+	assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+	assert_int_equal(TU(tree_query_box)(t, b, ORT_MASK_ALL, odd_hit, &o), ORT_OK);
+	tu_check_valid(t);
+	ort_filter f;
+	assert_int_equal(TU(tree_get_filter)(t, h, &f), ORT_OK);
+	assert_true(f.is_static);
+	assert_true(TU(tree_count)(t) >= 2);
+	TU(tree_destroy)(t);
+}
+
+/// Every result and placement has a name.
+static void test_names(void **state)
+{
+	(void)state;
+	for (int r = 0; r <= ORT_RESULT_COUNT; ++r) assert_non_null(ort_result_string((ort_result)r));
+	assert_string_equal(ort_result_string(ORT_ERROR_BUSY), "ORT_ERROR_BUSY");
+	assert_string_equal(ort_result_string(ORT_RESULT_COUNT), "ORT_ERROR_UNKNOWN");
+	for (int p = 0; p <= ORT_PLACEMENT_COUNT; ++p) assert_non_null(ort_placement_string((ort_placement)p));
+	assert_string_equal(ort_placement_string(ORT_PLACEMENT_LEAVES), "leaves");
+	assert_string_equal(ort_placement_string(ORT_PLACEMENT_COUNT), "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_callback),
 	    cmocka_unit_test(test_destroy_inside),
+	    cmocka_unit_test(test_odd_changes),
+	    cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("defer"), tests, NULL, NULL);
 }
