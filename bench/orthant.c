@@ -1,6 +1,8 @@
 // orthant.c: orthant in every placement, each driven two ways in dynamic scenes:
 // "rebuild" (ortN_tree_clear + ortN_tree_build every frame, seeds 001/002) and
-// "move" (ortN_tree_move for the boxes that moved, seed 003).
+// "move" (ortN_tree_move for the boxes that moved, seed 003), and "broadphase"
+// (move, then ortN_tree_update_pairs keeps the pair set; all pairs =
+// ortN_tree_current_pairs), whose cost follows the movers, not the world.
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +34,9 @@ BENCH_O_CREATE(bench_o_tight_rebuild, ORT_PLACEMENT_TIGHT, 0)
 BENCH_O_CREATE(bench_o_tight_move, ORT_PLACEMENT_TIGHT, 1)
 BENCH_O_CREATE(bench_o_leaves_rebuild, ORT_PLACEMENT_LEAVES, 0)
 BENCH_O_CREATE(bench_o_leaves_move, ORT_PLACEMENT_LEAVES, 1)
+BENCH_O_CREATE(bench_o_loose_broad, ORT_PLACEMENT_LOOSE, 2)
+BENCH_O_CREATE(bench_o_tight_broad, ORT_PLACEMENT_TIGHT, 2)
+BENCH_O_CREATE(bench_o_leaves_broad, ORT_PLACEMENT_LEAVES, 2)
 
 // Forward an operation to the adapter of the state's dimension.
 #define BENCH_O_DISPATCH(fn, ...)                                                                                    \
@@ -68,11 +73,13 @@ int bench_orthant_register(bench_impl *list, int max)
 	    {"orthant-loose-rebuild", bench_o_loose_rebuild, 0}, {"orthant-loose-move", bench_o_loose_move, 1},
 	    {"orthant-tight-rebuild", bench_o_tight_rebuild, 0}, {"orthant-tight-move", bench_o_tight_move, 1},
 	    {"orthant-leaves-rebuild", bench_o_leaves_rebuild, 0}, {"orthant-leaves-move", bench_o_leaves_move, 1},
+	    {"orthant-loose-broadphase", bench_o_loose_broad, 2}, {"orthant-tight-broadphase", bench_o_tight_broad, 2},
+	    {"orthant-leaves-broadphase", bench_o_leaves_broad, 2},
 	};
 	int n = 0;
 	for (size_t v = 0; v < sizeof variants / sizeof variants[0] && n < max; ++v) {
 		bench_impl im = {.name = variants[v].name, .family = "orthant", .dims = BENCH_DIM2 | BENCH_DIM3,
-		                 .dynamic_only = variants[v].incremental, .create = variants[v].create,
+		                 .dynamic_only = variants[v].incremental != 0, .create = variants[v].create,
 		                 .update = bench_o_update, .pairs = bench_o_pairs, .destroy = bench_o_destroy,
 		                 .bytes = bench_o_bytes};
 		if (!variants[v].incremental) {

@@ -13,7 +13,7 @@
 
 typedef struct BF(state) {
 	int dim; // first, as in every adapter state: orthant.c dispatches on it
-	int incremental;
+	int incremental; // 0: clear + build each frame; 1: move; 2: move + the incremental broad phase
 	int n;
 	OT(tree) * tree;
 	ort_handle *handles;
@@ -58,6 +58,7 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		fprintf(stderr, "orthant: tree_build failed: %s\n", ort_result_string(r));
 		exit(3);
 	}
+	if (incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
 
@@ -69,6 +70,7 @@ static void BF(update)(void *st, const bench_frame *f)
 			int i = f->moved[k];
 			OT(tree_move)(s->tree, s->handles[i], BF(box)(&f->boxes[i]));
 		}
+		if (s->incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL);
 		return;
 	}
 	OT(tree_clear)(s->tree);
@@ -88,7 +90,10 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(state) *s = st;
-	OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(pair_cb), sink);
+	if (s->incremental == 2)
+		OT(tree_current_pairs)(s->tree, BF(pair_cb), sink);
+	else
+		OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(pair_cb), sink);
 }
 
 static void BF(destroy)(void *st)
