@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # coverage.sh: build with coverage instrumentation into build/coverage, run the
 # library's tests, and print gcovr's summary of src/. Fails when line coverage
-# falls below ORTHANT_MIN_LINES (default 95); branch coverage is printed with it.
+# falls below ORTHANT_MIN_LINES (default 95) or branch coverage below
+# ORTHANT_MIN_BRANCHES (default 90).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/coverage
 min_lines=${ORTHANT_MIN_LINES:-95}
+min_branches=${ORTHANT_MIN_BRANCHES:-90}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DORTHANT_COVERAGE=ON -DORTHANT_BUILD_DEMO=OFF \
 	-DORTHANT_BUILD_TOOLS=OFF -DORTHANT_BUILD_BENCH=OFF >/dev/null
 find "$build" -name '*.gcda' -delete 2>/dev/null || true
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 ctest --test-dir "$build" -j"$(nproc 2>/dev/null || echo 2)" -E soak >/dev/null
 cd "$root"
-gcovr -r . --filter 'src/' "$build" --print-summary --fail-under-line "$min_lines" -o /dev/null
+gcovr -r . --filter 'src/' "$build" --print-summary --fail-under-line "$min_lines" \
+	--fail-under-branch "$min_branches" -o /dev/null
