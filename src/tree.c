@@ -389,6 +389,22 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 
 static void split(tree_t *t, uint32_t ni);
 
+/// leaves: whether splitting a leaf of n entries, per[c] of which touch child
+/// c, helps. It does unless the fullest child would get every entry while some
+/// entry is copied into another child as well: then the split only copies the
+/// pile (duplicates, boxes covering the cell) down to max_depth, NCHILD times
+/// a level. All of them going to one child is plain descent and helps.
+static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
+{
+	uint64_t copies = 0;
+	uint32_t most = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		copies += per[c];
+		if (per[c] > most) most = per[c];
+	}
+	return most < n || copies == n;
+}
+
 /// Move the entries of leaf ni into its children; best-effort (see top).
 static void split(tree_t *t, uint32_t ni)
 {
@@ -402,7 +418,7 @@ static void split(tree_t *t, uint32_t ni)
 		// Splitting helps only if some entry misses the fullest child; else
 		// (a pile of duplicates, boxes covering the whole cell) it would only
 		// copy the pile down to max_depth, NCHILD times per level.
-		uint32_t per[NCHILD] = {0}, most = 0;
+		uint32_t per[NCHILD] = {0};
 		ENTRY_LOOP(t, n, ch, k)
 		{
 			const box_t *b = &t->chunks[ch].e[k].box;
@@ -412,9 +428,7 @@ static void split(tree_t *t, uint32_t ni)
 				if (cell_touches(lo, hi, b)) per[c]++;
 			}
 		}
-		for (int c = 0; c < NCHILD; ++c)
-			if (per[c] > most) most = per[c];
-		useful = most < n->count;
+		useful = leaves_split_helps(per, n->count);
 	}
 	if (!useful || !node_reserve(t, NCHILD) || !chunk_reserve(t, chunks_needed)) {
 		n = &t->nodes[ni];
@@ -687,9 +701,25 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 		uint32_t old = t->root;
 		r = &t->nodes[old]; // the pool may have moved
 		if (r->total == 0) {
-			// Nothing to keep: start over with a root around the box.
+			// Nothing to keep: start over with a root around the box (with a
+			// region, the region doubled towards the box, so cells keep its grid).
 			float lo[DIM], hi[DIM];
-			root_cell_for(box, lo, hi);
+			if (t->def.use_region) {
+				region_cell(t, lo, hi);
+				while (!cell_holds(lo, hi, box)) {
+					for (int d = 0; d < DIM; ++d) {
+						double w = (double)hi[d] - lo[d];
+						if (fabs((double)lo[d] - w) > 0.25 * FLT_MAX || fabs((double)hi[d] + w) > 0.25 * FLT_MAX)
+							return ORT_ERROR_OUT_OF_RANGE;
+						if (box->min[d] < lo[d])
+							lo[d] = (float)(lo[d] - w);
+						else if (!(box->max[d] < hi[d]))
+							hi[d] = (float)(hi[d] + w);
+					}
+				}
+			} else {
+				root_cell_for(box, lo, hi);
+			}
 			empty_free(t, old);
 			root_set(t, lo, hi);
 			continue;
@@ -1433,7 +1463,7 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 /// move, so it is indexed, never held). Returns false when memory runs out.
 static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t at, uint32_t n, size_t top)
 {
-	uint32_t per[NCHILD] = {0}, most = 0;
+	uint32_t per[NCHILD] = {0};
 	node *nd = &t->nodes[ni];
 	bool split_it = n > (uint32_t)t->def.bucket_size && can_split(t, nd);
 	if (split_it) {
@@ -1444,9 +1474,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 				child_cell(nd, c, lo, hi);
 				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++;
 			}
-		for (int c = 0; c < NCHILD; ++c)
-			if (per[c] > most) most = per[c];
-		split_it = most < n; // as in split(): a split that moves nothing is no split
+		split_it = leaves_split_helps(per, n); // as split() decides
 	}
 	if (!split_it) {
 		if (!chunk_reserve(t, n / CHUNK_CAP + 1)) return false;
