@@ -212,83 +212,92 @@ typedef struct ray_node {
 	float enter;
 } ray_node;
 
-static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
-                               uint64_t mask, ORTHANT_NAME(ray_fn) * fn, void *ctx)
+// ---- sweeps ---------------------------------------------------------------------
+
+/// A sweep: the ray origin + t * dir, t in [0, max_t], against boxes grown
+/// downwards by size (all zero for a plain ray); `moving` is the swept box
+/// ([origin, origin] for a ray).
+typedef struct sweep {
+	float origin[DIM], dir[DIM], size[DIM];
+	float max_t;
+	box_t moving;
+	uint64_t mask; ///< the query mask
+} sweep;
+
+/// Called for each entry whose box a sweep touches, with the entry parameter
+/// of that box and the current clip; returns the parameter to clip to, with
+/// ortN_ray_fn's meaning.
+typedef float sweep_fn(void *ctx, const tree_t *t, const entry *e, float te, float tmax);
+
+static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], const float hi[DIM], float *enter)
 {
-	if (t->root == NIL) return ORT_OK;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	// Stack of (node, entry parameter); children pushed far-first so the
-	// nearest is taken next, and a clipped ray skips what lies beyond.
-	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
-	ray_node local[LOCAL_STACK];
-	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
-	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
-	size_t top = 0;
-	float tmax = max_t;
-	float enter;
+	float grown[DIM];
+	for (int d = 0; d < DIM; ++d) grown[d] = lo[d] - w->size[d];
+	return ray_slab(w->origin, w->dir, tmax, grown, hi, enter);
+}
+
+/// Whether the sweep reaches the node, and where. Leaves placement widens the
+/// cell by a hair (as ray_cast does) so the leaf owning an item's contact point
+/// is reached even when that point rounds onto its face.
+static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
+{
 	float lo[DIM], hi[DIM];
-	node_bounds(t, &t->nodes[t->root], lo, hi);
-	if (leaves) {
-		// leaves dedup needs the leaf owning an item's entry point visited even
-		// when the point sits on a cell face; widen cells by a hair for that.
+	node_bounds(t, n, lo, hi);
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
 		for (int d = 0; d < DIM; ++d) {
 			float m = (hi[d] - lo[d]) * 1e-5f;
 			lo[d] -= m;
 			hi[d] += m;
 		}
-	}
-	if (ray_slab(origin, dir, tmax, lo, hi, &enter)) stack[top++] = (ray_node){t->root, enter};
-	bool stop = false;
-	while (top > 0 && !stop) {
+	return sweep_hits(w, tmax, lo, hi, enter);
+}
+
+/// Every entry the sweep touches, each item once, children near-first, the
+/// segment clipped by what fn returns.
+static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
+	ray_node local[LOCAL_STACK];
+	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
+	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
+	size_t top = 0;
+	float tmax = w->max_t, enter;
+	if (sweep_node(t, w, tmax, &t->nodes[t->root], &enter)) stack[top++] = (ray_node){t->root, enter};
+	while (top > 0) {
 		ray_node rn = stack[--top];
-		if (rn.enter > tmax) continue;
 		const node *n = &t->nodes[rn.node];
-		if (n->total == 0 || !(n->cats & mask)) continue;
-		const node cell = *n; // a copy: callbacks' deferred changes may move the pool
+		if (rn.enter > tmax || n->total == 0 || !(n->cats & w->mask)) continue;
+		const node cell = *n; // a copy: a callback's deferred change may move the pool
 		ENTRY_LOOP(t, n, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
 			float te;
-			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
-			if (!ray_slab(origin, dir, tmax, e->box.min, e->box.max, &te)) continue;
-			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
-			float tb = te;
-			if (sph && !ray_sphere(origin, dir, tmax, sph, &te)) continue;
+			if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+			if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
 			if (leaves) {
+				// The contact point: the moving min corner at te, pushed into the item.
 				float p[DIM];
-				for (int d = 0; d < DIM; ++d) p[d] = origin[d] + tb * dir[d];
+				for (int d = 0; d < DIM; ++d) p[d] = w->origin[d] + te * w->dir[d];
 				clamp_point(p, &e->box, p);
 				if (!leaf_owns(&cell, p)) continue;
 			}
-			float r = fn(ctx, make_handle(t, e->item), t->items[e->item].user, te);
+			float r = fn(ctx, t, e, te, tmax);
 			if (r < 0.0f || isnan(r)) continue;
-			if (r == 0.0f) {
-				stop = true;
-				break;
-			}
+			if (r == 0.0f) goto done;
 			if (r < tmax) tmax = r;
 		}
-		if (stop) break;
-		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
+		// Children sorted farthest first, so the nearest is popped next.
 		ray_node kids[NCHILD];
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
-			uint32_t ci = n->child[c];
-			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & mask)) continue;
-			node_bounds(t, &t->nodes[ci], lo, hi);
-			if (leaves)
-				for (int d = 0; d < DIM; ++d) {
-					float m = (hi[d] - lo[d]) * 1e-5f;
-					lo[d] -= m;
-					hi[d] += m;
-				}
-			if (!ray_slab(origin, dir, tmax, lo, hi, &enter)) continue;
-			// insertion sort, farthest first
+			uint32_t ci = cell.child[c];
+			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & w->mask) ||
+			    !sweep_node(t, w, tmax, &t->nodes[ci], &enter))
+				continue;
 			int j = nk++;
-			while (j > 0 && kids[j - 1].enter < enter) {
-				kids[j] = kids[j - 1];
-				--j;
-			}
+			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
 			kids[j] = (ray_node){ci, enter};
 		}
 		for (int j = 0; j < nk; ++j) {
@@ -296,8 +305,48 @@ static ort_result ray_cast_run(const tree_t *t, const float origin[DIM], const f
 			stack[top++] = kids[j];
 		}
 	}
+done:
 	if (stack != local) query_free(t, stack, cap * sizeof *stack);
 	return ORT_OK;
+}
+
+/// ORT_OK when origin, dir and max_t make a segment ray_cast accepts.
+static ort_result ray_args_check(const float origin[DIM], const float dir[DIM], float max_t)
+{
+	if (!origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
+		return ORT_ERROR_INVALID_BOX;
+	return ORT_OK;
+}
+
+/// A sweep of the box (NULL: the ray from origin) along dir.
+static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], const float dir[DIM], float max_t)
+{
+	for (int d = 0; d < DIM; ++d) {
+		w->origin[d] = box ? box->min[d] : origin[d];
+		w->dir[d] = dir[d];
+		w->size[d] = box ? box->max[d] - box->min[d] : 0.0f;
+		w->moving.min[d] = w->origin[d];
+		w->moving.max[d] = box ? box->max[d] : origin[d];
+	}
+	w->max_t = max_t;
+	w->mask = ORT_MASK_ALL;
+}
+
+/// A ray cast is a sweep of a point: each box it touches, tested exactly if
+/// the item is a sphere, goes to the caller's callback.
+typedef struct ray_cast_ctx {
+	const sweep *w;
+	ORTHANT_NAME(ray_fn) * fn;
+	void *ctx;
+} ray_cast_ctx;
+
+static float ray_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
+{
+	ray_cast_ctx *rc = ctx;
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (sph && !ray_sphere(rc->w->origin, rc->w->dir, tmax, sph, &te)) return -1.0f;
+	return rc->fn(rc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
 }
 
 ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
@@ -306,8 +355,12 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
 		return ORT_ERROR_INVALID_BOX;
+	sweep w;
+	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
+	ray_cast_ctx rc = {&w, fn, ctx};
 	reading_begin(t);
-	ort_result r = ray_cast_run(t, origin, dir, max_t, mask, fn, ctx);
+	ort_result r = sweep_walk(t, &w, ray_cast_visit, &rc);
 	reading_end(t);
 	return r;
 }

@@ -271,35 +271,12 @@ static int random_planes(tu_rng *r, const model *m, plane_t *pl)
 // ---- sweeps and rays -------------------------------------------------------------
 
 /// docs/QUERIES.md: a box cast is a ray from box.min against items grown down by its size.
-/// docs/QUERIES.md: a ray against a sphere, in double.
-static bool oracle_ray_sphere(const float o[DIM], const float dir[DIM], float tmax, const struct oracle_sphere *sp,
-                              float *t)
-{
-	double a = 0, b = 0, k = 0;
-	for (int d = 0; d < DIM; ++d) {
-		double oc = (double)o[d] - sp->c[d];
-		a += (double)dir[d] * dir[d];
-		b += (double)dir[d] * oc;
-		k += oc * oc;
-	}
-	k -= (double)sp->r * sp->r;
-	if (k <= 0) return *t = 0, true;
-	double disc = b * b - a * k;
-	if (a == 0 || disc < 0) return false;
-	double t0 = (-b - sqrt(disc)) / a;
-	if (t0 < 0 || t0 > tmax) return false;
-	*t = (float)t0;
-	return true;
-}
-
-/// docs/QUERIES.md: the first t at which the moving box touches a sphere:
-/// g(t) = dist2(c - t * delta, box) <= r^2, solved piece by piece in double.
 static bool oracle_sweep_sphere(const box_t *mv, const float delta[DIM], float tmax, const struct oracle_sphere *sp,
                                 float *t)
 {
 	bool point = true;
 	for (int d = 0; d < DIM; ++d) point = point && mv->min[d] == mv->max[d];
-	if (point) return oracle_ray_sphere(mv->min, delta, tmax, sp, t);
+	if (point) return tu_ray_sphere(mv->min, delta, tmax, sp->c, sp->r, t);
 	double r2 = (double)sp->r * sp->r, g0 = 0;
 	for (int d = 0; d < DIM; ++d) {
 		double v = sp->c[d] < mv->min[d] ? (double)mv->min[d] - sp->c[d]
@@ -469,7 +446,7 @@ static int oracle_ray_all(const model *m, const float o[DIM], const float dir[DI
 		float t;
 		if (!tu_ray_hit(o, dir, tmax, &m->box[i], &t)) continue;
 		const struct oracle_sphere *sp = sphere_of(m->handle[i]);
-		if (sp && !oracle_ray_sphere(o, dir, tmax, sp, &t)) continue;
+		if (sp && !tu_ray_sphere(o, dir, tmax, sp->c, sp->r, &t)) continue;
 		out[n++] = oracle_record(m, i, o, dir, t);
 	}
 	qsort(out, (size_t)n, sizeof *out, cmp_hit);

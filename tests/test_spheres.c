@@ -44,29 +44,6 @@ static bool shape_hits_sphere(const shape *s, const float c[DIM], float r)
 	return d2_points(s->c, c) <= rr * rr;
 }
 
-/// The documented ray-sphere rule (tree_dim.h).
-static bool ray_hits_sphere(const float o[DIM], const float dir[DIM], float tmax, const shape *s, float *enter)
-{
-	double a = 0, b = 0, k = 0;
-	for (int d = 0; d < DIM; ++d) {
-		double oc = (double)o[d] - s->c[d];
-		a += (double)dir[d] * dir[d];
-		b += (double)dir[d] * oc;
-		k += oc * oc;
-	}
-	k -= (double)s->r * s->r;
-	if (k <= 0) {
-		*enter = 0;
-		return true;
-	}
-	double disc = b * b - a * k;
-	if (a == 0 || disc < 0) return false;
-	double t0 = (-b - sqrt(disc)) / a;
-	if (t0 < 0 || t0 > tmax) return false;
-	*enter = (float)t0;
-	return true;
-}
-
 static double shape_d2(const float p[DIM], const shape *s)
 {
 	if (!s->sphere) return tu_dist2(p, &s->box);
@@ -158,7 +135,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 		float tmax = q % 3 ? INFINITY : extent * 0.5f;
 		for (int i = 0; i < sc->n; ++i) {
 			float te;
-			bool hit = sc->s[i].sphere ? ray_hits_sphere(qb.min, dir, tmax, &sc->s[i], &te)
+			bool hit = sc->s[i].sphere ? tu_ray_sphere(qb.min, dir, tmax, sc->s[i].c, sc->s[i].r, &te)
 			                           : tu_ray_hit(qb.min, dir, tmax, &sc->s[i].box, &te);
 			// A sphere's ray must also cross its box (the tree prunes by it).
 			float tb;

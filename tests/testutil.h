@@ -170,6 +170,31 @@ static inline bool tu_ray_hit(const float o[DIM], const float dir[DIM], float tm
 	return true;
 }
 
+/// The documented ray-sphere rule (tree_dim.h), in double: the segment
+/// o + t * dir, t in [0, tmax], against the sphere (c, r).
+static inline bool tu_ray_sphere(const float o[DIM], const float dir[DIM], float tmax, const float c[DIM], float r,
+                                 float *enter)
+{
+	double a = 0, b = 0, k = 0;
+	for (int d = 0; d < DIM; ++d) {
+		double oc = (double)o[d] - c[d];
+		a += (double)dir[d] * dir[d];
+		b += (double)dir[d] * oc;
+		k += oc * oc;
+	}
+	k -= (double)r * r;
+	if (k <= 0) {
+		*enter = 0;
+		return true;
+	}
+	double disc = b * b - a * k;
+	if (a == 0 || disc < 0) return false;
+	double t0 = (-b - sqrt(disc)) / a;
+	if (t0 < 0 || t0 > tmax) return false;
+	*enter = (float)t0;
+	return true;
+}
+
 // ---- set comparison ------------------------------------------------------------------
 
 static inline uint64_t tu_key(ort_handle h) { return (uint64_t)h.id << 32 | h.gen; }
