@@ -239,9 +239,9 @@ static void run_frames(ort_placement placement, int frames, int n, uint64_t seed
 	TU(tree_destroy)(t);
 }
 
-static void test_loose(void **s) { (void)s, run_frames(ORT_PLACEMENT_LOOSE, 400, 120, 1); }
-static void test_tight(void **s) { (void)s, run_frames(ORT_PLACEMENT_TIGHT, 400, 120, 2); }
-static void test_leaves(void **s) { (void)s, run_frames(ORT_PLACEMENT_LEAVES, 400, 120, 3); }
+static void test_loose(void **s) { (void)s, run_frames(ORT_PLACEMENT_LOOSE, 1000, 120, 1); }
+static void test_tight(void **s) { (void)s, run_frames(ORT_PLACEMENT_TIGHT, 1000, 120, 2); }
+static void test_leaves(void **s) { (void)s, run_frames(ORT_PLACEMENT_LEAVES, 1000, 120, 3); }
 
 /// The cost follows the movers: with nothing touched, no query runs at all —
 /// and an update after a clear starts over without end events.
