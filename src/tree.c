@@ -390,10 +390,12 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 static void split(tree_t *t, uint32_t ni);
 
 /// leaves: whether splitting a leaf of n entries, per[c] of which touch child
-/// c, helps. It does unless the fullest child would get every entry while some
-/// entry is copied into another child as well: then the split only copies the
-/// pile (duplicates, boxes covering the cell) down to max_depth, NCHILD times
-/// a level. All of them going to one child is plain descent and helps.
+/// c, helps. It does when some child gets fewer than all of them. When the
+/// fullest gets every one, it still helps if few are copied elsewhere too
+/// (at most n/8: the pile descends to smaller cells, its copies growing at most
+/// 1.125x a level); with more copies (duplicates on a split point, boxes
+/// covering the cell) it would only copy the pile down to max_depth, up to
+/// NCHILD times a level, so it does not.
 static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
 {
 	uint64_t copies = 0;
@@ -402,7 +404,7 @@ static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
 		copies += per[c];
 		if (per[c] > most) most = per[c];
 	}
-	return most < n || copies == n;
+	return most < n || copies * 8 <= (uint64_t)n * 9;
 }
 
 /// Move the entries of leaf ni into its children; best-effort (see top).

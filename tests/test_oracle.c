@@ -230,6 +230,58 @@ static void test_identical_beyond_bucket(void **state)
 	}
 }
 
+static void largest_node(void *ctx, const box_t *cell, const box_t *bounds, int depth, int entries)
+{
+	(void)cell, (void)bounds, (void)depth;
+	int *most = ctx;
+	if (entries > *most) *most = entries;
+}
+
+/// Shape, not just answers: small boxes spread over part of a much larger
+/// region (and a root grown by an ulp) must still split into small nodes in
+/// every placement, by build and by inserts, so nothing degrades to a pile
+/// tested pair by pair.
+static void test_shape_small_in_large(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int by_build = 0; by_build < 2; ++by_build) {
+			def_t def = TU(tree_default_def)();
+			def.placement = (ort_placement)p;
+			def.use_region = true;
+			for (int d = 0; d < DIM; ++d) {
+				def.region.min[d] = 0;
+				def.region.max[d] = 100; // the boxes reach exactly to 100: one ulp outside
+			}
+			tree_t *t;
+			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			enum { N = 6000 };
+			box_t *b = malloc(sizeof *b * N);
+			tu_rng r = tu_rng_make(11u + (unsigned)p);
+			for (int i = 0; i < N; ++i)
+				for (int d = 0; d < DIM; ++d) {
+					b[i].min[d] = tu_float(&r, 0, 99.5f);
+					b[i].max[d] = i == 0 ? 100.0f : b[i].min[d] + 0.5f;
+				}
+			if (by_build) {
+				assert_int_equal(TU(tree_build)(t, b, NULL, N, NULL), ORT_OK);
+			} else {
+				for (int i = 0; i < N; ++i) assert_int_equal(TU(tree_insert)(t, b[i], NULL, NULL), ORT_OK);
+			}
+			int most = 0;
+			TU(tree_visit_nodes)(t, largest_node, &most);
+			TU_CONTEXT("shape, %s, %s", ort_placement_string(def.placement), by_build ? "build" : "inserts");
+			// tight keeps what straddles a split plane in that node: ~N * (0.5 /
+			// 100) * DIM boxes cross the root's planes. loose and leaves have no
+			// such pile.
+			int bound = def.placement == ORT_PLACEMENT_TIGHT ? N / 40 : 4 * def.bucket_size;
+			if (most > bound) TU_FAIL("a node holds %d entries (bucket %d)\n", most, def.bucket_size);
+			tu_check_valid(t);
+			free(b);
+			TU(tree_destroy)(t);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +290,7 @@ int main(void)
 	    cmocka_unit_test(test_tight_build),    cmocka_unit_test(test_leaves_build),
 	    cmocka_unit_test(test_loose_region),   cmocka_unit_test(test_tight_region),
 	    cmocka_unit_test(test_leaves_region),  cmocka_unit_test(test_identical_beyond_bucket),
+	    cmocka_unit_test(test_shape_small_in_large),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("oracle"), tests, NULL, NULL);
 }
