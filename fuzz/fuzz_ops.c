@@ -5,9 +5,9 @@
 // One source, three compilations (fuzz/CMakeLists.txt):
 //   TEST_DIM=2, TEST_DIM=3  the engine for one dimension: fuzz_ops_run2/3
 //   neither                 the entry: LLVMFuzzerTestOneInput picks the
-//                           dimension from the first byte; with FUZZ_REPLAY
-//                           also a main() that replays files and directories,
-//                           so every corpus file and crash is a regression test.
+//                           dimension from the first byte; replay.c adds the
+//                           main() that replays files and directories, so
+//                           every corpus file and crash is a regression test.
 //
 // ## Input
 //
@@ -426,13 +426,11 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#else // the entry points
+#else // the entry point
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int fuzz_ops_run2(const uint8_t *data, size_t size);
 int fuzz_ops_run3(const uint8_t *data, size_t size);
@@ -444,58 +442,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return (data[0] & 1) ? fuzz_ops_run3(data + 1, size - 1) : fuzz_ops_run2(data + 1, size - 1);
 }
 
-#ifdef FUZZ_REPLAY
-
-static int replay_file(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		fprintf(stderr, "fuzz_ops_replay: cannot open %s\n", path);
-		return 1;
-	}
-	size_t cap = 4096, n = 0;
-	uint8_t *buf = malloc(cap);
-	size_t got;
-	while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
-		n += got;
-		if (n == cap) {
-			uint8_t *grown = realloc(buf, cap *= 2);
-			if (!grown) free(buf);
-			buf = grown;
-		}
-	}
-	fclose(fp);
-	if (!buf) return 1;
-	LLVMFuzzerTestOneInput(buf, n);
-	free(buf);
-	return 0;
-}
-
-/// Replay every file named, and every file of every directory named.
-int main(int argc, char **argv)
-{
-	int files = 0, errors = 0;
-	for (int a = 1; a < argc; ++a) {
-		struct stat st;
-		if (stat(argv[a], &st) == 0 && S_ISDIR(st.st_mode)) {
-			DIR *dir = opendir(argv[a]);
-			struct dirent *de;
-			while (dir && (de = readdir(dir)) != NULL) {
-				if (de->d_name[0] == '.') continue;
-				char path[4096];
-				snprintf(path, sizeof path, "%s/%s", argv[a], de->d_name);
-				errors += replay_file(path);
-				files++;
-			}
-			if (dir) closedir(dir);
-		} else {
-			errors += replay_file(argv[a]);
-			files++;
-		}
-	}
-	printf("fuzz_ops_replay: %d inputs replayed\n", files);
-	return errors || files == 0;
-}
-
-#endif
 #endif

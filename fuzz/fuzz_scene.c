@@ -5,16 +5,14 @@
 // error that names a line inside the input — never a crash, and memory bounded
 // by the input's size.
 //
-// With FUZZ_REPLAY it is a plain program replaying files and directories (the
-// committed corpus runs in ctest); otherwise a libFuzzer target.
+// A libFuzzer target; linked with replay.c it is a plain program replaying
+// files and directories (the committed corpus runs in ctest).
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "orthant/orthant.h"
 #include "scene_file.h"
@@ -98,49 +96,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifdef FUZZ_REPLAY
-static int replay_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "fuzz_scene_replay: cannot open %s\n", path);
-		return 1;
-	}
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) buf = realloc(buf, cap *= 2);
-	}
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, n);
-	free(buf);
-	return 0;
-}
 
-int main(int argc, char **argv)
-{
-	int files = 0, errors = 0;
-	for (int a = 1; a < argc; ++a) {
-		struct stat st;
-		if (stat(argv[a], &st) == 0 && S_ISDIR(st.st_mode)) {
-			DIR *dir = opendir(argv[a]);
-			struct dirent *de;
-			while (dir && (de = readdir(dir)) != NULL) {
-				if (de->d_name[0] == '.') continue;
-				char path[4096];
-				snprintf(path, sizeof path, "%s/%s", argv[a], de->d_name);
-				errors += replay_file(path);
-				files++;
-			}
-			if (dir) closedir(dir);
-		} else {
-			errors += replay_file(argv[a]);
-			files++;
-		}
-	}
-	printf("fuzz_scene_replay: %d inputs replayed, %d unreadable\n", files, errors);
-	return errors ? 1 : 0;
-}
-#endif
