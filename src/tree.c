@@ -47,6 +47,9 @@ static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_
 		memcpy(p, *arr, (size_t)*cap * elem);
 		mem_free(t, *arr, (size_t)*cap * elem);
 	}
+	// The tree never holds memory it has not written: deterministic contents,
+	// and nothing undefined for validate to read when a pool is damaged.
+	memset((char *)p + (size_t)*cap * elem, 0, (size_t)(want - *cap) * elem);
 	*arr = p;
 	*cap = (uint32_t)want;
 	return true;
@@ -59,6 +62,7 @@ static bool array_resize(tree_t *t, void **arr, size_t old_bytes, size_t new_byt
 	void *p = mem_alloc(t, new_bytes);
 	if (!p) return false;
 	if (*arr) memcpy(p, *arr, old_bytes);
+	memset((char *)p + old_bytes, 0, new_bytes - old_bytes);
 	mem_free(t, *arr, old_bytes);
 	*arr = p;
 	return true;
