@@ -333,17 +333,18 @@ static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], cons
 	w->mask = ORT_MASK_ALL;
 }
 
-/// A ray cast is a sweep of a point: each box it touches, tested exactly if
-/// the item is a sphere, goes to the caller's callback.
-typedef struct ray_cast_ctx {
+/// A sweep with the caller's callback (ray casts here, box casts in shapes.c).
+typedef struct sweep_user {
 	const sweep *w;
 	ORTHANT_NAME(ray_fn) * fn;
 	void *ctx;
-} ray_cast_ctx;
+} sweep_user;
 
+/// A ray cast is a sweep of a point: each box it touches, tested exactly if
+/// the item is a sphere, goes to the caller's callback.
 static float ray_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
 {
-	ray_cast_ctx *rc = ctx;
+	sweep_user *rc = ctx;
 	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
 	if (sph && !ray_sphere(rc->w->origin, rc->w->dir, tmax, sph, &te)) return -1.0f;
 	return rc->fn(rc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
@@ -358,7 +359,7 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 	sweep w;
 	sweep_make(&w, NULL, origin, dir, max_t);
 	w.mask = mask;
-	ray_cast_ctx rc = {&w, fn, ctx};
+	sweep_user rc = {&w, fn, ctx};
 	reading_begin(t);
 	ort_result r = sweep_walk(t, &w, ray_cast_visit, &rc);
 	reading_end(t);

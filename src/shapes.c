@@ -273,15 +273,9 @@ static bool sweep_item(const tree_t *t, const sweep *w, const entry *e, float tm
 	return ray ? ray_sphere(w->origin, w->dir, tmax, sph, te) : sweep_sphere(w, tmax, sph, te);
 }
 
-typedef struct box_cast_ctx {
-	const sweep *w;
-	ORTHANT_NAME(ray_fn) * fn;
-	void *ctx;
-} box_cast_ctx;
-
 static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
 {
-	box_cast_ctx *bc = ctx;
+	sweep_user *bc = ctx;
 	if (!sweep_item(t, bc->w, e, tmax, &te)) return -1.0f;
 	return bc->fn(bc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
 }
@@ -296,7 +290,7 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 	sweep w;
 	sweep_make(&w, &box, NULL, delta, max_t);
 	w.mask = mask;
-	box_cast_ctx bc = {&w, fn, ctx};
+	sweep_user bc = {&w, fn, ctx};
 	reading_begin(t);
 	r = sweep_walk(t, &w, box_cast_visit, &bc);
 	reading_end(t); // may apply changes the callback made, or destroy the tree
