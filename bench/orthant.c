@@ -1,8 +1,9 @@
 // orthant.c: orthant in every placement, each driven two ways in dynamic scenes:
 // "rebuild" (ortN_tree_clear + ortN_tree_build every frame, seeds 001/002) and
-// "move" (ortN_tree_move for the boxes that moved, seed 003), and "broadphase"
+// "move" (ortN_tree_move for the boxes that moved, seed 003), "broadphase"
 // (move, then ortN_tree_update_pairs keeps the pair set; all pairs =
-// ortN_tree_current_pairs), whose cost follows the movers, not the world.
+// ortN_tree_current_pairs), whose cost follows the movers, not the world; and
+// the packed tree (ortN_packed_build every frame, then ortN_packed_find_pairs).
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -55,6 +56,25 @@ static void bench_o_ray_first(void *st, const bench_frame *f, bench_queries *q) 
 static void bench_o_knn(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(knn, f, q); }
 static size_t bench_o_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_bytes(st) : bench_o2_bytes(st); }
 
+// The packed tree: one more variant, rebuilt every frame.
+static void *bench_p_create(const bench_frame *f) { return f->dim == 3 ? bench_o3_packed_create(f) : bench_o2_packed_create(f); }
+#define BENCH_P_FORWARD(fn, params, args)                                                                            \
+	static void bench_p_##fn params                                                                              \
+	{                                                                                                            \
+		if (bench_o_dim(st) == 3)                                                                            \
+			bench_o3_packed_##fn args;                                                                   \
+		else                                                                                                 \
+			bench_o2_packed_##fn args;                                                                   \
+	}
+BENCH_P_FORWARD(update, (void *st, const bench_frame *f), (st, f))
+BENCH_P_FORWARD(pairs, (void *st, const bench_frame *f, bench_sink *sink), (st, f, sink))
+BENCH_P_FORWARD(query_boxes, (void *st, const bench_frame *f, bench_queries *q), (st, f, q))
+BENCH_P_FORWARD(ray_all, (void *st, const bench_frame *f, bench_queries *q), (st, f, q))
+BENCH_P_FORWARD(ray_first, (void *st, const bench_frame *f, bench_queries *q), (st, f, q))
+BENCH_P_FORWARD(knn, (void *st, const bench_frame *f, bench_queries *q), (st, f, q))
+BENCH_P_FORWARD(destroy, (void *st), (st))
+static size_t bench_p_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_packed_bytes(st) : bench_o2_packed_bytes(st); }
+
 static void bench_o_destroy(void *st)
 {
 	if (bench_o_dim(st) == 3)
@@ -90,5 +110,10 @@ int bench_orthant_register(bench_impl *list, int max)
 		}
 		list[n++] = im;
 	}
+	if (n < max)
+		list[n++] = (bench_impl){.name = "orthant-packed-rebuild", .family = "orthant", .dims = BENCH_DIM2 | BENCH_DIM3,
+		                         .create = bench_p_create, .update = bench_p_update, .pairs = bench_p_pairs,
+		                         .destroy = bench_p_destroy, .bytes = bench_p_bytes, .query_boxes = bench_p_query_boxes,
+		                         .ray_all = bench_p_ray_all, .ray_first = bench_p_ray_first, .knn = bench_p_knn};
 	return n;
 }

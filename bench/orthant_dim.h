@@ -195,6 +195,143 @@ static void BF(knn)(void *st, const bench_frame *f, bench_queries *q)
 	}
 }
 
+// ---- the packed tree: built whole from the frame's boxes every frame
+
+typedef struct BF(packed_state) {
+	int dim; // first, as in every adapter state
+	int packed; // 1: tells the dispatcher this is the packed tree
+	int n;
+	OT(packed) * tree;
+	OT(box) * boxes; // the frame's boxes in the tree's form
+} BF(packed_state);
+
+static void BF(packed_build)(BF(packed_state) * s, const bench_frame *f)
+{
+	const OT(box) *boxes = (const OT(box) *)(const void *)f->boxes; // 3D: the scene's own boxes
+	if (BENCH_OD == 2) {
+		for (int i = 0; i < f->count; ++i) s->boxes[i] = BF(box)(&f->boxes[i]);
+		boxes = s->boxes;
+	}
+	ort_result r = OT(packed_build)(s->tree, boxes, f->count);
+	if (r != ORT_OK) {
+		fprintf(stderr, "orthant: packed_build failed: %s\n", ort_result_string(r));
+		exit(3);
+	}
+}
+
+static void *BF(packed_create)(const bench_frame *f)
+{
+	BF(packed_state) *s = calloc(1, sizeof *s);
+	s->dim = BENCH_OD;
+	s->packed = 1;
+	s->n = f->count;
+	OT(packed_def) def = OT(packed_default_def)();
+	if (OT(packed_create)(&def, &s->tree) != ORT_OK) exit(3);
+	if (BENCH_OD == 2) s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
+	BF(packed_build)(s, f);
+	return s;
+}
+
+static void BF(packed_update)(void *st, const bench_frame *f) { BF(packed_build)(st, f); }
+
+static bool BF(packed_pair_cb)(void *ctx, uint32_t a, uint32_t b)
+{
+	bench_sink_pair(ctx, a, b);
+	return true;
+}
+
+static void BF(packed_pairs)(void *st, const bench_frame *f, bench_sink *sink)
+{
+	(void)f;
+	BF(packed_state) *s = st;
+	OT(packed_find_pairs)(s->tree, BF(packed_pair_cb), sink);
+}
+
+static void BF(packed_destroy)(void *st)
+{
+	BF(packed_state) *s = st;
+	OT(packed_destroy)(s->tree);
+	free(s->boxes);
+	free(s);
+}
+
+static size_t BF(packed_bytes)(void *st)
+{
+	BF(packed_state) *s = st;
+	ort_tree_stats stats;
+	OT(packed_get_stats)(s->tree, &stats);
+	return stats.bytes;
+}
+
+static bool BF(packed_id_cb)(void *ctx, uint32_t id)
+{
+	bench_sink_id(ctx, id);
+	return true;
+}
+
+static void BF(packed_query_boxes)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(packed_state) *s = st;
+	for (int k = 0; k < q->count; ++k)
+		OT(packed_query_box)(s->tree, BF(box)(&q->boxes[k]), BF(packed_id_cb), &q->sinks[k]);
+}
+
+static float BF(packed_ray_all_cb)(void *ctx, uint32_t id, float t)
+{
+	(void)t;
+	BF(ray_ctx) *c = ctx;
+	bench_sink_id(c->sink, id);
+	return c->max_t;
+}
+
+static void BF(packed_rays)(BF(packed_state) * s, bench_queries *q, int first)
+{
+	for (int k = 0; k < q->count; ++k) {
+		const bench_ray *r = &q->rays[k];
+		float o[BENCH_OD], d[BENCH_OD];
+		for (int i = 0; i < BENCH_OD; ++i) {
+			o[i] = r->origin[i];
+			d[i] = r->dir[i];
+		}
+		if (first) {
+			float t;
+			q->first_t[k] = OT(packed_ray_first)(s->tree, o, d, r->max_t, NULL, &t) ? t : INFINITY;
+		} else {
+			BF(ray_ctx) c = {&q->sinks[k], r->max_t, INFINITY};
+			OT(packed_ray_cast)(s->tree, o, d, r->max_t, BF(packed_ray_all_cb), &c);
+		}
+	}
+}
+
+static void BF(packed_ray_all)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(packed_rays)(st, q, 0);
+}
+
+static void BF(packed_ray_first)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(packed_rays)(st, q, 1);
+}
+
+static void BF(packed_knn)(void *st, const bench_frame *f, bench_queries *q)
+{
+	(void)f;
+	BF(packed_state) *s = st;
+	ort_id_neighbor out[64];
+	int k = q->k < 64 ? q->k : 64;
+	for (int j = 0; j < q->count; ++j) {
+		float p[BENCH_OD];
+		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
+		int found = 0;
+		OT(packed_nearest)(s->tree, p, k, INFINITY, out, &found);
+		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
+		for (int i = 0; i < q->k; ++i) best[i] = i < found ? out[i].distance : INFINITY;
+	}
+}
+
 #undef OT
 #undef BF
 #undef BENCH_OCAT

@@ -8,3 +8,4 @@
 #include "defer.c"
 #include "contact.c"
 #include "shapes.c"
+#include "packed.c"

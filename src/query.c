@@ -456,6 +456,17 @@ static void knn_sift_up(knn_best *h, int i)
 	h[i] = v;
 }
 
+/// The max-heap best[0..n) in ascending result order.
+static void knn_heap_sort(knn_best *best, int n)
+{
+	for (int m = n; m > 1; --m) {
+		knn_best x = best[0];
+		best[0] = best[m - 1];
+		best[m - 1] = x;
+		knn_sift_down(best, m - 1, 0);
+	}
+}
+
 ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
                                       uint64_t mask, ORTHANT_NAME(neighbor) * out, int *found)
 {
@@ -521,13 +532,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 			}
 		}
 	}
-	// Heap to ascending order.
-	for (int m = n; m > 1; --m) {
-		knn_best x = best[0];
-		best[0] = best[m - 1];
-		best[m - 1] = x;
-		knn_sift_down(best, m - 1, 0);
-	}
+	knn_heap_sort(best, n);
 	for (int i = 0; i < n; ++i) {
 		uint32_t item_index = best[i].id - 1;
 		out[i] = (ORTHANT_NAME(neighbor)){make_handle(t, item_index), t->items[item_index].user, (float)sqrt(best[i].d2)};

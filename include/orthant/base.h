@@ -125,6 +125,21 @@ typedef struct ort_filter {
 /// A query mask that admits every category.
 #define ORT_MASK_ALL (~(uint64_t)0)
 
+/// Callbacks of the packed tree (packed_dim.h), whose items are named by
+/// their index in the array it was built from. Return true to go on.
+typedef bool ort_id_fn(void *ctx, uint32_t id);
+/// Called once per overlapping pair of a packed tree, a < b not implied.
+typedef bool ort_id_pair_fn(void *ctx, uint32_t a, uint32_t b);
+/// A packed tree's ray callback: t is where the segment enters the box. The
+/// return value clips the segment as in ortN_tree_ray_cast: 0 stops, t keeps
+/// only nearer hits, max_t goes on, a negative value ignores this hit.
+typedef float ort_id_ray_fn(void *ctx, uint32_t id, float t);
+/// One result of a packed tree's nearest-neighbour search.
+typedef struct ort_id_neighbor {
+	uint32_t id;
+	float distance; ///< Euclidean distance from the point to the box (0 inside)
+} ort_id_neighbor;
+
 /// The shape of a tree, for tests, tools and the benchmark.
 typedef struct ort_tree_stats {
 	int items;      ///< live items

@@ -4,5 +4,6 @@
 #define ORTHANT_ORTHANT2_H
 #define ORTHANT_DIM 2
 #include "orthant/tree_dim.h"
+#include "orthant/packed_dim.h"
 #undef ORTHANT_DIM
 #endif

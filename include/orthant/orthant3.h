@@ -4,5 +4,6 @@
 #define ORTHANT_ORTHANT3_H
 #define ORTHANT_DIM 3
 #include "orthant/tree_dim.h"
+#include "orthant/packed_dim.h"
 #undef ORTHANT_DIM
 #endif

@@ -1,0 +1,119 @@
+/// @file packed_dim.h
+/// The packed tree, written once for any dimension: a loose quadtree (2D,
+/// `ort2_packed_*`) or octree (3D, `ort3_packed_*`) built whole from an array
+/// of boxes and stored as flat arrays, for scenes that are rebuilt every frame
+/// or never change. Included by <orthant/orthant2.h> and <orthant/orthant3.h>.
+///
+/// How it differs from ortN_tree:
+/// - items are named by their index in the array given to build (an id), not
+///   by handles; there is no insert, remove or move: build again instead;
+/// - build is a radix sort of the items' Morton keys and a few linear passes
+///   (Karras 2012's linear trees, with loose-octree levels so that large boxes
+///   sit high instead of inflating the leaves);
+/// - nodes, boxes and ids are contiguous in traversal order; a query walks the
+///   node array front to back, skipping subtrees, without a stack;
+/// - a rebuild into a packed tree of the same or smaller size allocates nothing.
+///
+/// Reads (every query and find_pairs) never write to the tree, so any number of
+/// threads may query it at once while nobody builds it.
+#ifndef ORTHANT_DIM
+#error "include <orthant/orthant2.h> or <orthant/orthant3.h>, not packed_dim.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A packed tree. Opaque; made by ortN_packed_create, freed by ortN_packed_destroy.
+typedef struct ORTHANT_NAME(packed) ORTHANT_NAME(packed);
+
+/// How to make a packed tree. Start from ortN_packed_default_def().
+typedef struct ORTHANT_NAME(packed_def) {
+	/// Items a leaf holds before it is divided (default 8). 1..64.
+	int bucket_size;
+	/// Levels below the root (default and most: 13 in 2D, 9 in 3D). Items that
+	/// still share a cell at this depth share one leaf. 1..most.
+	int max_depth;
+	/// The caller's allocator; zeroed means malloc/free.
+	ort_allocator allocator;
+} ORTHANT_NAME(packed_def);
+
+/// The defaults: bucket 8, the deepest max_depth, malloc/free.
+ORTHANT_API ORTHANT_NAME(packed_def) ORTHANT_NAME(packed_default_def)(void);
+
+/// Make an empty packed tree. On failure *out is NULL and the result says why.
+ORTHANT_API ort_result ORTHANT_NAME(packed_create)(const ORTHANT_NAME(packed_def) * def,
+                                                   ORTHANT_NAME(packed) * *out);
+
+/// Free the tree. NULL is ignored.
+ORTHANT_API void ORTHANT_NAME(packed_destroy)(ORTHANT_NAME(packed) * tree);
+
+/// Replace the tree's contents with boxes[0..count); boxes[i] gets id i.
+/// O(count); allocates only when count outgrows what earlier builds needed.
+/// On failure (a NaN, infinite or inverted box: ORT_ERROR_INVALID_BOX; a
+/// coordinate past ORTHANT_COORD_LIMIT: ORT_ERROR_OUT_OF_RANGE; no memory) the
+/// tree keeps its previous contents.
+ORTHANT_API ort_result ORTHANT_NAME(packed_build)(ORTHANT_NAME(packed) * tree, const ORTHANT_NAME(box) * boxes,
+                                                  int count);
+
+/// ortN_packed_build for boxes embedded in the caller's records: box i is the
+/// ortN_box at (const char *)first + i * stride. stride >= sizeof(ortN_box).
+ORTHANT_API ort_result ORTHANT_NAME(packed_build_strided)(ORTHANT_NAME(packed) * tree, const void *first,
+                                                          size_t stride, int count);
+
+/// Items stored.
+ORTHANT_API int ORTHANT_NAME(packed_count)(const ORTHANT_NAME(packed) * tree);
+
+/// The union of every stored box (inverted, min > max, when empty).
+ORTHANT_API ORTHANT_NAME(box) ORTHANT_NAME(packed_bounds)(const ORTHANT_NAME(packed) * tree);
+
+/// Every item whose box overlaps box (closed: touching counts).
+ORTHANT_API ort_result ORTHANT_NAME(packed_query_box)(const ORTHANT_NAME(packed) * tree, ORTHANT_NAME(box) box,
+                                                      ort_id_fn *fn, void *ctx);
+
+/// Every item whose box contains point (boundary included).
+ORTHANT_API ort_result ORTHANT_NAME(packed_query_point)(const ORTHANT_NAME(packed) * tree,
+                                                        const float point[ORTHANT_DIM], ort_id_fn *fn, void *ctx);
+
+/// Every item whose box comes within radius of centre (distance <= radius).
+ORTHANT_API ort_result ORTHANT_NAME(packed_query_sphere)(const ORTHANT_NAME(packed) * tree,
+                                                         const float centre[ORTHANT_DIM], float radius,
+                                                         ort_id_fn *fn, void *ctx);
+
+/// The segment origin + t * dir, t in [0, max_t], against every box, nearest
+/// subtrees first; fn gets each box it enters with the entry t and clips the
+/// segment by its return value (see ort_id_ray_fn). Hits come roughly near to
+/// far, not sorted.
+ORTHANT_API ort_result ORTHANT_NAME(packed_ray_cast)(const ORTHANT_NAME(packed) * tree,
+                                                     const float origin[ORTHANT_DIM], const float dir[ORTHANT_DIM],
+                                                     float max_t, ort_id_ray_fn *fn, void *ctx);
+
+/// The box the segment enters first: true with *id and *t set, or false for
+/// no hit (or bad arguments). Equal t: the lower id.
+ORTHANT_API bool ORTHANT_NAME(packed_ray_first)(const ORTHANT_NAME(packed) * tree, const float origin[ORTHANT_DIM],
+                                                const float dir[ORTHANT_DIM], float max_t, uint32_t *id, float *t);
+
+/// The k items nearest to point (distance to the box, 0 inside), at most
+/// max_distance away, in out[0..*found) by ascending distance, equal distances
+/// by ascending id. Depth-first, nearest child first; allocates nothing.
+ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) * tree,
+                                                    const float point[ORTHANT_DIM], int k, float max_distance,
+                                                    ort_id_neighbor *out, int *found);
+
+/// Every pair of overlapping boxes exactly once (closed: touching counts).
+/// Allocates nothing.
+ORTHANT_API ort_result ORTHANT_NAME(packed_find_pairs)(const ORTHANT_NAME(packed) * tree, ort_id_pair_fn *fn,
+                                                       void *ctx);
+
+/// Nodes, leaves, depth, items and the bytes held (ort_tree_stats; entries ==
+/// items, items_per_level counts items by the level of their node).
+ORTHANT_API void ORTHANT_NAME(packed_get_stats)(const ORTHANT_NAME(packed) * tree, ort_tree_stats *out);
+
+/// Check every invariant (bounds hold their subtree, ranges tile the items,
+/// ids are a permutation, skips land inside the array). ORT_OK, or
+/// ORT_ERROR_CORRUPT with a message in msg (may be NULL).
+ORTHANT_API ort_result ORTHANT_NAME(packed_validate)(const ORTHANT_NAME(packed) * tree, char *msg, size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
