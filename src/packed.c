@@ -123,7 +123,7 @@ pdef_t ORTHANT_NAME(packed_default_def)(void)
 {
 	pdef_t d;
 	memset(&d, 0, sizeof d);
-	d.bucket_size = 8;
+	d.bucket_size = 16;
 	d.max_depth = PK_MAX_DEPTH;
 	return d;
 }
