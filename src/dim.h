@@ -49,6 +49,7 @@
 #define ORTHANT_SRC_DIM_H
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -12,18 +12,18 @@
 // code is the run's smallest and their level the lowest — and children follow
 // in Morton order (Karras 2012's linear trees, with loose levels).
 //
-// Nodes, in pre-order. Node i's subtree is nodes [i, skip) and its items are
-// [first, nodes[skip].first); the first `own` of them are its own. A sentinel
-// at node_count has first == count. A leaf (skip == i + 1) owns all its items.
-// A node with no own items and one child is never made: the child takes its
-// place. bounds is the union of every box in the subtree, so answers depend on
-// the boxes alone: the keys decide the shape, never a result.
+// Nodes. Node 0 is the root; a node's children are the `kids` nodes from
+// `child` on, in Morton order, always after their parent in the array, so a
+// query tests a node's children from one or two cache lines (flatbush and
+// Boost's packed R-tree keep children together for the same reason). A node's
+// items start at `first`: its `own` items, then each child's subtree in turn.
+// A leaf (kids == 0) owns all its items, at least one. A node with no own
+// items and one child is never made: the child takes its place. bounds is the
+// union of every box in the subtree, so answers depend on the boxes alone: the
+// keys decide the shape, never a result.
 //
-// Queries walk the node array front to back: a node whose bounds miss jumps to
-// its skip, one that meets goes on to i + 1, so no stack is needed. Rays and
-// kNN, which want near children first, use a fixed stack: levels strictly
-// deepen along a path, so a path has at most depth + 1 nodes and the stack at
-// most (depth + 1) * NCHILD entries.
+// Traversals use fixed stacks: levels strictly deepen along a path, so a path
+// has at most depth + 1 nodes and a stack at most (depth + 1) * NCHILD entries.
 #ifndef ORTHANT_DIM
 #error "compiled through dim2.c or dim3.c"
 #endif
@@ -39,20 +39,21 @@ typedef ORTHANT_NAME(packed_def) pdef_t;
 #define PK_MAX_ITEMS (INT32_MAX / 2 - 2)
 
 typedef struct pnode {
-	box_t bounds;  ///< union of the subtree's boxes
+	box_t bounds;   ///< union of the subtree's boxes
 	uint32_t first; ///< first item of the subtree; own items come first
 	uint32_t own;   ///< items of this node itself
-	uint32_t skip;  ///< the node after this subtree
+	uint32_t child; ///< first child
+	uint32_t kids;  ///< children, nodes [child, child + kids); 0 for a leaf
 } pnode;
 
 struct ORTHANT_NAME(packed) {
 	pdef_t def;
 	uint32_t count;      ///< items
-	uint32_t node_count; ///< nodes, the sentinel not included
+	uint32_t node_count; ///< nodes
 	box_t bounds;        ///< union of every box
 	box_t *boxes;        ///< [cap], tree order
 	uint32_t *ids;       ///< [cap], the id of each box
-	pnode *nodes;        ///< [node_cap]: node_count + 1 used
+	pnode *nodes;        ///< [node_cap]
 	uint64_t *sort_a, *sort_b; ///< [cap] build scratch: key << 32 | id
 	uint32_t cap, node_cap;
 	size_t bytes, bytes_peak;
@@ -273,45 +274,51 @@ static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t b
 	return lo;
 }
 
-/// Make the subtree of items [lo, hi), which all lie in cell `code` of `level`
-/// and are no shallower than it; returns its bounds (when building).
-static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t code)
+/// Fill node `me` with the subtree of items [lo, hi), which all lie in cell
+/// `code` of `level` and are no shallower than it; returns its bounds (when
+/// building). Children get a block of slots at the end of what is made.
+static box_t pk_node(pk_build *b, uint32_t me, uint32_t lo, uint32_t hi, int level, uint32_t code)
 {
 	box_t bounds = pk_empty_box();
-	if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
-		// A leaf, which owns every item of its range.
-		uint32_t me = b->made++;
-		if (b->nodes) {
-			for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
-			b->nodes[me] = (pnode){bounds, lo, hi - lo, me + 1};
+	uint32_t own = 0, cut[NCHILD + 1];
+	uint32_t kids;
+	for (;;) {
+		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
+			// A leaf, which owns every item of its range.
+			if (b->nodes) {
+				for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
+				b->nodes[me] = (pnode){bounds, lo, hi - lo, 0, 0};
+			}
+			return bounds;
 		}
-		return bounds;
-	}
-	uint32_t own = 0;
-	while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
-	uint32_t cut[NCHILD + 1];
-	int kids = 0, last = 0;
-	int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS;
-	cut[0] = lo + own;
-	for (int c = 0; c < NCHILD; ++c) {
-		uint64_t bound = ((uint64_t)((code << DIM) | (uint32_t)c) + 1u) << shift;
-		cut[c + 1] = c == NCHILD - 1 ? hi : pk_lower(b, cut[c], hi, bound);
-		if (cut[c + 1] > cut[c]) {
-			++kids;
-			last = c;
+		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
+		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0;
+		kids = 0;
+		cut[0] = lo + own;
+		for (int c = 0; c < NCHILD; ++c) {
+			uint64_t bound = ((uint64_t)((code << DIM) | (uint32_t)c) + 1u) << shift;
+			cut[c + 1] = c == NCHILD - 1 ? hi : pk_lower(b, cut[c], hi, bound);
+			if (cut[c + 1] > cut[c]) {
+				++kids;
+				last = c;
+			}
 		}
+		if (own != 0 || kids != 1) break;
+		// No items of its own and one child: the child takes this slot.
+		code = (code << DIM) | (uint32_t)last;
+		++level;
 	}
-	// No node of its own and one child: the child stands in for it.
-	if (own == 0 && kids == 1) return pk_node(b, lo, hi, level + 1, (code << DIM) | (uint32_t)last);
-	uint32_t me = b->made++;
+	uint32_t child = b->made;
+	b->made += kids;
 	if (b->nodes)
 		for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
+	uint32_t slot = child;
 	for (int c = 0; c < NCHILD; ++c) {
 		if (cut[c + 1] == cut[c]) continue;
-		box_t cb = pk_node(b, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
+		box_t cb = pk_node(b, slot++, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
 		pk_grow(&bounds, &cb);
 	}
-	if (b->nodes) b->nodes[me] = (pnode){bounds, lo, own, b->made};
+	if (b->nodes) b->nodes[me] = (pnode){bounds, lo, own, child, kids};
 	return bounds;
 }
 
@@ -370,9 +377,9 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	}
 	if (n) pk_radix(&sa, &sb, n, hist);
 	// 4. Count the nodes, then make room for them.
-	pk_build bd = {sa, NULL, NULL, 0, g.depth, p->def.bucket_size};
-	if (n) pk_node(&bd, 0, n, 0, 0);
-	uint32_t need = bd.made + 1;
+	pk_build bd = {sa, NULL, NULL, 1, g.depth, p->def.bucket_size};
+	if (n) pk_node(&bd, 0, 0, n, 0, 0);
+	uint32_t need = n ? bd.made : 0;
 	pnode *nnodes = p->nodes;
 	uint32_t nnode_cap = p->node_cap;
 	if (need > p->node_cap) {
@@ -404,11 +411,10 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 		ids[k] = id;
 		memcpy(&boxes[k], base + (size_t)id * stride, sizeof(box_t));
 	}
-	bd = (pk_build){sa, p->boxes, p->nodes, 0, g.depth, p->def.bucket_size};
-	if (n) pk_node(&bd, 0, n, 0, 0);
-	assert(bd.made + 1 == need);
-	p->nodes[bd.made] = (pnode){pk_empty_box(), n, 0, bd.made + 1};
-	p->node_count = bd.made;
+	bd = (pk_build){sa, p->boxes, p->nodes, 1, g.depth, p->def.bucket_size};
+	if (n) pk_node(&bd, 0, 0, n, 0, 0);
+	assert(!n || bd.made == need);
+	p->node_count = need;
 	p->count = n;
 	p->bounds = all;
 	return ORT_OK;
@@ -442,17 +448,20 @@ static inline bool pk_region_meets(const pk_region *q, const box_t *b)
 
 static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn, void *ctx)
 {
+	if (p->node_count == 0 || !pk_region_meets(q, &p->nodes[0].bounds)) return ORT_OK;
 	const pnode *nodes = p->nodes;
 	const box_t *boxes = p->boxes;
-	for (uint32_t i = 0; i < p->node_count;) {
-		const pnode *n = &nodes[i];
-		if (!pk_region_meets(q, &n->bounds)) {
-			i = n->skip;
-			continue;
-		}
+	uint32_t stack[PK_STACK];
+	int top = 0;
+	stack[top++] = 0;
+	while (top > 0) {
+		const pnode *n = &nodes[stack[--top]];
 		for (uint32_t k = n->first, e = n->first + n->own; k < e; ++k)
 			if (pk_region_meets(q, &boxes[k]) && !fn(ctx, p->ids[k])) return ORT_OK;
-		++i;
+		// Last child first onto the stack, so hits come in Morton order.
+		for (uint32_t c = n->child + n->kids; c-- > n->child;)
+			if (pk_region_meets(q, &nodes[c].bounds)) stack[top++] = c;
+		assert(top <= PK_STACK);
 	}
 	return ORT_OK;
 }
@@ -529,7 +538,7 @@ ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[D
 		// Children far to near onto the stack, so the nearest comes off first.
 		pk_ray_node kids[NCHILD];
 		int nk = 0;
-		for (uint32_t c = rn.node + 1; c < n->skip; c = nodes[c].skip) {
+		for (uint32_t c = n->child; c < n->child + n->kids; ++c) {
 			if (!ray_slab(origin, dir, tmax, nodes[c].bounds.min, nodes[c].bounds.max, &enter)) continue;
 			int j = nk++;
 			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
@@ -555,7 +564,10 @@ static float pk_first_cb(void *ctx, uint32_t id, float t)
 		f->t = t;
 		f->hit = true;
 	}
-	return t; // only hits as near or nearer matter now
+	// Only hits as near or nearer matter now. A hit at 0 clips to the least
+	// positive float instead, because 0 would stop the cast before a tie at 0
+	// with a lower id is seen; nothing lies strictly between the two.
+	return t > 0.0f ? t : FLT_TRUE_MIN;
 }
 
 bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], const float dir[DIM], float max_t,
@@ -615,7 +627,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		}
 		pk_knn_node kids[NCHILD];
 		int nk = 0;
-		for (uint32_t c = kn.node + 1; c < nd->skip; c = nodes[c].skip) {
+		for (uint32_t c = nd->child; c < nd->child + nd->kids; ++c) {
 			double d2 = dist2_point_box(point, &nodes[c].bounds);
 			if (d2 > limit2 || (n == k && d2 > best[0].d2)) continue;
 			int j = nk++;
@@ -655,25 +667,24 @@ typedef struct pk_pairs {
 	bool stop;
 } pk_pairs;
 
-static inline uint32_t pk_items_end(const packed_t *p, const pnode *n) { return p->nodes[n->skip].first; }
-
-/// Item a against every item in nodes [from, to) (whole subtrees).
-static void pk_item_vs(pk_pairs *r, uint32_t a, uint32_t from, uint32_t to)
+/// Item a against every item in the subtree of x.
+static void pk_item_vs(pk_pairs *r, uint32_t a, uint32_t x)
 {
 	const packed_t *p = r->p;
 	const box_t ba = p->boxes[a];
-	for (uint32_t i = from; i < to;) {
-		const pnode *n = &p->nodes[i];
-		if (!pk_overlap(&ba, &n->bounds)) {
-			i = n->skip;
-			continue;
-		}
+	uint32_t stack[PK_STACK];
+	int top = 0;
+	stack[top++] = x;
+	while (top > 0) {
+		const pnode *n = &p->nodes[stack[--top]];
 		for (uint32_t k = n->first, e = n->first + n->own; k < e; ++k)
 			if (pk_overlap(&ba, &p->boxes[k]) && !r->fn(r->ctx, p->ids[a], p->ids[k])) {
 				r->stop = true;
 				return;
 			}
-		++i;
+		for (uint32_t c = n->child; c < n->child + n->kids; ++c)
+			if (pk_overlap(&ba, &p->nodes[c].bounds)) stack[top++] = c;
+		assert(top <= PK_STACK);
 	}
 }
 
@@ -683,15 +694,22 @@ static void pk_own_vs(pk_pairs *r, uint32_t x, uint32_t y)
 	const packed_t *p = r->p;
 	const pnode *nx = &p->nodes[x], *ny = &p->nodes[y];
 	for (uint32_t a = nx->first, e = nx->first + nx->own; a < e && !r->stop; ++a)
-		if (pk_overlap(&p->boxes[a], &ny->bounds)) pk_item_vs(r, a, y, ny->skip);
+		if (pk_overlap(&p->boxes[a], &ny->bounds)) pk_item_vs(r, a, y);
+}
+
+/// The sum of a box's sides: which of two subtrees to split first.
+static inline float pk_extent(const box_t *b)
+{
+	float s = 0.0f;
+	for (int d = 0; d < DIM; ++d) s += b->max[d] - b->min[d];
+	return s;
 }
 
 static void pk_cross(pk_pairs *r, uint32_t x, uint32_t y)
 {
 	const packed_t *p = r->p;
 	const pnode *nx = &p->nodes[x], *ny = &p->nodes[y];
-	bool xleaf = nx->skip == x + 1, yleaf = ny->skip == y + 1;
-	if (xleaf && yleaf) {
+	if (nx->kids == 0 && ny->kids == 0) {
 		for (uint32_t a = nx->first, ae = a + nx->own; a < ae; ++a) {
 			const box_t *ba = &p->boxes[a];
 			if (!pk_overlap(ba, &ny->bounds)) continue;
@@ -703,17 +721,16 @@ static void pk_cross(pk_pairs *r, uint32_t x, uint32_t y)
 		}
 		return;
 	}
-	uint32_t sx = pk_items_end(p, nx) - nx->first, sy = pk_items_end(p, ny) - ny->first;
-	if (xleaf || (!yleaf && sy > sx)) {
+	// Split the larger side (a leaf never).
+	if (nx->kids == 0 || (ny->kids != 0 && pk_extent(&ny->bounds) > pk_extent(&nx->bounds))) {
 		uint32_t t = x;
 		x = y;
 		y = t;
 		nx = &p->nodes[x];
 		ny = &p->nodes[y];
 	}
-	// Split x.
 	pk_own_vs(r, x, y);
-	for (uint32_t c = x + 1; c < nx->skip && !r->stop; c = p->nodes[c].skip)
+	for (uint32_t c = nx->child; c < nx->child + nx->kids && !r->stop; ++c)
 		if (pk_overlap(&p->nodes[c].bounds, &ny->bounds)) pk_cross(r, c, y);
 }
 
@@ -722,21 +739,21 @@ static void pk_self(pk_pairs *r, uint32_t x)
 	const packed_t *p = r->p;
 	const pnode *n = &p->nodes[x];
 	const box_t *boxes = p->boxes;
+	uint32_t c0 = n->child, c1 = n->child + n->kids;
 	for (uint32_t a = n->first, e = n->first + n->own; a < e; ++a) {
 		for (uint32_t b = a + 1; b < e; ++b)
 			if (pk_overlap(&boxes[a], &boxes[b]) && !r->fn(r->ctx, p->ids[a], p->ids[b])) {
 				r->stop = true;
 				return;
 			}
-		if (n->skip > x + 1) {
-			pk_item_vs(r, a, x + 1, n->skip);
-			if (r->stop) return;
-		}
+		for (uint32_t c = c0; c < c1 && !r->stop; ++c)
+			if (pk_overlap(&boxes[a], &p->nodes[c].bounds)) pk_item_vs(r, a, c);
+		if (r->stop) return;
 	}
-	for (uint32_t c = x + 1; c < n->skip && !r->stop; c = p->nodes[c].skip)
-		for (uint32_t d = p->nodes[c].skip; d < n->skip && !r->stop; d = p->nodes[d].skip)
+	for (uint32_t c = c0; c < c1 && !r->stop; ++c)
+		for (uint32_t d = c + 1; d < c1 && !r->stop; ++d)
 			if (pk_overlap(&p->nodes[c].bounds, &p->nodes[d].bounds)) pk_cross(r, c, d);
-	for (uint32_t c = x + 1; c < n->skip && !r->stop; c = p->nodes[c].skip) pk_self(r, c);
+	for (uint32_t c = c0; c < c1 && !r->stop; ++c) pk_self(r, c);
 }
 
 ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn, void *ctx)
@@ -755,8 +772,8 @@ static void pk_stats_walk(const packed_t *p, uint32_t x, int depth, ort_tree_sta
 	s->nodes++;
 	if (depth > s->depth) s->depth = depth;
 	s->items_per_level[depth < ORTHANT_STATS_LEVELS ? depth : ORTHANT_STATS_LEVELS - 1] += (int)n->own;
-	if (n->skip == x + 1) s->leaves++;
-	for (uint32_t c = x + 1; c < n->skip; c = p->nodes[c].skip) pk_stats_walk(p, c, depth + 1, s);
+	if (n->kids == 0) s->leaves++;
+	for (uint32_t c = n->child; c < n->child + n->kids; ++c) pk_stats_walk(p, c, depth + 1, s);
 }
 
 void ORTHANT_NAME(packed_get_stats)(const packed_t *p, ort_tree_stats *out)
@@ -788,51 +805,68 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 	if (msg && msg_size) msg[0] = '\0';
 	if (!p) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t nn = p->node_count, n = p->count;
-	if (n > p->cap || (n && nn + 1 > p->node_cap) || (n == 0) != (nn == 0))
+	if (n > p->cap || nn > p->node_cap || (n == 0) != (nn == 0))
 		return pk_fail(msg, msg_size, "counts past capacity", 0);
 	if (n == 0) return ORT_OK;
-	if (p->nodes[0].first != 0 || p->nodes[0].skip != nn || p->nodes[nn].first != n)
-		return pk_fail(msg, msg_size, "the root or the sentinel does not span the items", 0);
-	for (uint32_t i = 0; i < nn; ++i) {
-		const pnode *nd = &p->nodes[i];
-		if (nd->skip <= i || nd->skip > nn) return pk_fail(msg, msg_size, "skip out of range", i);
-		uint32_t end = p->nodes[nd->skip].first;
-		if (nd->first > end || nd->own > end - nd->first) return pk_fail(msg, msg_size, "item range", i);
-		if (nd->skip == i + 1 && nd->first + nd->own != end) return pk_fail(msg, msg_size, "leaf misses items", i);
-		if (nd->skip > i + 1 && nd->own == 0 && p->nodes[i + 1].skip == nd->skip)
-			return pk_fail(msg, msg_size, "a node with one child and no items", i);
-		// Children tile the rest: each starts where the previous ended.
-		uint32_t at = nd->first + nd->own, c = i + 1;
-		for (; c < nd->skip; c = p->nodes[c].skip) {
-			if (p->nodes[c].skip <= c || p->nodes[c].skip > nd->skip)
-				return pk_fail(msg, msg_size, "a child's subtree leaves its parent", i);
-			if (p->nodes[c].first != at) return pk_fail(msg, msg_size, "children do not tile the items", i);
-			if (!pk_box_holds(&nd->bounds, &p->nodes[c].bounds))
-				return pk_fail(msg, msg_size, "bounds miss a child", i);
-			at = p->nodes[p->nodes[c].skip].first;
-		}
-		if (at != end) return pk_fail(msg, msg_size, "children do not reach the end", i);
-		for (uint32_t k = nd->first; k < nd->first + nd->own; ++k)
-			if (!pk_box_holds(&nd->bounds, &p->boxes[k])) return pk_fail(msg, msg_size, "bounds miss an item", i);
-	}
-	// Ids: a permutation of 0..count-1.
+	// Scratch: each subtree's item end, and one bit per node and per id.
 	const ort_allocator *a = &p->def.allocator;
-	size_t words = ((size_t)n + 63) / 64, size = words * sizeof(uint64_t);
-	uint64_t *seen = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
-	if (!seen) return ORT_ERROR_OUT_OF_MEMORY;
-	memset(seen, 0, size);
+	size_t nwords = ((size_t)nn + 63) / 64, iwords = ((size_t)n + 63) / 64;
+	size_t size = (size_t)nn * sizeof(uint32_t) + (nwords + iwords) * sizeof(uint64_t);
+	void *mem = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
+	if (!mem) return ORT_ERROR_OUT_OF_MEMORY;
+	memset(mem, 0, size);
+	uint64_t *node_seen = mem, *id_seen = node_seen + nwords;
+	uint32_t *end = (uint32_t *)(id_seen + iwords);
 	ort_result res = ORT_OK;
+	// Links: children lie after their parent (so there is no cycle) and every
+	// node but the root is some node's child exactly once.
+	for (uint32_t i = 0; i < nn && res == ORT_OK; ++i) {
+		const pnode *nd = &p->nodes[i];
+		if (nd->kids > NCHILD || (nd->kids && (nd->child <= i || nd->child > nn - nd->kids)))
+			res = pk_fail(msg, msg_size, "children out of range", i);
+		else if (nd->kids == 1 && nd->own == 0)
+			res = pk_fail(msg, msg_size, "a node with one child and no items", i);
+		else if (nd->kids == 0 && nd->own == 0)
+			res = pk_fail(msg, msg_size, "an empty leaf", i);
+		for (uint32_t c = nd->child; res == ORT_OK && c < nd->child + nd->kids; ++c) {
+			if (node_seen[c / 64] >> (c % 64) & 1u) res = pk_fail(msg, msg_size, "a node with two parents", c);
+			node_seen[c / 64] |= (uint64_t)1 << (c % 64);
+		}
+	}
+	for (uint32_t i = 1; i < nn && res == ORT_OK; ++i)
+		if (!(node_seen[i / 64] >> (i % 64) & 1u)) res = pk_fail(msg, msg_size, "a node no parent reaches", i);
+	// Items: children tile what their parent does not own; bounds hold it all.
+	for (uint32_t i = nn; i-- > 0 && res == ORT_OK;) {
+		const pnode *nd = &p->nodes[i];
+		uint32_t at = nd->first + nd->own;
+		if (nd->first > n || nd->own > n - nd->first) {
+			res = pk_fail(msg, msg_size, "item range", i);
+			break;
+		}
+		for (uint32_t c = nd->child; c < nd->child + nd->kids && res == ORT_OK; ++c) {
+			if (p->nodes[c].first != at) res = pk_fail(msg, msg_size, "children do not tile the items", i);
+			else if (!pk_box_holds(&nd->bounds, &p->nodes[c].bounds))
+				res = pk_fail(msg, msg_size, "bounds miss a child", i);
+			at = end[c];
+		}
+		for (uint32_t k = nd->first; k < nd->first + nd->own && res == ORT_OK; ++k)
+			if (!pk_box_holds(&nd->bounds, &p->boxes[k])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
+		end[i] = at;
+	}
+	if (res == ORT_OK && (p->nodes[0].first != 0 || end[0] != n))
+		res = pk_fail(msg, msg_size, "the root does not span the items", 0);
+	// Ids: a permutation of 0..count-1.
 	for (uint32_t k = 0; k < n && res == ORT_OK; ++k) {
 		uint32_t id = p->ids[k];
-		if (id >= n || (seen[id / 64] >> (id % 64) & 1u))
+		if (id >= n || (id_seen[id / 64] >> (id % 64) & 1u))
 			res = pk_fail(msg, msg_size, "ids are not a permutation", k);
 		else
-			seen[id / 64] |= (uint64_t)1 << (id % 64);
+			id_seen[id / 64] |= (uint64_t)1 << (id % 64);
 		if (res == ORT_OK && box_check(&p->boxes[k]) != ORT_OK) res = pk_fail(msg, msg_size, "a bad box", k);
 	}
 	if (a->free)
-		a->free(a->ctx, seen, size);
+		a->free(a->ctx, mem, size);
 	else
-		free(seen);
+		free(mem);
 	return res;
 }

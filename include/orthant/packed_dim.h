@@ -29,7 +29,7 @@ typedef struct ORTHANT_NAME(packed) ORTHANT_NAME(packed);
 
 /// How to make a packed tree. Start from ortN_packed_default_def().
 typedef struct ORTHANT_NAME(packed_def) {
-	/// Items a leaf holds before it is divided (default 8). 1..64.
+	/// Items a leaf holds before it is divided (default 16). 1..64.
 	int bucket_size;
 	/// Levels below the root (default and most: 13 in 2D, 9 in 3D). Items that
 	/// still share a cell at this depth share one leaf. 1..most.
@@ -38,7 +38,7 @@ typedef struct ORTHANT_NAME(packed_def) {
 	ort_allocator allocator;
 } ORTHANT_NAME(packed_def);
 
-/// The defaults: bucket 8, the deepest max_depth, malloc/free.
+/// The defaults: bucket 16, the deepest max_depth, malloc/free.
 ORTHANT_API ORTHANT_NAME(packed_def) ORTHANT_NAME(packed_default_def)(void);
 
 /// Make an empty packed tree. On failure *out is NULL and the result says why.
@@ -95,7 +95,8 @@ ORTHANT_API bool ORTHANT_NAME(packed_ray_first)(const ORTHANT_NAME(packed) * tre
 
 /// The k items nearest to point (distance to the box, 0 inside), at most
 /// max_distance away, in out[0..*found) by ascending distance, equal distances
-/// by ascending id. Depth-first, nearest child first; allocates nothing.
+/// by ascending id. Depth-first, nearest child first; allocates nothing unless
+/// k > 64 (then k * 16 bytes for the call, through the tree's allocator).
 ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) * tree,
                                                     const float point[ORTHANT_DIM], int k, float max_distance,
                                                     ort_id_neighbor *out, int *found);
