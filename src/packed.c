@@ -460,7 +460,11 @@ static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn,
 			if (pk_region_meets(q, &boxes[k]) && !fn(ctx, p->ids[k])) return ORT_OK;
 		// Last child first onto the stack, so hits come in Morton order.
 		for (uint32_t c = n->child + n->kids; c-- > n->child;)
-			if (pk_region_meets(q, &nodes[c].bounds)) stack[top++] = c;
+			if (pk_region_meets(q, &nodes[c].bounds)) {
+				stack[top++] = c;
+				__builtin_prefetch(&boxes[nodes[c].first]);
+				if (nodes[c].kids) __builtin_prefetch(&nodes[nodes[c].child]);
+			}
 		assert(top <= PK_STACK);
 	}
 	return ORT_OK;
