@@ -12,20 +12,26 @@
 // code is the run's smallest and their level the lowest — and children follow
 // in Morton order (Karras 2012's linear trees, with loose levels).
 //
-// Nodes. Node 0 is the root; a node's children are the `kids` nodes from
-// `child` on, in Morton order, always after their parent in the array, so a
-// query tests a node's children from one or two cache lines (flatbush and
-// Boost's packed R-tree keep children together for the same reason). A node's
-// items start at `first`: its `own` items, then each child's subtree in turn.
-// A leaf (kids == 0) owns all its items, at least one. A node with no own
-// items and one child is never made: the child takes its place. bounds is the
-// union of every box in the subtree, so answers depend on the boxes alone: the
-// keys decide the shape, never a result.
+// Nodes live in blocks, as in a wide bounding-volume tree (Jolt's 4-wide
+// nodes, Boost's and flatbush's packed nodes): a block holds the children of
+// one node, lane by lane — their bounds axis by axis, so one query box is
+// tested against all of them at once, then where each child's items start,
+// how many it owns and the block of its own children (NIL for a leaf). Block
+// 0 holds the root alone. A node's items start at `first`: its own, then each
+// child's subtree in turn. A leaf owns all its items, at least one. A node
+// with no items of its own and one child is never made: the child takes its
+// place. Bounds are the union of every box in the subtree, so answers depend
+// on the boxes alone: the keys decide the shape, never a result. Unused lanes
+// hold inverted bounds, which meet nothing.
 //
 // Traversals use fixed stacks: levels strictly deepen along a path, so a path
 // has at most depth + 1 nodes and a stack at most (depth + 1) * NCHILD entries.
 #ifndef ORTHANT_DIM
 #error "compiled through dim2.c or dim3.c"
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 typedef ORTHANT_NAME(packed) packed_t;
@@ -38,24 +44,24 @@ typedef ORTHANT_NAME(packed_def) pdef_t;
 /// Most items: ids are 32-bit and node counts reach 2 * count + 1.
 #define PK_MAX_ITEMS (INT32_MAX / 2 - 2)
 
-typedef struct pnode {
-	box_t bounds;   ///< union of the subtree's boxes
-	uint32_t first; ///< first item of the subtree; own items come first
-	uint32_t own;   ///< items of this node itself
-	uint32_t child; ///< first child
-	uint32_t kids;  ///< children, nodes [child, child + kids); 0 for a leaf
-} pnode;
+typedef struct pblock {
+	float lo[DIM][NCHILD], hi[DIM][NCHILD]; ///< each child's bounds
+	uint32_t first[NCHILD]; ///< the child's first item; its own items come first
+	uint32_t own[NCHILD];   ///< items of the child itself
+	uint32_t child[NCHILD]; ///< the block of the child's children, NIL for a leaf
+	uint32_t kids;          ///< lanes in use, from 0
+} pblock;
 
 struct ORTHANT_NAME(packed) {
 	pdef_t def;
 	uint32_t count;      ///< items
-	uint32_t node_count; ///< nodes
+	uint32_t block_count; ///< blocks in use
 	box_t bounds;        ///< union of every box
 	box_t *boxes;        ///< [cap], tree order
 	uint32_t *ids;       ///< [cap], the id of each box
-	pnode *nodes;        ///< [node_cap]
+	pblock *blocks;      ///< [block_cap]
 	uint64_t *sort_a, *sort_b; ///< [cap] build scratch: key << 32 | id
-	uint32_t cap, node_cap;
+	uint32_t cap, block_cap;
 	size_t bytes, bytes_peak;
 };
 
@@ -118,6 +124,70 @@ static inline void pk_grow(box_t *into, const box_t *b)
 	}
 }
 
+// ---- lanes ------------------------------------------------------------------
+
+static inline box_t pk_lane_box(const pblock *b, int k)
+{
+	box_t r;
+	for (int d = 0; d < DIM; ++d) {
+		r.min[d] = b->lo[d][k];
+		r.max[d] = b->hi[d][k];
+	}
+	return r;
+}
+
+static inline void pk_lane_set(pblock *b, int k, const box_t *box, uint32_t first, uint32_t own, uint32_t child)
+{
+	for (int d = 0; d < DIM; ++d) {
+		b->lo[d][k] = box->min[d];
+		b->hi[d][k] = box->max[d];
+	}
+	b->first[k] = first;
+	b->own[k] = own;
+	b->child[k] = child;
+}
+
+static void pk_block_clear(pblock *b)
+{
+	box_t empty = pk_empty_box();
+	for (int k = 0; k < NCHILD; ++k) pk_lane_set(b, k, &empty, 0, 0, NIL);
+	b->kids = 0;
+}
+
+/// The lanes of b whose bounds meet box q (closed), one bit each. The tests
+/// of all lanes are made without a branch: which children meet a query is
+/// rarely predictable.
+static inline unsigned pk_lanes_meeting(const pblock *b, const box_t *q)
+{
+#if defined(__SSE2__)
+	unsigned m = 0;
+	for (int h = 0; h < NCHILD; h += 4) {
+		__m128 ok = _mm_castsi128_ps(_mm_set1_epi32(-1));
+		for (int d = 0; d < DIM; ++d) {
+			ok = _mm_and_ps(ok, _mm_cmple_ps(_mm_set1_ps(q->min[d]), _mm_loadu_ps(&b->hi[d][h])));
+			ok = _mm_and_ps(ok, _mm_cmple_ps(_mm_loadu_ps(&b->lo[d][h]), _mm_set1_ps(q->max[d])));
+		}
+		m |= (unsigned)_mm_movemask_ps(ok) << h;
+	}
+	return m;
+#else
+	unsigned m = 0;
+	for (int k = 0; k < NCHILD; ++k) {
+		int ok = 1;
+		for (int d = 0; d < DIM; ++d) ok &= (q->min[d] <= b->hi[d][k]) & (b->lo[d][k] <= q->max[d]);
+		m |= (unsigned)ok << k;
+	}
+	return m;
+#endif
+}
+
+static inline int pk_next_lane(unsigned *m)
+{
+	int k = __builtin_ctz(*m);
+	*m &= *m - 1;
+	return k;
+}
+
 // ---- create / destroy ----------------------------------------------------------
 
 pdef_t ORTHANT_NAME(packed_default_def)(void)
@@ -151,7 +221,7 @@ void ORTHANT_NAME(packed_destroy)(packed_t *p)
 {
 	if (!p) return;
 	pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
-	pk_free(p, p->nodes, (size_t)p->node_cap * sizeof *p->nodes);
+	pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
 	const ort_allocator *a = &p->def.allocator;
 	if (a->free)
 		a->free(a->ctx, p, sizeof *p);
@@ -253,8 +323,8 @@ static void pk_radix(uint64_t **a, uint64_t **b, uint32_t n, uint32_t hist[3][20
 typedef struct pk_build {
 	const uint64_t *sorted;
 	const box_t *boxes; ///< tree order; NULL when only counting
-	pnode *nodes;       ///< NULL when only counting
-	uint32_t made;
+	pblock *blocks;     ///< NULL when only counting
+	uint32_t made;      ///< blocks handed out
 	int depth, bucket;
 } pk_build;
 
@@ -274,26 +344,31 @@ static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t b
 	return lo;
 }
 
-/// Fill node `me` with the subtree of items [lo, hi), which all lie in cell
-/// `code` of `level` and are no shallower than it; returns its bounds (when
-/// building). Children get a block of slots at the end of what is made.
-static box_t pk_node(pk_build *b, uint32_t me, uint32_t lo, uint32_t hi, int level, uint32_t code)
+/// Fill lane `lane` of block `blk` with a leaf owning items [lo, hi).
+static box_t pk_leaf(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t hi)
+{
+	box_t bounds = pk_empty_box();
+	if (b->blocks) {
+		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
+		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, hi - lo, NIL);
+	}
+	return bounds;
+}
+
+/// Fill lane `lane` of block `blk` with the subtree of items [lo, hi), which
+/// all lie in cell `code` of `level` and are no shallower than it; returns its
+/// bounds (when building). Its children get the next free block.
+static box_t pk_node(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t hi, int level, uint32_t code)
 {
 	box_t bounds = pk_empty_box();
 	uint32_t own = 0, cut[NCHILD + 1];
-	uint32_t kids;
 	for (;;) {
 		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
 			// A leaf, which owns every item of its range.
-			if (b->nodes) {
-				for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
-				b->nodes[me] = (pnode){bounds, lo, hi - lo, 0, 0};
-			}
-			return bounds;
+			return pk_leaf(b, blk, lane, lo, hi);
 		}
 		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
-		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0;
-		kids = 0;
+		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0, kids = 0;
 		cut[0] = lo + own;
 		for (int c = 0; c < NCHILD; ++c) {
 			uint64_t bound = ((uint64_t)((code << DIM) | (uint32_t)c) + 1u) << shift;
@@ -303,22 +378,31 @@ static box_t pk_node(pk_build *b, uint32_t me, uint32_t lo, uint32_t hi, int lev
 				last = c;
 			}
 		}
+		if (kids == 0) {
+			// Every item is the node's own (they share this level and cell):
+			// a leaf, however many.
+			return pk_leaf(b, blk, lane, lo, hi);
+		}
 		if (own != 0 || kids != 1) break;
-		// No items of its own and one child: the child takes this slot.
+		// No items of its own and one child: the child takes this lane.
 		code = (code << DIM) | (uint32_t)last;
 		++level;
 	}
-	uint32_t child = b->made;
-	b->made += kids;
-	if (b->nodes)
+	uint32_t child = b->made++;
+	if (b->blocks) {
+		pk_block_clear(&b->blocks[child]);
 		for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
-	uint32_t slot = child;
+	}
+	int slot = 0;
 	for (int c = 0; c < NCHILD; ++c) {
 		if (cut[c + 1] == cut[c]) continue;
-		box_t cb = pk_node(b, slot++, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
+		box_t cb = pk_node(b, child, slot++, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
 		pk_grow(&bounds, &cb);
 	}
-	if (b->nodes) b->nodes[me] = (pnode){bounds, lo, own, child, kids};
+	if (b->blocks) {
+		b->blocks[child].kids = (uint32_t)slot;
+		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, own, child);
+	}
 	return bounds;
 }
 
@@ -376,16 +460,16 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 		hist[2][key >> 22]++;
 	}
 	if (n) pk_radix(&sa, &sb, n, hist);
-	// 4. Count the nodes, then make room for them.
+	// 4. Count the blocks, then make room for them.
 	pk_build bd = {sa, NULL, NULL, 1, g.depth, p->def.bucket_size};
-	if (n) pk_node(&bd, 0, 0, n, 0, 0);
+	if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
 	uint32_t need = n ? bd.made : 0;
-	pnode *nnodes = p->nodes;
-	uint32_t nnode_cap = p->node_cap;
-	if (need > p->node_cap) {
-		nnode_cap = need + need / 8;
-		nnodes = pk_alloc(p, (size_t)nnode_cap * sizeof *nnodes);
-		if (!nnodes) {
+	pblock *nblocks = p->blocks;
+	uint32_t nblock_cap = p->block_cap;
+	if (need > p->block_cap) {
+		nblock_cap = need + need / 4 + 16; // room to spare: shapes vary from frame to frame
+		nblocks = pk_alloc(p, (size_t)nblock_cap * sizeof *nblocks);
+		if (!nblocks) {
 			if (nboxes != p->boxes) pk_free_items(p, nboxes, nids, sa, sb, ncap);
 			return ORT_ERROR_OUT_OF_MEMORY;
 		}
@@ -399,10 +483,10 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	}
 	p->sort_a = sa;
 	p->sort_b = sb;
-	if (nnodes != p->nodes) {
-		pk_free(p, p->nodes, (size_t)p->node_cap * sizeof *p->nodes);
-		p->nodes = nnodes;
-		p->node_cap = nnode_cap;
+	if (nblocks != p->blocks) {
+		pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
+		p->blocks = nblocks;
+		p->block_cap = nblock_cap;
 	}
 	uint32_t *ids = p->ids;
 	box_t *boxes = p->boxes;
@@ -411,10 +495,14 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 		ids[k] = id;
 		memcpy(&boxes[k], base + (size_t)id * stride, sizeof(box_t));
 	}
-	bd = (pk_build){sa, p->boxes, p->nodes, 1, g.depth, p->def.bucket_size};
-	if (n) pk_node(&bd, 0, 0, n, 0, 0);
+	bd = (pk_build){sa, p->boxes, p->blocks, 1, g.depth, p->def.bucket_size};
+	if (n) {
+		pk_block_clear(&p->blocks[0]);
+		p->blocks[0].kids = 1;
+		pk_node(&bd, 0, 0, 0, n, 0, 0);
+	}
 	assert(!n || bd.made == need);
-	p->node_count = need;
+	p->block_count = need;
 	p->count = n;
 	p->bounds = all;
 	return ORT_OK;
@@ -448,23 +536,43 @@ static inline bool pk_region_meets(const pk_region *q, const box_t *b)
 
 static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn, void *ctx)
 {
-	if (p->node_count == 0 || !pk_region_meets(q, &p->nodes[0].bounds)) return ORT_OK;
-	const pnode *nodes = p->nodes;
+	if (p->block_count == 0) return ORT_OK;
+	const pblock *blocks = p->blocks;
 	const box_t *boxes = p->boxes;
 	uint32_t stack[PK_STACK];
 	int top = 0;
 	stack[top++] = 0;
 	while (top > 0) {
-		const pnode *n = &nodes[stack[--top]];
-		for (uint32_t k = n->first, e = n->first + n->own; k < e; ++k)
-			if (pk_region_meets(q, &boxes[k]) && !fn(ctx, p->ids[k])) return ORT_OK;
-		// Last child first onto the stack, so hits come in Morton order.
-		for (uint32_t c = n->child + n->kids; c-- > n->child;)
-			if (pk_region_meets(q, &nodes[c].bounds)) {
-				stack[top++] = c;
-				__builtin_prefetch(&boxes[nodes[c].first]);
-				if (nodes[c].kids) __builtin_prefetch(&nodes[nodes[c].child]);
+		const pblock *b = &blocks[stack[--top]];
+		unsigned m = pk_lanes_meeting(b, &q->box);
+		while (m) {
+			int k = pk_next_lane(&m);
+			if (q->sphere) {
+				box_t lb = pk_lane_box(b, k);
+				if (dist2_point_box(q->centre, &lb) > q->r2) continue;
 			}
+			uint32_t i = b->first[k], e = i + b->own[k];
+			if (!q->sphere) {
+				// Whether a box meets the query is rarely predictable: each
+				// test advances an index instead of taking a branch, and
+				// only the hits (a predictable few) call back.
+				while (i < e) {
+					uint32_t hit[32], nh = 0, stop = e - i > 32 ? i + 32 : e;
+					for (; i < stop; ++i) {
+						hit[nh] = i;
+						nh += pk_overlap(&q->box, &boxes[i]);
+					}
+					for (uint32_t h = 0; h < nh; ++h)
+						if (!fn(ctx, p->ids[hit[h]])) return ORT_OK;
+				}
+			}
+			for (; i < e; ++i)
+				if (pk_region_meets(q, &boxes[i]) && !fn(ctx, p->ids[i])) return ORT_OK;
+			if (b->child[k] != NIL) {
+				__builtin_prefetch(&blocks[b->child[k]]);
+				stack[top++] = b->child[k];
+			}
+		}
 		assert(top <= PK_STACK);
 	}
 	return ORT_OK;
@@ -510,46 +618,73 @@ ort_result ORTHANT_NAME(packed_query_sphere)(const packed_t *p, const float cent
 
 // ---- rays -----------------------------------------------------------------------
 
-typedef struct pk_ray_node {
-	uint32_t node;
-	float enter;
-} pk_ray_node;
+/// A node on a near-first stack: lane k of block b, entered at `at`
+/// (a ray's t or a squared distance).
+typedef struct pk_visit {
+	uint32_t block;
+	int lane;
+	double at;
+} pk_visit;
+
+/// Push the lanes of block bi in mask m, farthest (largest at[k]) first, so
+/// the nearest comes off the stack next.
+static inline int pk_push_near_first(pk_visit *stack, int top, uint32_t bi, const double *at, unsigned m)
+{
+	pk_visit kids[NCHILD];
+	int nk = 0;
+	while (m) {
+		int k = pk_next_lane(&m);
+		int j = nk++;
+		for (; j > 0 && kids[j - 1].at < at[k]; --j) kids[j] = kids[j - 1];
+		kids[j] = (pk_visit){bi, k, at[k]};
+	}
+	assert(top + nk <= PK_STACK);
+	for (int j = 0; j < nk; ++j) stack[top++] = kids[j];
+	return top;
+}
 
 ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[DIM], const float dir[DIM],
                                          float max_t, ort_id_ray_fn *fn, void *ctx)
 {
 	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	ort_result r = ray_args_check(origin, dir, max_t);
-	if (r != ORT_OK || p->node_count == 0) return r;
-	pk_ray_node stack[PK_STACK];
+	if (r != ORT_OK || p->block_count == 0) return r;
+	pk_visit stack[PK_STACK];
 	int top = 0;
-	float tmax = max_t, enter;
-	const pnode *nodes = p->nodes;
-	if (ray_slab(origin, dir, tmax, nodes[0].bounds.min, nodes[0].bounds.max, &enter))
-		stack[top++] = (pk_ray_node){0, enter};
+	float tmax = max_t;
+	const pblock *blocks = p->blocks;
+	double at[NCHILD];
+	unsigned m = 0;
+	float enter;
+	box_t rb = pk_lane_box(&blocks[0], 0);
+	if (ray_slab(origin, dir, tmax, rb.min, rb.max, &enter)) {
+		at[0] = enter;
+		m = 1;
+	}
+	top = pk_push_near_first(stack, top, 0, at, m);
 	while (top > 0) {
-		pk_ray_node rn = stack[--top];
-		if (rn.enter > tmax) continue;
-		const pnode *n = &nodes[rn.node];
-		for (uint32_t k = n->first, e = n->first + n->own; k < e; ++k) {
+		pk_visit v = stack[--top];
+		if (v.at > tmax) continue;
+		const pblock *b = &blocks[v.block];
+		for (uint32_t k = b->first[v.lane], e = k + b->own[v.lane]; k < e; ++k) {
 			float te;
 			if (!ray_slab(origin, dir, tmax, p->boxes[k].min, p->boxes[k].max, &te)) continue;
-			float v = fn(ctx, p->ids[k], te);
-			if (v < 0.0f || isnan(v)) continue;
-			if (v == 0.0f) return ORT_OK;
-			if (v < tmax) tmax = v;
+			float ret = fn(ctx, p->ids[k], te);
+			if (ret < 0.0f || isnan(ret)) continue;
+			if (ret == 0.0f) return ORT_OK;
+			if (ret < tmax) tmax = ret;
 		}
-		// Children far to near onto the stack, so the nearest comes off first.
-		pk_ray_node kids[NCHILD];
-		int nk = 0;
-		for (uint32_t c = n->child; c < n->child + n->kids; ++c) {
-			if (!ray_slab(origin, dir, tmax, nodes[c].bounds.min, nodes[c].bounds.max, &enter)) continue;
-			int j = nk++;
-			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
-			kids[j] = (pk_ray_node){c, enter};
+		uint32_t ci = b->child[v.lane];
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		m = 0;
+		for (uint32_t k = 0; k < c->kids; ++k) {
+			box_t cb = pk_lane_box(c, (int)k);
+			if (!ray_slab(origin, dir, tmax, cb.min, cb.max, &enter)) continue;
+			at[k] = enter;
+			m |= 1u << k;
 		}
-		assert(top + nk <= PK_STACK);
-		for (int j = 0; j < nk; ++j) stack[top++] = kids[j];
+		top = pk_push_near_first(stack, top, ci, at, m);
 	}
 	return ORT_OK;
 }
@@ -586,11 +721,6 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 
 // ---- k nearest ----------------------------------------------------------------
 
-typedef struct pk_knn_node {
-	uint32_t node;
-	double d2;
-} pk_knn_node;
-
 ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM], int k, float max_distance,
                                         ort_id_neighbor *out, int *found)
 {
@@ -609,37 +739,41 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	int n = 0;
-	pk_knn_node stack[PK_STACK];
+	pk_visit stack[PK_STACK];
 	int top = 0;
-	const pnode *nodes = p->nodes;
-	stack[top++] = (pk_knn_node){0, dist2_point_box(point, &nodes[0].bounds)};
+	const pblock *blocks = p->blocks;
+	double at[NCHILD];
+	box_t rb = pk_lane_box(&blocks[0], 0);
+	at[0] = dist2_point_box(point, &rb);
+	top = pk_push_near_first(stack, top, 0, at, 1u);
 	while (top > 0) {
-		pk_knn_node kn = stack[--top];
+		pk_visit v = stack[--top];
 		// Equal distances are still visited: they may hold a tie with a lower id.
-		if (kn.d2 > limit2 || (n == k && kn.d2 > best[0].d2)) continue;
-		const pnode *nd = &nodes[kn.node];
-		for (uint32_t e = nd->first, end = nd->first + nd->own; e < end; ++e) {
-			knn_best v = {dist2_point_box(point, &p->boxes[e]), p->ids[e]};
-			if (v.d2 > limit2) continue;
+		if (v.at > limit2 || (n == k && v.at > best[0].d2)) continue;
+		const pblock *b = &blocks[v.block];
+		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
+			knn_best c = {dist2_point_box(point, &p->boxes[e]), p->ids[e]};
+			if (c.d2 > limit2) continue;
 			if (n < k) {
-				best[n] = v;
+				best[n] = c;
 				knn_sift_up(best, n++);
-			} else if (knn_before(&v, &best[0])) {
-				best[0] = v;
+			} else if (knn_before(&c, &best[0])) {
+				best[0] = c;
 				knn_sift_down(best, n, 0);
 			}
 		}
-		pk_knn_node kids[NCHILD];
-		int nk = 0;
-		for (uint32_t c = nd->child; c < nd->child + nd->kids; ++c) {
-			double d2 = dist2_point_box(point, &nodes[c].bounds);
+		uint32_t ci = b->child[v.lane];
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		unsigned m = 0;
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			box_t cb = pk_lane_box(c, (int)l);
+			double d2 = dist2_point_box(point, &cb);
 			if (d2 > limit2 || (n == k && d2 > best[0].d2)) continue;
-			int j = nk++;
-			for (; j > 0 && kids[j - 1].d2 < d2; --j) kids[j] = kids[j - 1];
-			kids[j] = (pk_knn_node){c, d2};
+			at[l] = d2;
+			m |= 1u << l;
 		}
-		assert(top + nk <= PK_STACK);
-		for (int j = 0; j < nk; ++j) stack[top++] = kids[j];
+		top = pk_push_near_first(stack, top, ci, at, m);
 	}
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, (float)sqrt(best[i].d2)};
@@ -671,34 +805,79 @@ typedef struct pk_pairs {
 	bool stop;
 } pk_pairs;
 
-/// Item a against every item in the subtree of x.
-static void pk_item_vs(pk_pairs *r, uint32_t a, uint32_t x)
+/// A node: lane k of block b.
+typedef struct pk_ref {
+	uint32_t block;
+	int lane;
+} pk_ref;
+
+static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
+{
+	if (r->fn(r->ctx, r->p->ids[a], r->p->ids[b])) return true;
+	r->stop = true;
+	return false;
+}
+
+/// Items [a0, a0 + na) that meet bounds yb, each against items [b0, b0 + nb).
+/// Overlap is rarely predictable, so the tests advance indices instead of
+/// branching; only the hits (a predictable few) branch.
+static void pk_list_vs_list(pk_pairs *r, uint32_t a0, uint32_t na, const box_t *yb, uint32_t b0, uint32_t nb)
+{
+	const box_t *boxes = r->p->boxes;
+	uint32_t near[32];
+	for (uint32_t a = a0, ae = a0 + na; a < ae;) {
+		uint32_t nn = 0, stop = ae - a > 32 ? a + 32 : ae;
+		for (; a < stop; ++a) {
+			near[nn] = a;
+			nn += pk_overlap(&boxes[a], yb);
+		}
+		for (uint32_t j = 0; j < nn; ++j) {
+			const box_t *ba = &boxes[near[j]];
+			for (uint32_t i = b0, ie = b0 + nb; i < ie;) {
+				uint32_t hit[32], nh = 0, istop = ie - i > 32 ? i + 32 : ie;
+				for (; i < istop; ++i) {
+					hit[nh] = i;
+					nh += pk_overlap(ba, &boxes[i]);
+				}
+				for (uint32_t h = 0; h < nh; ++h)
+					if (!pk_report(r, near[j], hit[h])) return;
+			}
+		}
+	}
+}
+
+/// Item a against every item below block bi (the children of some node).
+static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
 {
 	const packed_t *p = r->p;
 	const box_t ba = p->boxes[a];
 	uint32_t stack[PK_STACK];
 	int top = 0;
-	stack[top++] = x;
+	stack[top++] = bi;
 	while (top > 0) {
-		const pnode *n = &p->nodes[stack[--top]];
-		for (uint32_t k = n->first, e = n->first + n->own; k < e; ++k)
-			if (pk_overlap(&ba, &p->boxes[k]) && !r->fn(r->ctx, p->ids[a], p->ids[k])) {
-				r->stop = true;
-				return;
-			}
-		for (uint32_t c = n->child; c < n->child + n->kids; ++c)
-			if (pk_overlap(&ba, &p->nodes[c].bounds)) stack[top++] = c;
+		const pblock *b = &p->blocks[stack[--top]];
+		unsigned m = pk_lanes_meeting(b, &ba);
+		while (m) {
+			int k = pk_next_lane(&m);
+			pk_list_vs_list(r, a, 1, &ba, b->first[k], b->own[k]);
+			if (r->stop) return;
+			if (b->child[k] != NIL) stack[top++] = b->child[k];
+		}
 		assert(top <= PK_STACK);
 	}
 }
 
-/// x's own items against the subtree of y.
-static void pk_own_vs(pk_pairs *r, uint32_t x, uint32_t y)
+/// x's own items against the subtree of y (whose bounds are yb).
+static void pk_own_vs(pk_pairs *r, pk_ref x, pk_ref y, const box_t *yb)
 {
 	const packed_t *p = r->p;
-	const pnode *nx = &p->nodes[x], *ny = &p->nodes[y];
-	for (uint32_t a = nx->first, e = nx->first + nx->own; a < e && !r->stop; ++a)
-		if (pk_overlap(&p->boxes[a], &ny->bounds)) pk_item_vs(r, a, y);
+	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
+	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e && !r->stop; ++a) {
+		const box_t *ba = &p->boxes[a];
+		if (!pk_overlap(ba, yb)) continue;
+		pk_list_vs_list(r, a, 1, ba, by->first[y.lane], by->own[y.lane]);
+		if (!r->stop && by->child[y.lane] != NIL) pk_item_vs_block(r, a, by->child[y.lane]);
+	}
 }
 
 /// The sum of a box's sides: which of two subtrees to split first.
@@ -709,75 +888,86 @@ static inline float pk_extent(const box_t *b)
 	return s;
 }
 
-static void pk_cross(pk_pairs *r, uint32_t x, uint32_t y)
+/// Every pair with one item in the subtree of x and one in that of y
+/// (disjoint subtrees whose bounds xb and yb meet).
+static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
 {
 	const packed_t *p = r->p;
-	const pnode *nx = &p->nodes[x], *ny = &p->nodes[y];
-	if (nx->kids == 0 && ny->kids == 0) {
-		for (uint32_t a = nx->first, ae = a + nx->own; a < ae; ++a) {
-			const box_t *ba = &p->boxes[a];
-			if (!pk_overlap(ba, &ny->bounds)) continue;
-			for (uint32_t b = ny->first, be = b + ny->own; b < be; ++b)
-				if (pk_overlap(ba, &p->boxes[b]) && !r->fn(r->ctx, p->ids[a], p->ids[b])) {
-					r->stop = true;
-					return;
-				}
-		}
+	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
+	uint32_t cx = bx->child[x.lane], cy = by->child[y.lane];
+	if (cx == NIL && cy == NIL) {
+		pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
 		return;
 	}
 	// Split the larger side (a leaf never).
-	if (nx->kids == 0 || (ny->kids != 0 && pk_extent(&ny->bounds) > pk_extent(&nx->bounds))) {
-		uint32_t t = x;
+	if (cx == NIL || (cy != NIL && pk_extent(yb) > pk_extent(xb))) {
+		pk_ref t = x;
 		x = y;
 		y = t;
-		nx = &p->nodes[x];
-		ny = &p->nodes[y];
+		const box_t *tb = xb;
+		xb = yb;
+		yb = tb;
+		cx = cy;
 	}
-	pk_own_vs(r, x, y);
-	for (uint32_t c = nx->child; c < nx->child + nx->kids && !r->stop; ++c)
-		if (pk_overlap(&p->nodes[c].bounds, &ny->bounds)) pk_cross(r, c, y);
+	pk_own_vs(r, x, y, yb);
+	const pblock *c = &p->blocks[cx];
+	unsigned m = pk_lanes_meeting(c, yb);
+	while (m && !r->stop) {
+		int k = pk_next_lane(&m);
+		box_t kb = pk_lane_box(c, k);
+		pk_cross(r, (pk_ref){cx, k}, y, &kb, yb);
+	}
 }
 
-static void pk_self(pk_pairs *r, uint32_t x)
+static void pk_self(pk_pairs *r, pk_ref x)
 {
 	const packed_t *p = r->p;
-	const pnode *n = &p->nodes[x];
+	const pblock *bx = &p->blocks[x.block];
 	const box_t *boxes = p->boxes;
-	uint32_t c0 = n->child, c1 = n->child + n->kids;
-	for (uint32_t a = n->first, e = n->first + n->own; a < e; ++a) {
-		for (uint32_t b = a + 1; b < e; ++b)
-			if (pk_overlap(&boxes[a], &boxes[b]) && !r->fn(r->ctx, p->ids[a], p->ids[b])) {
-				r->stop = true;
-				return;
-			}
-		for (uint32_t c = c0; c < c1 && !r->stop; ++c)
-			if (pk_overlap(&boxes[a], &p->nodes[c].bounds)) pk_item_vs(r, a, c);
+	uint32_t ci = bx->child[x.lane];
+	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e; ++a) {
+		pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
+		if (!r->stop && ci != NIL) pk_item_vs_block(r, a, ci);
 		if (r->stop) return;
 	}
-	for (uint32_t c = c0; c < c1 && !r->stop; ++c)
-		for (uint32_t d = c + 1; d < c1 && !r->stop; ++d)
-			if (pk_overlap(&p->nodes[c].bounds, &p->nodes[d].bounds)) pk_cross(r, c, d);
-	for (uint32_t c = c0; c < c1 && !r->stop; ++c) pk_self(r, c);
+	if (ci == NIL) return;
+	const pblock *c = &p->blocks[ci];
+	int kids = (int)c->kids;
+	for (int k = 0; k < kids && !r->stop; ++k) {
+		box_t kb = pk_lane_box(c, k);
+		// The later siblings that meet this one, all at once.
+		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
+		while (m && !r->stop) {
+			int l = pk_next_lane(&m);
+			box_t lb = pk_lane_box(c, l);
+			pk_cross(r, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
+		}
+	}
+	for (int k = 0; k < kids && !r->stop; ++k) pk_self(r, (pk_ref){ci, k});
 }
 
 ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn, void *ctx)
 {
 	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	pk_pairs r = {p, fn, ctx, false};
-	if (p->node_count) pk_self(&r, 0);
+	if (p->block_count) pk_self(&r, (pk_ref){0, 0});
 	return ORT_OK;
 }
 
 // ---- stats and validation -------------------------------------------------------
 
-static void pk_stats_walk(const packed_t *p, uint32_t x, int depth, ort_tree_stats *s)
+static void pk_stats_walk(const packed_t *p, pk_ref x, int depth, ort_tree_stats *s)
 {
-	const pnode *n = &p->nodes[x];
+	const pblock *b = &p->blocks[x.block];
 	s->nodes++;
 	if (depth > s->depth) s->depth = depth;
-	s->items_per_level[depth < ORTHANT_STATS_LEVELS ? depth : ORTHANT_STATS_LEVELS - 1] += (int)n->own;
-	if (n->kids == 0) s->leaves++;
-	for (uint32_t c = n->child; c < n->child + n->kids; ++c) pk_stats_walk(p, c, depth + 1, s);
+	s->items_per_level[depth < ORTHANT_STATS_LEVELS ? depth : ORTHANT_STATS_LEVELS - 1] += (int)b->own[x.lane];
+	uint32_t ci = b->child[x.lane];
+	if (ci == NIL) {
+		s->leaves++;
+		return;
+	}
+	for (uint32_t k = 0; k < p->blocks[ci].kids; ++k) pk_stats_walk(p, (pk_ref){ci, (int)k}, depth + 1, s);
 }
 
 void ORTHANT_NAME(packed_get_stats)(const packed_t *p, ort_tree_stats *out)
@@ -788,12 +978,12 @@ void ORTHANT_NAME(packed_get_stats)(const packed_t *p, ort_tree_stats *out)
 	out->items = out->entries = (int)p->count;
 	out->bytes = p->bytes;
 	out->bytes_peak = p->bytes_peak;
-	if (p->node_count) pk_stats_walk(p, 0, 0, out);
+	if (p->block_count) pk_stats_walk(p, (pk_ref){0, 0}, 0, out);
 }
 
 static ort_result pk_fail(char *msg, size_t size, const char *what, uint32_t i)
 {
-	if (msg && size) snprintf(msg, size, "packed node %u: %s", (unsigned)i, what);
+	if (msg && size) snprintf(msg, size, "packed block %u: %s", (unsigned)i, what);
 	return ORT_ERROR_CORRUPT;
 }
 
@@ -808,56 +998,77 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 {
 	if (msg && msg_size) msg[0] = '\0';
 	if (!p) return ORT_ERROR_INVALID_ARGUMENT;
-	uint32_t nn = p->node_count, n = p->count;
-	if (n > p->cap || nn > p->node_cap || (n == 0) != (nn == 0))
+	uint32_t nb = p->block_count, n = p->count;
+	if (n > p->cap || nb > p->block_cap || (n == 0) != (nb == 0))
 		return pk_fail(msg, msg_size, "counts past capacity", 0);
 	if (n == 0) return ORT_OK;
-	// Scratch: each subtree's item end, and one bit per node and per id.
+	// Scratch: each block's item end, and one bit per block and per id.
 	const ort_allocator *a = &p->def.allocator;
-	size_t nwords = ((size_t)nn + 63) / 64, iwords = ((size_t)n + 63) / 64;
-	size_t size = (size_t)nn * sizeof(uint32_t) + (nwords + iwords) * sizeof(uint64_t);
+	size_t bwords = ((size_t)nb + 63) / 64, iwords = ((size_t)n + 63) / 64;
+	size_t size = (size_t)nb * sizeof(uint32_t) + (bwords + iwords) * sizeof(uint64_t);
 	void *mem = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
 	if (!mem) return ORT_ERROR_OUT_OF_MEMORY;
 	memset(mem, 0, size);
-	uint64_t *node_seen = mem, *id_seen = node_seen + nwords;
+	uint64_t *block_seen = mem, *id_seen = block_seen + bwords;
 	uint32_t *end = (uint32_t *)(id_seen + iwords);
 	ort_result res = ORT_OK;
-	// Links: children lie after their parent (so there is no cycle) and every
-	// node but the root is some node's child exactly once.
-	for (uint32_t i = 0; i < nn && res == ORT_OK; ++i) {
-		const pnode *nd = &p->nodes[i];
-		if (nd->kids > NCHILD || (nd->kids && (nd->child <= i || nd->child > nn - nd->kids)))
-			res = pk_fail(msg, msg_size, "children out of range", i);
-		else if (nd->kids == 1 && nd->own == 0)
-			res = pk_fail(msg, msg_size, "a node with one child and no items", i);
-		else if (nd->kids == 0 && nd->own == 0)
-			res = pk_fail(msg, msg_size, "an empty leaf", i);
-		for (uint32_t c = nd->child; res == ORT_OK && c < nd->child + nd->kids; ++c) {
-			if (node_seen[c / 64] >> (c % 64) & 1u) res = pk_fail(msg, msg_size, "a node with two parents", c);
-			node_seen[c / 64] |= (uint64_t)1 << (c % 64);
+	// Links: a block's children come later in the array (so there is no
+	// cycle), and every block but the root's is some lane's children exactly once.
+	if (p->blocks[0].kids != 1) res = pk_fail(msg, msg_size, "the root block holds more than the root", 0);
+	for (uint32_t i = 0; i < nb && res == ORT_OK; ++i) {
+		const pblock *b = &p->blocks[i];
+		if (b->kids < 1 || b->kids > NCHILD) res = pk_fail(msg, msg_size, "lanes in use out of range", i);
+		for (uint32_t k = 0; k < NCHILD && res == ORT_OK; ++k) {
+			uint32_t c = b->child[k];
+			box_t lb = pk_lane_box(b, (int)k);
+			if (k >= b->kids) {
+				if (c != NIL || b->own[k] != 0 || pk_overlap(&lb, &lb))
+					res = pk_fail(msg, msg_size, "an unused lane that is not empty", i);
+				continue;
+			}
+			if (c != NIL && (c <= i || c >= nb)) {
+				res = pk_fail(msg, msg_size, "children out of range", i);
+				break;
+			}
+			if (c == NIL && b->own[k] == 0) res = pk_fail(msg, msg_size, "an empty leaf", i);
+			if (c != NIL && b->own[k] == 0 && p->blocks[c].kids == 1)
+				res = pk_fail(msg, msg_size, "a node with one child and no items", i);
+			if (c != NIL) {
+				if (block_seen[c / 64] >> (c % 64) & 1u) res = pk_fail(msg, msg_size, "a block with two parents", c);
+				block_seen[c / 64] |= (uint64_t)1 << (c % 64);
+			}
 		}
 	}
-	for (uint32_t i = 1; i < nn && res == ORT_OK; ++i)
-		if (!(node_seen[i / 64] >> (i % 64) & 1u)) res = pk_fail(msg, msg_size, "a node no parent reaches", i);
-	// Items: children tile what their parent does not own; bounds hold it all.
-	for (uint32_t i = nn; i-- > 0 && res == ORT_OK;) {
-		const pnode *nd = &p->nodes[i];
-		uint32_t at = nd->first + nd->own;
-		if (nd->first > n || nd->own > n - nd->first) {
-			res = pk_fail(msg, msg_size, "item range", i);
-			break;
-		}
-		for (uint32_t c = nd->child; c < nd->child + nd->kids && res == ORT_OK; ++c) {
-			if (p->nodes[c].first != at) res = pk_fail(msg, msg_size, "children do not tile the items", i);
-			else if (!pk_box_holds(&nd->bounds, &p->nodes[c].bounds))
-				res = pk_fail(msg, msg_size, "bounds miss a child", i);
+	for (uint32_t i = 1; i < nb && res == ORT_OK; ++i)
+		if (!(block_seen[i / 64] >> (i % 64) & 1u)) res = pk_fail(msg, msg_size, "a block no parent reaches", i);
+	// Items: each block's lanes tile a run, each lane's children follow its own
+	// items; bounds hold every box below them. Children come later, so a
+	// backward pass sees them first.
+	for (uint32_t i = nb; i-- > 0 && res == ORT_OK;) {
+		const pblock *b = &p->blocks[i];
+		uint32_t at = b->first[0];
+		for (uint32_t k = 0; k < b->kids && res == ORT_OK; ++k) {
+			box_t lb = pk_lane_box(b, (int)k);
+			if (b->first[k] != at || b->first[k] > n || b->own[k] > n - b->first[k]) {
+				res = pk_fail(msg, msg_size, "lanes do not tile the items", i);
+				break;
+			}
+			at = b->first[k] + b->own[k];
+			for (uint32_t e = b->first[k]; e < at && res == ORT_OK; ++e)
+				if (!pk_box_holds(&lb, &p->boxes[e])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
+			uint32_t c = b->child[k];
+			if (c == NIL || res != ORT_OK) continue;
+			const pblock *cb = &p->blocks[c];
+			if (cb->first[0] != at) res = pk_fail(msg, msg_size, "children do not follow their parent's items", i);
+			for (uint32_t l = 0; l < cb->kids && res == ORT_OK; ++l) {
+				box_t clb = pk_lane_box(cb, (int)l);
+				if (!pk_box_holds(&lb, &clb)) res = pk_fail(msg, msg_size, "bounds miss a child", i);
+			}
 			at = end[c];
 		}
-		for (uint32_t k = nd->first; k < nd->first + nd->own && res == ORT_OK; ++k)
-			if (!pk_box_holds(&nd->bounds, &p->boxes[k])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
 		end[i] = at;
 	}
-	if (res == ORT_OK && (p->nodes[0].first != 0 || end[0] != n))
+	if (res == ORT_OK && (p->blocks[0].first[0] != 0 || end[0] != n))
 		res = pk_fail(msg, msg_size, "the root does not span the items", 0);
 	// Ids: a permutation of 0..count-1.
 	for (uint32_t k = 0; k < n && res == ORT_OK; ++k) {
