@@ -226,6 +226,8 @@ static void *BF(packed_create)(const bench_frame *f)
 	s->packed = 1;
 	s->n = f->count;
 	OT(packed_def) def = OT(packed_default_def)();
+	def.region = BF(box)(&f->world); // as the tree adapters: the scene's world is known
+	def.use_region = true;
 	if (OT(packed_create)(&def, &s->tree) != ORT_OK) exit(3);
 	if (BENCH_OD == 2) s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
 	BF(packed_build)(s, f);

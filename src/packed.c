@@ -206,6 +206,7 @@ ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 	if (def->bucket_size < 1 || def->bucket_size > 64 || def->max_depth < 1 || def->max_depth > PK_MAX_DEPTH)
 		return ORT_ERROR_INVALID_ARGUMENT;
 	if (!def->allocator.alloc != !def->allocator.free) return ORT_ERROR_INVALID_ARGUMENT;
+	if (def->use_region && box_check(&def->region) != ORT_OK) return ORT_ERROR_INVALID_ARGUMENT;
 	const ort_allocator *a = &def->allocator;
 	packed_t *p = a->alloc ? a->alloc(a->ctx, sizeof *p) : malloc(sizeof *p);
 	if (!p) return ORT_ERROR_OUT_OF_MEMORY;
@@ -254,12 +255,17 @@ static inline uint32_t pk_spread(uint32_t x)
 	return x;
 }
 
-/// floor(log2(x)) for a normal double x >= 1, from its exponent bits.
-static inline int pk_log2_floor(double x)
+/// floor(log2(a / b)) for a >= 0 and b > 0 (normal doubles), exactly and
+/// without dividing: with a = 2^ea (1 + fa) and b = 2^eb (1 + fb), the
+/// quotient's mantissa (1 + fa) / (1 + fb) is >= 1 exactly when fa >= fb.
+/// a == 0 gives a large negative number.
+static inline int pk_log2_ratio(double a, double b)
 {
-	uint64_t u;
-	memcpy(&u, &x, sizeof u);
-	return (int)((u >> 52) & 0x7ff) - 1023;
+	uint64_t ua, ub;
+	memcpy(&ua, &a, sizeof ua);
+	memcpy(&ub, &b, sizeof ub);
+	const uint64_t mant = ((uint64_t)1 << 52) - 1u;
+	return (int)(ua >> 52) - (int)(ub >> 52) - ((ua & mant) < (ub & mant));
 }
 
 /// How build quantises: per axis, the origin, cells per unit and the extent.
@@ -276,10 +282,10 @@ static inline uint32_t pk_key(const pk_grid *g, const box_t *b)
 	for (int d = 0; d < DIM; ++d) {
 		double size = (double)b->max[d] - b->min[d];
 		if (size > 0.0) {
-			// The deepest level whose cell side extent / 2^level still covers size.
-			double ratio = g->extent[d] / size;
-			int l = ratio >= (double)g->cells ? g->depth : pk_log2_floor(ratio);
-			if (l < level) level = l;
+			// The deepest level whose cell side extent / 2^level still covers
+			// size; an item larger than the grid (a negative level) sits at the root.
+			int l = pk_log2_ratio(g->extent[d], size);
+			if (l < level) level = l < 0 ? 0 : l;
 		}
 		double c = 0.5 * ((double)b->min[d] + b->max[d]);
 		double q = (c - g->lo[d]) * g->scale[d];
@@ -408,17 +414,29 @@ static box_t pk_node(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t 
 
 // ---- build ----------------------------------------------------------------------
 
+/// A box box_check accepts, tested without branches; box_check says why not.
+static inline bool pk_box_plain(const box_t *b)
+{
+	int ok = 1;
+	for (int d = 0; d < DIM; ++d)
+		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
+		      (b->min[d] <= b->max[d]);
+	return ok;
+}
+
 static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, int count)
 {
 	if (!p || count < 0 || (count > 0 && !base) || stride < sizeof(box_t)) return ORT_ERROR_INVALID_ARGUMENT;
 	if (count > PK_MAX_ITEMS) return ORT_ERROR_CAPACITY;
 	uint32_t n = (uint32_t)count;
-	// 1. Check every box and bound them; nothing is changed yet.
+	// 1. Without a region, check every box and bound them first: the keys
+	// quantise in those bounds. Nothing is changed yet.
+	bool region = p->def.use_region;
 	box_t all = pk_empty_box();
-	for (uint32_t i = 0; i < n; ++i) {
+	for (uint32_t i = 0; i < n && !region; ++i) {
 		box_t b;
 		memcpy(&b, base + (size_t)i * stride, sizeof b);
-		ort_result r = box_check(&b);
+		ort_result r = pk_box_plain(&b) ? ORT_OK : box_check(&b);
 		if (r != ORT_OK) return r;
 		pk_grow(&all, &b);
 	}
@@ -438,13 +456,15 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 			return ORT_ERROR_OUT_OF_MEMORY;
 		}
 	}
-	// 3. Keys, sorted. Only scratch is written.
+	// 3. Keys, sorted. Only scratch is written. With a region, the boxes are
+	// checked and bounded here, in the same pass.
 	pk_grid g;
 	g.depth = p->def.max_depth;
 	g.cells = 1u << g.depth;
+	const box_t *grid_box = region ? &p->def.region : &all;
 	for (int d = 0; d < DIM; ++d) {
-		g.lo[d] = all.min[d];
-		g.extent[d] = n ? (double)all.max[d] - all.min[d] : 0.0;
+		g.lo[d] = grid_box->min[d];
+		g.extent[d] = n ? (double)grid_box->max[d] - grid_box->min[d] : 0.0;
 		g.scale[d] = g.extent[d] > 0.0 ? (double)g.cells / g.extent[d] : 0.0;
 	}
 	static const uint32_t zero_hist[3][2048];
@@ -453,6 +473,14 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	for (uint32_t i = 0; i < n; ++i) {
 		box_t b;
 		memcpy(&b, base + (size_t)i * stride, sizeof b);
+		if (region) {
+			ort_result r = pk_box_plain(&b) ? ORT_OK : box_check(&b);
+			if (r != ORT_OK) {
+				if (nboxes != p->boxes) pk_free_items(p, nboxes, nids, sa, sb, ncap);
+				return r;
+			}
+			pk_grow(&all, &b);
+		}
 		uint32_t key = pk_key(&g, &b);
 		sa[i] = (uint64_t)key << 32 | i;
 		hist[0][key & 2047u]++;

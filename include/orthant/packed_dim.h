@@ -36,9 +36,15 @@ typedef struct ORTHANT_NAME(packed_def) {
 	int max_depth;
 	/// The caller's allocator; zeroed means malloc/free.
 	ort_allocator allocator;
+	/// Where build lays its grid of cells. Without it (use_region false, the
+	/// default) build first bounds the boxes, one more pass over them. With it,
+	/// checking, bounding and keying are one pass; boxes outside the region are
+	/// stored and found as any other, only grouped less finely. A valid box.
+	ORTHANT_NAME(box) region;
+	bool use_region;
 } ORTHANT_NAME(packed_def);
 
-/// The defaults: bucket 16, the deepest max_depth, malloc/free.
+/// The defaults: bucket 16, the deepest max_depth, malloc/free, no region.
 ORTHANT_API ORTHANT_NAME(packed_def) ORTHANT_NAME(packed_default_def)(void);
 
 /// Make an empty packed tree. On failure *out is NULL and the result says why.
