@@ -431,9 +431,9 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	uint32_t n = (uint32_t)count;
 	// 1. Without a region, check every box and bound them first: the keys
 	// quantise in those bounds. Nothing is changed yet.
-	bool region = p->def.use_region;
+	bool in_region = p->def.use_region;
 	box_t all = pk_empty_box();
-	for (uint32_t i = 0; i < n && !region; ++i) {
+	for (uint32_t i = 0; i < n && !in_region; ++i) {
 		box_t b;
 		memcpy(&b, base + (size_t)i * stride, sizeof b);
 		ort_result r = pk_box_plain(&b) ? ORT_OK : box_check(&b);
@@ -461,7 +461,7 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	pk_grid g;
 	g.depth = p->def.max_depth;
 	g.cells = 1u << g.depth;
-	const box_t *grid_box = region ? &p->def.region : &all;
+	const box_t *grid_box = in_region ? &p->def.region : &all;
 	for (int d = 0; d < DIM; ++d) {
 		g.lo[d] = grid_box->min[d];
 		g.extent[d] = n ? (double)grid_box->max[d] - grid_box->min[d] : 0.0;
@@ -473,7 +473,7 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	for (uint32_t i = 0; i < n; ++i) {
 		box_t b;
 		memcpy(&b, base + (size_t)i * stride, sizeof b);
-		if (region) {
+		if (in_region) {
 			ort_result r = pk_box_plain(&b) ? ORT_OK : box_check(&b);
 			if (r != ORT_OK) {
 				if (nboxes != p->boxes) pk_free_items(p, nboxes, nids, sa, sb, ncap);
