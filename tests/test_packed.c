@@ -1,0 +1,1296 @@
+// test_packed.c: the packed tree (packed_dim.h) against brute force, for one
+// dimension (compiled twice: TEST_DIM=2 and TEST_DIM=3).
+//
+// An item's id is its index in the array the tree was built from, so the
+// oracle is that array: every answer is compared with a brute-force pass over
+// it, never with numbers the library produced. Covered:
+// - find_pairs and box, point, sphere, ray (all hits, clipped, first) and
+//   k-nearest queries on eleven scene kinds (random, boxes on the split
+//   lines, identical boxes beyond the bucket, coinciding points, touching
+//   grids, huge among small, +-1e6, negative, clusters, coordinates at the
+//   limit, all flat on one axis), sizes 0 to 5000, bucket sizes 1, 2, 8, 64
+//   and max depths 1, 3 and the deepest; queries that touch boxes exactly,
+//   miss by an ulp, cover or miss everything; rays with zero components, from
+//   inside boxes, with max_t 0; nearest with k past the count and limits;
+// - rebuilding one tree with other scenes, larger and smaller;
+// - bad input (NaN, infinite, inverted, out of range, bad counts and pointers)
+//   refused with the documented error and the previous scene kept;
+// - a counting allocator that refuses each allocation in turn: out of memory,
+//   the previous scene kept, every byte returned with its size; a rebuild of
+//   the same or fewer items, queries and find_pairs allocate nothing;
+// - strided input; callbacks that stop the walk.
+#include "testutil.h"
+
+typedef TU(packed) packed_t;
+typedef TU(packed_def) pdef_t;
+
+/// The deepest max_depth the header allows (and the default).
+#define DEEPEST (DIM == 2 ? 13 : 9)
+
+/// A call that must return want; otherwise fail, naming both and the context.
+#define EXPECT(call, want)                                                                                        \
+	do {                                                                                                          \
+		ort_result got_ = (call);                                                                                 \
+		if (got_ != (want)) TU_FAIL("%s: %s, not %s\n", #call, ort_result_string(got_), ort_result_string(want)); \
+	} while (0)
+
+// ---- scene kinds ----------------------------------------------------------------
+//
+// Each kind makes box i of n; the rng is the scene's.
+
+typedef void scene_gen(tu_rng *r, int i, int n, box_t *b);
+
+static void set_axis(box_t *b, int d, float lo, float side)
+{
+	b->min[d] = lo;
+	b->max[d] = lo + side;
+}
+
+static void gen_random(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)i, (void)n;
+	for (int d = 0; d < DIM; ++d) set_axis(b, d, tu_float(r, 0, 1000), tu_float(r, 0, 40));
+}
+
+/// Faces on the split lines 1024 k / 2^level of the cell [0, 1024] (the first
+/// two items, zero-size, pin its corners), down to a level past the deepest.
+static void gen_centre_lines(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	for (int d = 0; d < DIM; ++d) {
+		if (i < 2) {
+			b->min[d] = b->max[d] = i ? 1024.0f : 0.0f;
+			continue;
+		}
+		int level = tu_int(r, 1, DEEPEST + 1);
+		float step = ldexpf(1024.0f, -level), line = step * (float)tu_int(r, 0, 1 << level);
+		float side = step * 0.25f * (float)tu_int(r, 0, 4);
+		int mode = tu_int(r, 0, 2);
+		float lo = mode == 0 ? line : mode == 1 ? line - side : line - side * 0.5f;
+		b->min[d] = fmaxf(lo, 0.0f);
+		b->max[d] = fminf(lo + side, 1024.0f);
+	}
+}
+
+/// Groups of 70 identical boxes (more than the largest bucket); every other
+/// group is a point.
+static void gen_duplicates(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)r, (void)n;
+	tu_rng g = tu_rng_make(5000u + (unsigned)(i / 70));
+	for (int d = 0; d < DIM; ++d) set_axis(b, d, tu_float(&g, 0, 1000), (i / 70) % 2 ? 0.0f : tu_float(&g, 1, 10));
+}
+
+/// Zero-size boxes on a lattice of step 25, many coinciding.
+static void gen_points(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)i, (void)n;
+	for (int d = 0; d < DIM; ++d) set_axis(b, d, 25.0f * (float)tu_int(r, 0, 40), 0.0f);
+}
+
+/// A grid of 100-unit cells sharing faces, edges and corners.
+static void gen_touching(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)r;
+	int side = 1;
+	while ((DIM == 2 ? side * side : side * side * side) < n) side++;
+	for (int d = 0, k = i; d < DIM; ++d, k /= side) set_axis(b, d, 100.0f * (float)(k % side), 100.0f);
+}
+
+/// Every 251st box huge, the rest small.
+static void gen_huge(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	bool huge = i % 251 == 0;
+	for (int d = 0; d < DIM; ++d)
+		set_axis(b, d, huge ? tu_float(r, -200, 200) : tu_float(r, 0, 1000), huge ? 1500.0f : tu_float(r, 0, 5));
+}
+
+/// Out to +-1e6: odd items tiny, near the corners; even ones wide, anywhere.
+static void gen_far(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	for (int d = 0; d < DIM; ++d) {
+		if (i % 2)
+			set_axis(b, d, (i % 4 == 1 ? 1e6f : -1e6f) + tu_float(r, -100, 100), tu_float(r, 0, 10));
+		else
+			set_axis(b, d, tu_float(r, -1e6f, 1e6f), tu_float(r, 0, 5e4f));
+	}
+}
+
+static void gen_negative(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)i, (void)n;
+	for (int d = 0; d < DIM; ++d) set_axis(b, d, tu_float(r, -1000, -10), tu_float(r, 0, 30));
+}
+
+/// Four dense clusters on the diagonal.
+static void gen_clustered(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	float c = 100.0f + 250.0f * (float)(i % 4);
+	for (int d = 0; d < DIM; ++d) set_axis(b, d, c + tu_float(r, -60, 60), tu_float(r, 0, 8));
+}
+
+/// Coordinates exactly at +-ORTHANT_COORD_LIMIT (accepted: only past it is
+/// refused) among small boxes: every 97th a point at a corner of the limit,
+/// the next a wall from -limit to +limit across one axis.
+static void gen_limit(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	const float L = ORTHANT_COORD_LIMIT;
+	int wall_axis = i / 97 % DIM;
+	for (int d = 0; d < DIM; ++d) {
+		if (i % 97 == 0) set_axis(b, d, i / 97 % 2 ? L : -L, 0.0f);
+		else if (i % 97 == 1 && d == wall_axis) b->min[d] = -L, b->max[d] = L;
+		else set_axis(b, d, tu_float(r, -100, 100), tu_float(r, 0, 4));
+	}
+}
+
+/// Every box flat on the last axis, at 0 (or -0): that axis has no extent.
+static void gen_flat(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)n;
+	for (int d = 0; d < DIM - 1; ++d) set_axis(b, d, tu_float(r, 0, DIM == 2 ? 20000 : 1000), tu_float(r, 0, 30));
+	b->min[DIM - 1] = i % 2 ? -0.0f : 0.0f;
+	b->max[DIM - 1] = 0.0f;
+}
+
+static const struct kind {
+	const char *name;
+	scene_gen *gen;
+} kinds[] = {
+    {"random", gen_random},     {"centre-lines", gen_centre_lines}, {"duplicates", gen_duplicates},
+    {"points", gen_points},     {"touching", gen_touching},         {"huge", gen_huge},
+    {"far", gen_far},           {"negative", gen_negative},         {"clustered", gen_clustered},
+    {"limit", gen_limit},       {"flat", gen_flat},
+};
+enum { KINDS = sizeof kinds / sizeof kinds[0], NQ = 24 };
+
+static int kind_of(const char *name)
+{
+	int k = 0;
+	while (k < KINDS && strcmp(kinds[k].name, name)) k++;
+	assert_true(k < KINDS);
+	return k;
+}
+
+// ---- a scene and what brute force says about it ----------------------------------
+
+typedef struct hit {
+	uint32_t id;
+	float t;
+} hit;
+
+typedef struct near_item {
+	double d2;
+	float dist;
+	uint32_t id;
+} near_item;
+
+typedef struct scene {
+	char name[64];
+	box_t *box;
+	int n;
+	box_t bounds; ///< the union; inverted when empty
+	box_t world;  ///< where queries go: the bounds, or [0, 1000] when empty
+	int nq;       ///< queries made (fewer for big scenes: brute force is the cost)
+	tu_list pairs; ///< overlapping pairs, (lower id) << 32 | higher id, ascending
+	size_t *pair_first; ///< pair_first[i]: the first pair whose lower id is i or more
+	box_t qbox[NQ];
+	tu_list box_want[NQ];
+	float qpoint[NQ][DIM];
+	tu_list point_want[NQ];
+	float centre[NQ][DIM], radius[NQ];
+	tu_list sphere_want[NQ];
+	float origin[NQ][DIM], dir[NQ][DIM], tmax[NQ];
+	hit *ray_want[NQ]; ///< every hit by id, with its entry t
+	int ray_n[NQ];
+	float npoint[NQ][DIM];
+	near_item *near[NQ]; ///< every item, by (distance, id)
+} scene;
+
+/// A point of a random item: a corner, or its centre.
+static void item_point(const scene *s, tu_rng *r, float p[DIM], bool centre)
+{
+	const box_t *b = &s->box[tu_int(r, 0, s->n - 1)];
+	for (int d = 0; d < DIM; ++d)
+		p[d] = centre ? b->min[d] * 0.5f + b->max[d] * 0.5f : tu_int(r, 0, 1) ? b->max[d] : b->min[d];
+}
+
+/// A random point in the world grown by 10% (beyond = false), or one outside
+/// everything, past the world's max corner.
+static void world_point(const scene *s, tu_rng *r, float p[DIM], bool beyond)
+{
+	for (int d = 0; d < DIM; ++d) {
+		float lo = s->world.min[d], hi = s->world.max[d], span = hi - lo;
+		p[d] = beyond ? hi + span * 0.5f + 1.0f : tu_float(r, lo - span * 0.1f, hi + span * 0.1f);
+	}
+}
+
+static float world_span(const scene *s)
+{
+	float most = 0;
+	for (int d = 0; d < DIM; ++d) most = fmaxf(most, s->world.max[d] - s->world.min[d]);
+	return fmaxf(most, 1.0f); // a world of one point still has room around it
+}
+
+static bool contains_point(const box_t *b, const float p[DIM])
+{
+	box_t q;
+	memcpy(q.min, p, sizeof q.min);
+	memcpy(q.max, p, sizeof q.max);
+	return tu_overlap(b, &q);
+}
+
+/// By distance (the exact one: squared, in double), then id.
+static int cmp_near(const void *a, const void *b)
+{
+	const near_item *x = a, *y = b;
+	if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/// The box queries: an item's box (neighbours touch it), boxes touching an
+/// item only at its max or min corner, zero-size boxes, random boxes, exactly
+/// the bounds (covers everything), one ulp past the bounds (touches nothing).
+static box_t make_query_box(const scene *s, tu_rng *r, int q)
+{
+	box_t qb;
+	const box_t *it = s->n ? &s->box[tu_int(r, 0, s->n - 1)] : &s->world;
+	float span = world_span(s), side = tu_float(r, 0, span * 0.3f);
+	for (int d = 0; d < DIM; ++d) {
+		float p = tu_float(r, s->world.min[d] - span * 0.1f, s->world.max[d]);
+		switch (q % 8) {
+		case 0: qb.min[d] = it->min[d], qb.max[d] = it->max[d]; break;
+		case 1: qb.min[d] = it->max[d], qb.max[d] = it->max[d] + side; break;
+		case 2: qb.min[d] = qb.max[d] = d % 2 ? it->min[d] : it->max[d]; break;
+		case 3: qb.min[d] = qb.max[d] = p; break;
+		case 4: qb.min[d] = p, qb.max[d] = p + side; break;
+		case 5: qb.min[d] = s->world.min[d], qb.max[d] = s->world.max[d]; break;
+		case 6:
+			qb.min[d] = d == q / 8 % DIM ? nextafterf(s->world.max[d], INFINITY) : s->world.min[d];
+			qb.max[d] = d == q / 8 % DIM ? qb.min[d] + side : s->world.max[d];
+			break;
+		default: qb.min[d] = it->min[d] - side, qb.max[d] = it->min[d];
+		}
+	}
+	return qb;
+}
+
+/// The sphere queries: radius 0 at an item's corner; random; touching an
+/// item's face from outside at exactly the radius; from outside everything,
+/// covering all or nothing.
+static void make_query_sphere(scene *s, tu_rng *r, int q)
+{
+	float *c = s->centre[q], span = world_span(s);
+	switch (s->n ? q % 4 : 1) {
+	case 0:
+		item_point(s, r, c, false);
+		s->radius[q] = 0;
+		break;
+	case 1:
+		world_point(s, r, c, false);
+		s->radius[q] = tu_float(r, 0, span * 0.2f);
+		break;
+	case 2: {
+		const box_t *b = &s->box[tu_int(r, 0, s->n - 1)];
+		memcpy(c, b->max, sizeof b->max);
+		c[0] = b->max[0] + (float)tu_int(r, 1, 9);
+		s->radius[q] = c[0] - b->max[0];
+		break;
+	}
+	default:
+		world_point(s, r, c, true);
+		s->radius[q] = q % 8 == 3 ? span * 3.0f : 0.0f;
+	}
+}
+
+/// The rays: from inside an item, from its corner, from anywhere, from outside
+/// aimed at the middle; axis-aligned or with one zero component; max_t
+/// INFINITY, 0 or finite.
+static void make_query_ray(scene *s, tu_rng *r, int q)
+{
+	float *o = s->origin[q], *dir = s->dir[q], span = world_span(s);
+	int kind = s->n ? q % 4 : 2, axis = q / 5 % DIM;
+	if (kind == 0 || kind == 1) item_point(s, r, o, kind == 0);
+	else world_point(s, r, o, false);
+	if (kind == 3)
+		for (int d = 0; d < DIM; ++d) o[d] = s->world.min[d] - span * 0.5f - 1.0f;
+	float len = 0;
+	for (int d = 0; d < DIM; ++d) {
+		float mid = s->world.min[d] * 0.5f + s->world.max[d] * 0.5f;
+		dir[d] = kind == 3 ? (mid - o[d]) / span + tu_float(r, -0.2f, 0.2f) : tu_float(r, -1, 1);
+		if ((q % 5 == 1 && d != axis) || (q % 5 == 2 && d == axis)) dir[d] = 0;
+		len = fmaxf(len, fabsf(dir[d]));
+	}
+	if (len == 0) dir[axis] = len = 1;
+	switch (q % 6) {
+	case 0:
+	case 3: s->tmax[q] = INFINITY; break;
+	case 1: s->tmax[q] = 0; break;
+	default: s->tmax[q] = tu_float(r, 0, 2.0f * span / len);
+	}
+}
+
+/// The scene of boxes[0..n) (taken over), its queries drawn from seed, and
+/// brute force's answer to each.
+static void scene_init(scene *s, const char *name, box_t *boxes, int n, uint64_t seed)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->name, sizeof s->name, "%s, %d boxes", name, n);
+	s->n = n;
+	s->box = boxes;
+	for (int d = 0; d < DIM; ++d) {
+		s->bounds.min[d] = INFINITY;
+		s->bounds.max[d] = -INFINITY;
+		for (int i = 0; i < n; ++i) {
+			s->bounds.min[d] = fminf(s->bounds.min[d], boxes[i].min[d]);
+			s->bounds.max[d] = fmaxf(s->bounds.max[d], boxes[i].max[d]);
+		}
+		s->world.min[d] = n ? s->bounds.min[d] : 0.0f;
+		s->world.max[d] = n ? s->bounds.max[d] : 1000.0f;
+	}
+	// Every pair, brute force (the first axis tested inline: this is the cost).
+	s->pair_first = malloc(sizeof *s->pair_first * (size_t)(n + 1));
+	for (int i = 0; i < n; ++i) {
+		s->pair_first[i] = s->pairs.n;
+		float lo = boxes[i].min[0], hi = boxes[i].max[0];
+		for (int j = i + 1; j < n; ++j)
+			if (!(boxes[j].min[0] > hi || lo > boxes[j].max[0]) && tu_overlap(&boxes[i], &boxes[j]))
+				tu_push(&s->pairs, (uint64_t)i << 32 | (uint64_t)j);
+	}
+	s->pair_first[n] = s->pairs.n;
+	tu_rng r = tu_rng_make(seed);
+	s->nq = n > 1000 ? NQ / 3 : NQ;
+	for (int q = 0; q < s->nq; ++q) {
+		s->qbox[q] = make_query_box(s, &r, q);
+		if (n && q % 4 < 2) item_point(s, &r, s->qpoint[q], q % 4 == 1);
+		else world_point(s, &r, s->qpoint[q], q % 4 == 3);
+		make_query_sphere(s, &r, q);
+		make_query_ray(s, &r, q);
+		if (n && q % 3 == 0) item_point(s, &r, s->npoint[q], false);
+		else world_point(s, &r, s->npoint[q], q % 3 == 2);
+		s->ray_want[q] = malloc(sizeof(hit) * (size_t)(n ? n : 1));
+		s->near[q] = malloc(sizeof(near_item) * (size_t)(n ? n : 1));
+		for (int i = 0; i < n; ++i) {
+			const box_t *b = &boxes[i];
+			if (tu_overlap(b, &s->qbox[q])) tu_push(&s->box_want[q], (uint64_t)i);
+			if (contains_point(b, s->qpoint[q])) tu_push(&s->point_want[q], (uint64_t)i);
+			if (tu_dist2(s->centre[q], b) <= (double)s->radius[q] * s->radius[q])
+				tu_push(&s->sphere_want[q], (uint64_t)i);
+			float t;
+			if (tu_ray_hit(s->origin[q], s->dir[q], s->tmax[q], b, &t))
+				s->ray_want[q][s->ray_n[q]++] = (hit){(uint32_t)i, t};
+			double d2 = tu_dist2(s->npoint[q], b);
+			s->near[q][i] = (near_item){d2, (float)sqrt(d2), (uint32_t)i};
+		}
+		if (n > 1) qsort(s->near[q], (size_t)n, sizeof(near_item), cmp_near);
+	}
+}
+
+/// n boxes of a kind, from seed.
+static void scene_make(scene *s, int kind, int n, uint64_t seed)
+{
+	box_t *boxes = malloc(sizeof *boxes * (size_t)(n ? n : 1));
+	tu_rng r = tu_rng_make(seed);
+	for (int i = 0; i < n; ++i) kinds[kind].gen(&r, i, n, &boxes[i]);
+	scene_init(s, kinds[kind].name, boxes, n, seed ^ 0x5EEDu);
+}
+
+static void scene_free(scene *s)
+{
+	free(s->box);
+	free(s->pairs.v);
+	free(s->pair_first);
+	for (int q = 0; q < NQ; ++q) {
+		free(s->box_want[q].v);
+		free(s->point_want[q].v);
+		free(s->sphere_want[q].v);
+		free(s->ray_want[q]);
+		free(s->near[q]);
+	}
+}
+
+// ---- comparing --------------------------------------------------------------------
+
+static void print_box(const scene *s, uint64_t id)
+{
+	if (id >= (uint64_t)s->n) {
+		print_error("  id %llu: no such item\n", (unsigned long long)id);
+		return;
+	}
+	print_error("  id %llu: min", (unsigned long long)id);
+	for (int d = 0; d < DIM; ++d) print_error(" %.9g", (double)s->box[id].min[d]);
+	print_error(", max");
+	for (int d = 0; d < DIM; ++d) print_error(" %.9g", (double)s->box[id].max[d]);
+	print_error("\n");
+}
+
+/// One result the two sides disagree on: an id, or for pairs both ids.
+static void print_result(const scene *s, uint64_t v, bool pair)
+{
+	if (pair) print_box(s, v >> 32);
+	print_box(s, pair ? v & 0xFFFFFFFFu : v);
+}
+
+/// got (emptied here) against want (kept, ascending): the same set, nothing
+/// twice. On a difference the first result one side lacks is printed with
+/// its boxes. Pairs are looked up among those of their lower id.
+static void expect_set(tu_list *got, const tu_list *want, const scene *s, bool pair, const char *what)
+{
+	unsigned char *seen = calloc(want->n + 1, 1);
+	for (size_t i = 0; i < got->n; ++i) {
+		uint64_t first = got->v[i] >> 32;
+		size_t lo = 0, hi = want->n;
+		if (pair && first < (uint64_t)s->n) lo = s->pair_first[first], hi = s->pair_first[first + 1];
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (want->v[mid] < got->v[i]) lo = mid + 1;
+			else hi = mid;
+		}
+		bool found = lo < want->n && want->v[lo] == got->v[i];
+		if (!found || seen[lo]) {
+			print_result(s, got->v[i], pair);
+			TU_FAIL("%s: the result above is %s (%zu results, brute force %zu)\n", what,
+			        found ? "reported twice" : "not in brute force's set", got->n, want->n);
+		}
+		seen[lo] = 1;
+	}
+	for (size_t j = 0; j < want->n; ++j)
+		if (!seen[j]) {
+			print_result(s, want->v[j], pair);
+			TU_FAIL("%s: the result above is missing (%zu results, brute force %zu)\n", what, got->n, want->n);
+		}
+	free(seen);
+	free(got->v);
+	got->v = NULL;
+	got->n = got->cap = 0;
+}
+
+static void print_floats(const char *name, const float *v, int count)
+{
+	print_error("  %s", name);
+	for (int d = 0; d < count; ++d) print_error(" %.9g", (double)v[d]);
+	print_error("\n");
+}
+
+// ---- the library's answers ----------------------------------------------------------
+
+static bool collect_id(void *ctx, uint32_t id)
+{
+	tu_push(ctx, id);
+	return true;
+}
+
+static bool collect_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	tu_push(ctx, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a);
+	return true;
+}
+
+/// What a ray callback saw, and what it returns: 0 INFINITY, 1 max_t, 2 a
+/// negative value (all three go on), 3 t (clips to the nearest hit).
+typedef struct ray_log {
+	hit *v;
+	int n, cap, mode;
+	float tmax;
+} ray_log;
+
+static float collect_hit(void *ctx, uint32_t id, float t)
+{
+	ray_log *l = ctx;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+	}
+	l->v[l->n++] = (hit){id, t};
+	return l->mode == 0 ? INFINITY : l->mode == 1 ? l->tmax : l->mode == 2 ? -1.0f : t;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const hit *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static const hit *find_hit(const scene *s, int q, uint32_t id)
+{
+	return s->ray_n[q] ? bsearch(&(hit){id, 0}, s->ray_want[q], (size_t)s->ray_n[q], sizeof(hit), cmp_hit) : NULL;
+}
+
+static void ray_fail(const scene *s, int q, const char *what, uint32_t id, double got, double want)
+{
+	print_floats("origin", s->origin[q], DIM);
+	print_floats("dir", s->dir[q], DIM);
+	print_floats("max_t", &s->tmax[q], 1);
+	print_box(s, id);
+	TU_FAIL("ray %d: %s (id %u: %.9g, brute force %.9g)\n", q, what, id, got, want);
+}
+
+/// The nearest hit by brute force: smallest t, then lowest id. False: none.
+static bool ray_best(const scene *s, int q, hit *best)
+{
+	for (int i = 0; i < s->ray_n[q]; ++i)
+		if (i == 0 || s->ray_want[q][i].t < best->t) *best = s->ray_want[q][i];
+	return s->ray_n[q] > 0;
+}
+
+static void check_ray(const packed_t *t, const scene *s, int q)
+{
+	const float *o = s->origin[q], *dir = s->dir[q];
+	float tmax = s->tmax[q];
+	hit best = {UINT32_MAX, INFINITY};
+	bool any = ray_best(s, q, &best);
+	// Every hit, with every kind of "go on" return; but max_t 0 returned is
+	// also the 0 that stops.
+	ray_log l = {NULL, 0, 0, q % 3 == 1 && tmax == 0 ? 0 : q % 3, tmax};
+	EXPECT(TU(packed_ray_cast)(t, o, dir, tmax, collect_hit, &l), ORT_OK);
+	if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_hit);
+	for (int i = 0; i < l.n; ++i) {
+		const hit *w = find_hit(s, q, l.v[i].id);
+		if (i > 0 && l.v[i].id == l.v[i - 1].id) ray_fail(s, q, "hit reported twice", l.v[i].id, l.v[i].t, 0);
+		if (!w) ray_fail(s, q, "hit brute force does not have", l.v[i].id, l.v[i].t, NAN);
+		if (w->t != l.v[i].t) ray_fail(s, q, "entry t differs", l.v[i].id, l.v[i].t, w->t);
+	}
+	if (l.n != s->ray_n[q]) {
+		for (int i = 0, j = 0; i < s->ray_n[q]; ++i, ++j)
+			if (j == l.n || l.v[j].id != s->ray_want[q][i].id)
+				ray_fail(s, q, "hit missing", s->ray_want[q][i].id, NAN, s->ray_want[q][i].t);
+	}
+	// Clipped at each hit: the nearest survives.
+	l.n = 0;
+	l.mode = 3;
+	EXPECT(TU(packed_ray_cast)(t, o, dir, tmax, collect_hit, &l), ORT_OK);
+	float nearest = INFINITY;
+	for (int i = 0; i < l.n; ++i) {
+		const hit *w = find_hit(s, q, l.v[i].id);
+		if (!w || w->t != l.v[i].t) ray_fail(s, q, "clipped: wrong hit", l.v[i].id, l.v[i].t, w ? w->t : NAN);
+		nearest = fminf(nearest, l.v[i].t);
+	}
+	if (any != (l.n > 0) || (any && nearest != best.t)) ray_fail(s, q, "clipped: nearest t", best.id, nearest, best.t);
+	free(l.v);
+	// The first hit: smallest t, then lowest id.
+	uint32_t id = UINT32_MAX;
+	float tf = NAN;
+	bool hit_any = TU(packed_ray_first)(t, o, dir, tmax, &id, &tf);
+	if (hit_any != any) ray_fail(s, q, "ray_first: hit or not", best.id, hit_any, any);
+	if (any && (id != best.id || tf != best.t)) {
+		print_box(s, id);
+		ray_fail(s, q, "ray_first: the id above (with its t), brute force's below", best.id, tf, best.t);
+	}
+}
+
+static void check_nearest(const packed_t *t, const scene *s, int q, int k, float maxd)
+{
+	ort_id_neighbor *out = malloc(sizeof *out * (size_t)k);
+	int found = -1;
+	ort_result r = TU(packed_nearest)(t, s->npoint[q], k, maxd, out, &found);
+	if (r != ORT_OK) TU_FAIL("nearest %d, k %d, max_distance %g: %s\n", q, k, (double)maxd, ort_result_string(r));
+	int want = 0;
+	for (int i = 0; i < s->n && want < k; ++i) {
+		const near_item *w = &s->near[q][i];
+		if (!(isinf(maxd) || w->d2 <= (double)maxd * maxd)) continue;
+		if (want < found && (out[want].id != w->id || out[want].distance != w->dist)) {
+			print_floats("point", s->npoint[q], DIM);
+			print_box(s, out[want].id);
+			print_box(s, w->id);
+			TU_FAIL("nearest %d, k %d, max_distance %g: #%d is id %u at %.9g, brute force id %u at %.9g\n", q, k,
+			        (double)maxd, want, out[want].id, (double)out[want].distance, w->id, (double)w->dist);
+		}
+		want++;
+	}
+	if (found != want) {
+		print_floats("point", s->npoint[q], DIM);
+		TU_FAIL("nearest %d, k %d, max_distance %g: %d found, brute force %d\n", q, k, (double)maxd, found, want);
+	}
+	free(out);
+}
+
+// ---- a whole tree against its scene --------------------------------------------------
+
+/// The pause switch of the counting allocator the allocation tests give the
+/// tree: validate (not promised to allocate nothing) runs with it paused.
+static bool *validate_pauses;
+
+static void check_shape(const packed_t *t, const scene *s, int max_depth)
+{
+	char msg[256] = "";
+	bool was_paused = validate_pauses && *validate_pauses;
+	if (validate_pauses) *validate_pauses = true;
+	ort_result r = TU(packed_validate)(t, msg, sizeof msg);
+	if (r != ORT_OK) TU_FAIL("validate: %s: %s\n", ort_result_string(r), msg);
+	EXPECT(TU(packed_validate)(t, NULL, 0), ORT_OK);
+	if (validate_pauses) *validate_pauses = was_paused;
+	if (TU(packed_count)(t) != s->n) TU_FAIL("count %d, %d stored\n", TU(packed_count)(t), s->n);
+	box_t b = TU(packed_bounds)(t);
+	for (int d = 0; d < DIM; ++d) {
+		if (s->n == 0 && !(b.min[d] > b.max[d])) TU_FAIL("bounds of an empty tree not inverted on axis %d\n", d);
+		if (s->n && (b.min[d] != s->bounds.min[d] || b.max[d] != s->bounds.max[d]))
+			TU_FAIL("bounds on axis %d: [%.9g, %.9g], brute force [%.9g, %.9g]\n", d, (double)b.min[d],
+			        (double)b.max[d], (double)s->bounds.min[d], (double)s->bounds.max[d]);
+	}
+	ort_tree_stats st;
+	memset(&st, 0xA5, sizeof st);
+	TU(packed_get_stats)(t, &st);
+	int per_level = 0;
+	for (int i = 0; i < ORTHANT_STATS_LEVELS; ++i) per_level += st.items_per_level[i];
+	if (st.items != s->n || st.entries != s->n || per_level != s->n)
+		TU_FAIL("stats: items %d, entries %d, by level %d; %d stored\n", st.items, st.entries, per_level, s->n);
+	if (st.depth < 0 || st.depth > max_depth) TU_FAIL("stats: depth %d, max_depth %d\n", st.depth, max_depth);
+	if (st.leaves > st.nodes || (s->n && st.leaves < 1)) TU_FAIL("stats: %d leaves of %d nodes\n", st.leaves, st.nodes);
+}
+
+static void check_pairs(const packed_t *t, const scene *s)
+{
+	tu_list got = {0};
+	EXPECT(TU(packed_find_pairs)(t, collect_pair, &got), ORT_OK);
+	expect_set(&got, &s->pairs, s, true, "find_pairs");
+}
+
+static const int ks[] = {1, 5, 10, 100, -1}; ///< -1: more than the count
+
+/// Everything the tree answers about s, queries 0..queries-1 of the scene's.
+static void check_tree(const packed_t *t, const scene *s, int max_depth, int queries)
+{
+	check_shape(t, s, max_depth);
+	check_pairs(t, s);
+	char what[64];
+	for (int q = 0; q < queries && q < s->nq; ++q) {
+		tu_list got = {0};
+		snprintf(what, sizeof what, "query_box %d", q);
+		EXPECT(TU(packed_query_box)(t, s->qbox[q], collect_id, &got), ORT_OK);
+		if (got.n != s->box_want[q].n) {
+			print_floats("min", s->qbox[q].min, DIM);
+			print_floats("max", s->qbox[q].max, DIM);
+		}
+		expect_set(&got, &s->box_want[q], s, false, what);
+		snprintf(what, sizeof what, "query_point %d", q);
+		EXPECT(TU(packed_query_point)(t, s->qpoint[q], collect_id, &got), ORT_OK);
+		if (got.n != s->point_want[q].n) print_floats("point", s->qpoint[q], DIM);
+		expect_set(&got, &s->point_want[q], s, false, what);
+		snprintf(what, sizeof what, "query_sphere %d", q);
+		EXPECT(TU(packed_query_sphere)(t, s->centre[q], s->radius[q], collect_id, &got), ORT_OK);
+		if (got.n != s->sphere_want[q].n) {
+			print_floats("centre", s->centre[q], DIM);
+			print_floats("radius", &s->radius[q], 1);
+		}
+		expect_set(&got, &s->sphere_want[q], s, false, what);
+		check_ray(t, s, q);
+		// Every k and both kinds of limit for the first queries, one pair after.
+		float finite = world_span(s) * (float)(q % 7) * 0.05f;
+		for (int i = 0; i < 5; ++i)
+			for (int inf = 0; inf < 2; ++inf)
+				if (q < 2 || (i == q % 5 && inf == q % 2))
+					check_nearest(t, s, q, ks[i] > 0 ? ks[i] : s->n + 1, inf ? INFINITY : finite);
+	}
+}
+
+static pdef_t make_def(int bucket, int depth)
+{
+	pdef_t def = TU(packed_default_def)();
+	def.bucket_size = bucket;
+	def.max_depth = depth;
+	return def;
+}
+
+// ---- 1-4: every scene kind, size, bucket and depth ------------------------------------
+
+static const int sizes[] = {0, 1, 2, 17, 1000, 5000};
+static const int buckets[] = {1, 2, 8, 64};
+static const int depths[] = {1, 3, DEEPEST};
+
+static void test_kind(void **state)
+{
+	int kind = *(const int *)*state;
+	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+		scene s;
+		scene_make(&s, kind, sizes[si], 100u * (unsigned)kind + si);
+		for (size_t bi = 0; bi < sizeof buckets / sizeof *buckets; ++bi)
+			for (size_t di = 0; di < sizeof depths / sizeof *depths; ++di) {
+				pdef_t def = make_def(buckets[bi], depths[di]);
+				packed_t *t = NULL;
+				EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+				TU_CONTEXT("%.60s, bucket %d, max_depth %d", s.name, def.bucket_size, def.max_depth);
+				EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+				check_tree(t, &s, def.max_depth, NQ);
+				TU(packed_destroy)(t);
+			}
+		scene_free(&s);
+	}
+}
+
+// ---- 5: rebuilding one tree ---------------------------------------------------------
+
+static void test_rebuild(void **state)
+{
+	(void)state;
+	// A, smaller B, A again, nothing, a larger C, B: each answer is the latest scene's.
+	static const struct {
+		const char *kind;
+		int n;
+	} steps[] = {{"clustered", 3000}, {"points", 200},  {"clustered", 3000}, {"random", 0},
+	             {"huge", 5000},      {"points", 200},  {"centre-lines", 1}};
+	enum { STEPS = sizeof steps / sizeof *steps };
+	scene sc[STEPS];
+	for (int i = 0; i < STEPS; ++i) scene_make(&sc[i], kind_of(steps[i].kind), steps[i].n, 77u + (unsigned)i);
+	for (int cfg = 0; cfg < 2; ++cfg) {
+		pdef_t def = cfg ? make_def(2, 3) : TU(packed_default_def)();
+		packed_t *t;
+		EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+		TU_CONTEXT("a new tree, bucket %d, max_depth %d", def.bucket_size, def.max_depth);
+		check_shape(t, &sc[3], def.max_depth); // empty before any build
+		for (int i = 0; i < STEPS; ++i) {
+			TU_CONTEXT("rebuild step %d: %.60s, bucket %d, max_depth %d", i, sc[i].name, def.bucket_size,
+			           def.max_depth);
+			EXPECT(TU(packed_build)(t, sc[i].box, sc[i].n), ORT_OK);
+			check_tree(t, &sc[i], def.max_depth, 8);
+		}
+		TU(packed_destroy)(t);
+	}
+	for (int i = 0; i < STEPS; ++i) scene_free(&sc[i]);
+}
+
+// ---- 6: bad input is refused and loses nothing ----------------------------------------
+
+static bool never_id(void *ctx, uint32_t id)
+{
+	(void)ctx, (void)id;
+	fail();
+	return false;
+}
+
+static bool never_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)ctx, (void)a, (void)b;
+	fail();
+	return false;
+}
+
+static float never_ray(void *ctx, uint32_t id, float t)
+{
+	(void)ctx, (void)id, (void)t;
+	fail();
+	return 0;
+}
+
+/// One way to spoil a box, and the error it must draw.
+typedef struct spoil {
+	const char *what;
+	bool on_max;
+	float value;
+	ort_result want;
+} spoil;
+
+static void test_bad_boxes(void **state)
+{
+	(void)state;
+	scene prev;
+	scene_make(&prev, kind_of("random"), 300, 901u);
+	packed_t *t;
+	pdef_t def = make_def(4, DEEPEST);
+	EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+	EXPECT(TU(packed_build)(t, prev.box, prev.n), ORT_OK);
+	const float L = ORTHANT_COORD_LIMIT;
+	const spoil spoils[] = {
+	    {"NaN min", false, NAN, ORT_ERROR_INVALID_BOX},
+	    {"NaN max", true, NAN, ORT_ERROR_INVALID_BOX},
+	    {"+inf max", true, INFINITY, ORT_ERROR_INVALID_BOX},
+	    {"-inf min", false, -INFINITY, ORT_ERROR_INVALID_BOX},
+	    {"+inf min (inverted too)", false, INFINITY, ORT_ERROR_INVALID_BOX},
+	    {"inverted", false, 2000.0f, ORT_ERROR_INVALID_BOX},
+	    {"max past the limit", true, 2e30f, ORT_ERROR_OUT_OF_RANGE},
+	    {"min past -limit", false, -2e30f, ORT_ERROR_OUT_OF_RANGE},
+	    {"max one ulp past the limit", true, nextafterf(L, INFINITY), ORT_ERROR_OUT_OF_RANGE},
+	    {"min one ulp past -limit", false, nextafterf(-L, -INFINITY), ORT_ERROR_OUT_OF_RANGE},
+	};
+	// Arrays smaller and larger than the tree's (rebuilt in place, or grown),
+	// spoilt at the first, a middle and the last box, on the last axis.
+	static const int counts[] = {50, 1000};
+	for (size_t ci = 0; ci < 2; ++ci) {
+		int n = counts[ci];
+		scene other;
+		scene_make(&other, kind_of("clustered"), n, 902u + ci);
+		for (size_t si = 0; si < sizeof spoils / sizeof *spoils; ++si)
+			for (int at = 0; at < 3; ++at) {
+				int i = at == 0 ? 0 : at == 1 ? n / 2 : n - 1;
+				box_t keep = other.box[i];
+				float *slot = spoils[si].on_max ? &other.box[i].max[DIM - 1] : &other.box[i].min[DIM - 1];
+				*slot = spoils[si].value;
+				TU_CONTEXT("build of %d boxes, box %d: %.60s; the tree holds %.60s", n, i, spoils[si].what, prev.name);
+				EXPECT(TU(packed_build)(t, other.box, n), spoils[si].want);
+				check_tree(t, &prev, def.max_depth, 2);
+				// The same through build_strided.
+				EXPECT(TU(packed_build_strided)(t, other.box, sizeof(box_t), n), spoils[si].want);
+				check_tree(t, &prev, def.max_depth, 1);
+				other.box[i] = keep;
+			}
+		scene_free(&other);
+	}
+	// Bad counts, pointers and strides.
+	TU_CONTEXT("bad arguments to build; the tree holds %.60s", prev.name);
+	EXPECT(TU(packed_build)(t, prev.box, -1), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build)(t, prev.box, INT32_MIN), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build)(t, NULL, 5), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build)(NULL, prev.box, 5), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build_strided)(t, prev.box, sizeof(box_t), -1), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build_strided)(t, NULL, sizeof(box_t), 5), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build_strided)(t, prev.box, sizeof(box_t) - 1, 5), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build_strided)(t, prev.box, 0, 5), ORT_ERROR_INVALID_ARGUMENT);
+	EXPECT(TU(packed_build_strided)(NULL, prev.box, sizeof(box_t), 5), ORT_ERROR_INVALID_ARGUMENT);
+	check_tree(t, &prev, def.max_depth, NQ);
+	TU(packed_destroy)(t);
+	scene_free(&prev);
+}
+
+static void test_null_arguments(void **state)
+{
+	(void)state;
+	scene s;
+	scene_make(&s, kind_of("duplicates"), 100, 911u);
+	for (int filled = 0; filled < 2; ++filled) {
+		packed_t *t;
+		pdef_t def = TU(packed_default_def)();
+		EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+		if (filled) EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+		TU_CONTEXT("NULL arguments, %s tree", filled ? "a filled" : "an empty");
+		const float p[DIM] = {0}, dir[DIM] = {1};
+		box_t b = s.box[0];
+		ort_id_neighbor nb[4];
+		int found = 0;
+		uint32_t id = 0;
+		float tt = 0;
+		EXPECT(TU(packed_query_box)(NULL, b, never_id, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_box)(t, b, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_point)(NULL, p, never_id, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_point)(t, NULL, never_id, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_point)(t, p, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_sphere)(NULL, p, 1, never_id, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_sphere)(t, NULL, 1, never_id, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_query_sphere)(t, p, 1, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_ray_cast)(NULL, p, dir, 1, never_ray, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_ray_cast)(t, NULL, dir, 1, never_ray, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_ray_cast)(t, p, NULL, 1, never_ray, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_ray_cast)(t, p, dir, 1, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		assert_false(TU(packed_ray_first)(NULL, p, dir, 1, &id, &tt));
+		assert_false(TU(packed_ray_first)(t, NULL, dir, 1, &id, &tt));
+		assert_false(TU(packed_ray_first)(t, p, NULL, 1, &id, &tt));
+		EXPECT(TU(packed_nearest)(NULL, p, 4, INFINITY, nb, &found), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_nearest)(t, NULL, 4, INFINITY, nb, &found), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_nearest)(t, p, 4, INFINITY, NULL, &found), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_nearest)(t, p, 4, INFINITY, nb, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_find_pairs)(NULL, never_pair, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		EXPECT(TU(packed_find_pairs)(t, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
+		// None of it touched the tree.
+		scene empty;
+		scene_make(&empty, kind_of("random"), 0, 1u);
+		check_tree(t, filled ? &s : &empty, def.max_depth, filled ? NQ : 0);
+		scene_free(&empty);
+		TU(packed_destroy)(t);
+	}
+	TU(packed_destroy)(NULL);
+	scene_free(&s);
+}
+
+// ---- 7, 8: allocation failure, and rebuilds that allocate nothing ----------------------
+
+/// Hands out blocks and remembers each one's size; refuses allocation number
+/// fail_at (1-based, 0 never), or every one from it on when fail_rest. Paused,
+/// it neither counts nor refuses.
+typedef struct counting {
+	long calls, fail_at, refused, bad_frees;
+	bool fail_rest, paused;
+	size_t live;
+	struct block {
+		void *p;
+		size_t size;
+	} blocks[256];
+	int nblocks;
+} counting;
+
+static void *counting_alloc(void *ctx, size_t size)
+{
+	counting *c = ctx;
+	bool refuse = false;
+	if (!c->paused) {
+		c->calls++;
+		refuse = c->fail_at && (c->calls == c->fail_at || (c->fail_rest && c->calls > c->fail_at));
+	}
+	if (refuse) {
+		c->refused++;
+		return NULL;
+	}
+	assert_true(c->nblocks < 256);
+	void *p = malloc(size ? size : 1);
+	c->blocks[c->nblocks++] = (struct block){p, size};
+	c->live += size;
+	return p;
+}
+
+static void counting_free(void *ctx, void *p, size_t size)
+{
+	counting *c = ctx;
+	if (!p) return;
+	int i = 0;
+	while (i < c->nblocks && c->blocks[i].p != p) i++;
+	if (i == c->nblocks || c->blocks[i].size != size) {
+		c->bad_frees++;
+		if (i == c->nblocks) return; // not ours: leave it alone
+	}
+	c->live -= c->blocks[i].size;
+	c->blocks[i] = c->blocks[--c->nblocks];
+	free(p);
+}
+
+static void check_bytes(const packed_t *t, const counting *c)
+{
+	ort_tree_stats st;
+	TU(packed_get_stats)(t, &st);
+	if (st.bytes != c->live) TU_FAIL("stats.bytes %zu, the allocator has %zu live\n", st.bytes, c->live);
+	assert_int_equal(c->bad_frees, 0);
+}
+
+/// Build s into t with allocation N refused, N = 0, 1, ... (all from N on when
+/// rest) until a build meets no refusal. A refused build must say out of memory
+/// and leave prev, whole and valid.
+static void sweep_build(packed_t *t, counting *c, const scene *s, const scene *prev, bool rest)
+{
+	for (long n = 0;; ++n) {
+		long refused = c->refused;
+		c->fail_at = c->calls + n + 1;
+		c->fail_rest = rest;
+		ort_result r = TU(packed_build)(t, s->box, s->n);
+		c->fail_at = 0;
+		TU_CONTEXT("build %.60s over %.60s, allocation %ld%.60s refused", s->name, prev->name, n, rest ? " on" : "");
+		if (c->refused == refused) {
+			EXPECT(r, ORT_OK);
+			check_tree(t, s, DEEPEST, 4);
+			check_bytes(t, c);
+			return;
+		}
+		if (r != ORT_ERROR_OUT_OF_MEMORY) TU_FAIL("build returned %s\n", ort_result_string(r));
+		check_tree(t, prev, DEEPEST, 2);
+		check_bytes(t, c);
+	}
+}
+
+/// A packed tree over a fresh counting allocator, each of create's
+/// allocations refused in turn first (rest: all from that one on).
+static packed_t *create_counted(counting *c, bool rest)
+{
+	pdef_t def = TU(packed_default_def)();
+	def.allocator = (ort_allocator){counting_alloc, counting_free, c};
+	validate_pauses = &c->paused;
+	for (long n = 0;; ++n) {
+		long refused = c->refused;
+		c->fail_at = c->calls + n + 1;
+		c->fail_rest = rest;
+		packed_t *t = (packed_t *)c;
+		ort_result r = TU(packed_create)(&def, &t);
+		c->fail_at = 0;
+		if (c->refused == refused) {
+			EXPECT(r, ORT_OK);
+			return t;
+		}
+		EXPECT(r, ORT_ERROR_OUT_OF_MEMORY);
+		assert_null(t);
+		assert_int_equal(c->live, 0);
+	}
+}
+
+static void destroy_counted(packed_t *t, counting *c)
+{
+	TU(packed_destroy)(t);
+	if (c->live != 0 || c->nblocks != 0) TU_FAIL("%zu bytes in %d blocks never freed\n", c->live, c->nblocks);
+	assert_int_equal(c->bad_frees, 0);
+	validate_pauses = NULL;
+	free(c);
+}
+
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	scene empty, small, big, bigger;
+	scene_make(&empty, kind_of("random"), 0, 1u);
+	scene_make(&small, kind_of("random"), 300, 921u);
+	scene_make(&big, kind_of("clustered"), 2000, 922u);
+	scene_make(&bigger, kind_of("huge"), 2500, 923u);
+	for (int rest = 0; rest < 2; ++rest) {
+		counting *c = calloc(1, sizeof *c);
+		packed_t *t = create_counted(c, rest);
+		sweep_build(t, c, &small, &empty, rest);
+		sweep_build(t, c, &big, &small, rest);
+		sweep_build(t, c, &small, &big, rest);
+		sweep_build(t, c, &bigger, &small, rest);
+		destroy_counted(t, c);
+	}
+	scene_free(&empty);
+	scene_free(&small);
+	scene_free(&big);
+	scene_free(&bigger);
+}
+
+/// 8: a rebuild with the same or fewer items, however they lie, allocates
+/// nothing (the allocator refuses everything, and counts; the checks after
+/// each build run with it paused). First built: clusters, or piles of
+/// identical boxes (few nodes for their count).
+static void test_rebuild_allocates_nothing(void **state)
+{
+	(void)state;
+	static const char *const firsts[] = {"clustered", "duplicates"};
+	for (int f = 0; f < 2; ++f) {
+		counting *c = calloc(1, sizeof *c);
+		packed_t *t = create_counted(c, false);
+		scene first;
+		scene_make(&first, kind_of(firsts[f]), 2000, 922u);
+		EXPECT(TU(packed_build)(t, first.box, first.n), ORT_OK);
+		long calls = c->calls;
+		for (int kind = 0; kind <= KINDS; ++kind) {
+			scene other;
+			if (kind < KINDS) scene_make(&other, kind, kind % 2 ? first.n : first.n / 3, 930u + (unsigned)kind);
+			else scene_make(&other, kind_of("random"), 0, 1u);
+			TU_CONTEXT("rebuild with %.60s after %.60s, every allocation refused", other.name, first.name);
+			c->fail_at = c->calls + 1;
+			c->fail_rest = true;
+			EXPECT(TU(packed_build)(t, other.box, other.n), ORT_OK);
+			if (c->calls != calls) TU_FAIL("%ld allocations asked for\n", c->calls - calls);
+			c->fail_at = 0;
+			c->paused = true;
+			check_tree(t, &other, DEEPEST, NQ);
+			c->paused = false;
+			check_bytes(t, c);
+			scene_free(&other);
+		}
+		scene_free(&first);
+		destroy_counted(t, c);
+	}
+}
+
+/// Queries, find_pairs and nearest (promised to allocate nothing) with an
+/// allocator that refuses everything, and counts.
+static void test_queries_allocate_nothing(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < KINDS; kind += 2) {
+		counting *c = calloc(1, sizeof *c);
+		packed_t *t = create_counted(c, false);
+		scene s;
+		scene_make(&s, kind, 1000, 960u + (unsigned)kind);
+		EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+		TU_CONTEXT("queries on %.60s, every allocation refused", s.name);
+		long calls = c->calls;
+		c->fail_at = c->calls + 1;
+		c->fail_rest = true;
+		check_tree(t, &s, DEEPEST, NQ);
+		if (c->calls != calls) TU_FAIL("%ld allocations asked for\n", c->calls - calls);
+		c->fail_at = 0;
+		scene_free(&s);
+		destroy_counted(t, c);
+	}
+}
+
+/// The documented defaults: bucket 8, the deepest max_depth, malloc/free.
+static void test_defaults(void **state)
+{
+	(void)state;
+	TU_CONTEXT("packed_default_def");
+	pdef_t def = TU(packed_default_def)();
+	if (def.bucket_size != 8 || def.max_depth != DEEPEST || def.allocator.alloc || def.allocator.free)
+		TU_FAIL("defaults: bucket_size %d, max_depth %d, allocator %s\n", def.bucket_size, def.max_depth,
+		        def.allocator.alloc || def.allocator.free ? "set" : "unset");
+}
+
+static void test_bad_defs(void **state)
+{
+	(void)state;
+	TU_CONTEXT("bad definitions");
+	pdef_t def = TU(packed_default_def)();
+	packed_t *t = (packed_t *)&def; // not NULL: a failed create must clear it
+	EXPECT(TU(packed_create)(NULL, &t), ORT_ERROR_INVALID_ARGUMENT);
+	assert_null(t);
+	EXPECT(TU(packed_create)(&def, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	const pdef_t bad[] = {
+	    make_def(0, DEEPEST),  make_def(65, DEEPEST), make_def(-1, DEEPEST), make_def(INT32_MAX, 3),
+	    make_def(8, 0),        make_def(8, -1),       make_def(8, DEEPEST + 1), make_def(8, ORTHANT_MAX_DEPTH),
+	    make_def(8, INT32_MAX),
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+		t = (packed_t *)&def;
+		if (TU(packed_create)(&bad[i], &t) != ORT_ERROR_INVALID_ARGUMENT)
+			TU_FAIL("create accepts bucket_size %d, max_depth %d\n", bad[i].bucket_size, bad[i].max_depth);
+		assert_null(t);
+	}
+	// A partial allocator override is refused, and nothing is allocated.
+	counting c = {0};
+	pdef_t half = def;
+	half.allocator = (ort_allocator){counting_alloc, NULL, &c};
+	t = (packed_t *)&def;
+	EXPECT(TU(packed_create)(&half, &t), ORT_ERROR_INVALID_ARGUMENT);
+	assert_null(t);
+	half.allocator = (ort_allocator){NULL, counting_free, &c};
+	EXPECT(TU(packed_create)(&half, &t), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(c.calls, 0);
+	// The extremes are accepted.
+	const pdef_t good[] = {make_def(1, 1), make_def(64, DEEPEST), make_def(1, DEEPEST), make_def(64, 1)};
+	for (size_t i = 0; i < sizeof good / sizeof *good; ++i) {
+		EXPECT(TU(packed_create)(&good[i], &t), ORT_OK);
+		TU(packed_destroy)(t);
+	}
+}
+
+// ---- 9: boxes inside the caller's records ----------------------------------------------
+
+typedef struct record {
+	char tag;
+	box_t box;
+	double mass;
+	int flags[3];
+} record;
+
+static void test_strided(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < KINDS; kind += 3) {
+		scene s;
+		scene_make(&s, kind, 1000, 940u + (unsigned)kind);
+		record *rec = malloc(sizeof *rec * (size_t)s.n);
+		for (int i = 0; i < s.n; ++i) rec[i] = (record){'x', s.box[i], 1.5 * i, {i, -i, 7}};
+		packed_t *t;
+		pdef_t def = make_def(kind % 2 ? 3 : 8, DEEPEST);
+		EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+		TU_CONTEXT("build_strided, %.60s, stride %zu", s.name, sizeof *rec);
+		EXPECT(TU(packed_build_strided)(t, &rec[0].box, sizeof *rec, s.n), ORT_OK);
+		check_tree(t, &s, def.max_depth, NQ);
+		// The plain array as a stride of one box, over a filled tree.
+		TU_CONTEXT("build_strided, %.60s, stride %zu", s.name, sizeof(box_t));
+		EXPECT(TU(packed_build_strided)(t, s.box, sizeof(box_t), s.n), ORT_OK);
+		check_tree(t, &s, def.max_depth, NQ);
+		// Every other record: a stride of two records.
+		box_t *every_other = malloc(sizeof(box_t) * (size_t)(s.n / 2));
+		for (int i = 0; i < s.n / 2; ++i) every_other[i] = s.box[2 * i];
+		scene half;
+		scene_init(&half, "every other box", every_other, s.n / 2, 941u);
+		TU_CONTEXT("build_strided, %.60s, stride %zu", half.name, 2 * sizeof *rec);
+		EXPECT(TU(packed_build_strided)(t, &rec[0].box, 2 * sizeof *rec, half.n), ORT_OK);
+		check_tree(t, &half, def.max_depth, NQ);
+		scene_free(&half);
+		free(rec);
+		TU(packed_destroy)(t);
+		scene_free(&s);
+	}
+}
+
+// ---- 10: a callback that says stop is not called again ----------------------------------
+
+typedef struct stopper {
+	int calls, stop_at;
+} stopper;
+
+static bool stop_id(void *ctx, uint32_t id)
+{
+	(void)id;
+	stopper *s = ctx;
+	return ++s->calls < s->stop_at;
+}
+
+static bool stop_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	stopper *s = ctx;
+	return ++s->calls < s->stop_at;
+}
+
+static float stop_ray(void *ctx, uint32_t id, float t)
+{
+	(void)id, (void)t;
+	stopper *s = ctx;
+	return ++s->calls < s->stop_at ? INFINITY : 0.0f;
+}
+
+/// How often a callback that stops at call stop_at is called, when brute
+/// force has `results` results: stop_at, or all of them when fewer.
+static void expect_calls(const stopper *st, size_t results, const char *what)
+{
+	int want = results < (size_t)st->stop_at ? (int)results : st->stop_at;
+	if (st->calls != want) TU_FAIL("%s: %d calls, stop at %d of %zu results\n", what, st->calls, st->stop_at, results);
+}
+
+static void test_stop(void **state)
+{
+	(void)state;
+	// 70 identical boxes (all overlap, all contain the centre), and points.
+	for (int dup = 1; dup >= 0; --dup) {
+		scene s;
+		scene_make(&s, kind_of(dup ? "duplicates" : "points"), dup ? 70 : 2000, 950u);
+		float c[DIM], o[DIM], dir[DIM];
+		for (int d = 0; d < DIM; ++d) {
+			c[d] = s.box[0].min[d] * 0.5f + s.box[0].max[d] * 0.5f;
+			o[d] = s.world.min[d] - 10.0f;
+			dir[d] = 1.0f;
+		}
+		size_t at_c = 0, from_c = 0, from_o = 0;
+		for (int i = 0; i < s.n; ++i) {
+			float te;
+			at_c += contains_point(&s.box[i], c);
+			from_c += tu_ray_hit(c, dir, INFINITY, &s.box[i], &te);
+			from_o += tu_ray_hit(o, dir, INFINITY, &s.box[i], &te);
+		}
+		for (int b = 0; b < 2; ++b) {
+			pdef_t def = make_def(b ? 1 : 64, b ? DEEPEST : 1);
+			packed_t *t;
+			EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+			EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+			for (int stop_at = 1; stop_at <= 3; stop_at += 2) {
+				TU_CONTEXT("%.60s, bucket %d: the callback says stop at call %d", s.name, def.bucket_size, stop_at);
+				stopper st = {0, stop_at};
+				EXPECT(TU(packed_query_box)(t, s.world, stop_id, &st), ORT_OK);
+				expect_calls(&st, (size_t)s.n, "query_box");
+				st.calls = 0;
+				EXPECT(TU(packed_query_point)(t, c, stop_id, &st), ORT_OK);
+				expect_calls(&st, at_c, "query_point");
+				st.calls = 0;
+				EXPECT(TU(packed_query_sphere)(t, c, 1e4f, stop_id, &st), ORT_OK);
+				expect_calls(&st, (size_t)s.n, "query_sphere");
+				st.calls = 0;
+				EXPECT(TU(packed_find_pairs)(t, stop_pair, &st), ORT_OK);
+				expect_calls(&st, s.pairs.n, "find_pairs");
+				// A ray callback returning 0 stops, from inside boxes (t = 0
+				// for each: clipping alone would not end it) and from outside.
+				st.calls = 0;
+				EXPECT(TU(packed_ray_cast)(t, c, dir, INFINITY, stop_ray, &st), ORT_OK);
+				expect_calls(&st, from_c, "ray_cast from inside");
+				st.calls = 0;
+				EXPECT(TU(packed_ray_cast)(t, o, dir, INFINITY, stop_ray, &st), ORT_OK);
+				expect_calls(&st, from_o, "ray_cast from outside");
+			}
+			TU(packed_destroy)(t);
+		}
+		scene_free(&s);
+	}
+}
+
+int main(void)
+{
+	static const struct CMUnitTest fixed[] = {
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_bad_defs),
+	    cmocka_unit_test(test_null_arguments),
+	    cmocka_unit_test(test_bad_boxes),
+	    cmocka_unit_test(test_rebuild),
+	    cmocka_unit_test(test_strided),
+	    cmocka_unit_test(test_stop),
+	    cmocka_unit_test(test_out_of_memory),
+	    cmocka_unit_test(test_rebuild_allocates_nothing),
+	    cmocka_unit_test(test_queries_allocate_nothing),
+	};
+	enum { FIXED = sizeof fixed / sizeof *fixed };
+	// Then one test per scene kind, named after it.
+	static int kind_ids[KINDS];
+	struct CMUnitTest tests[FIXED + KINDS];
+	memcpy(tests, fixed, sizeof fixed);
+	for (int k = 0; k < KINDS; ++k) {
+		kind_ids[k] = k;
+		tests[FIXED + k] = (struct CMUnitTest){kinds[k].name, test_kind, NULL, NULL, &kind_ids[k]};
+	}
+	return cmocka_run_group_tests_name(TU_GROUP("packed"), tests, NULL, NULL);
+}
