@@ -794,10 +794,16 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
 		unsigned m = 0;
+		double worst = n == k ? best[0].d2 : limit2;
+		if (worst > limit2) worst = limit2;
 		for (uint32_t l = 0; l < c->kids; ++l) {
-			box_t cb = pk_lane_box(c, (int)l);
-			double d2 = dist2_point_box(point, &cb);
-			if (d2 > limit2 || (n == k && d2 > best[0].d2)) continue;
+			double d2 = 0.0;
+			for (int d = 0; d < DIM; ++d) {
+				double lo = c->lo[d][l], hi = c->hi[d][l], x = point[d];
+				double v = x < lo ? lo - x : x > hi ? x - hi : 0.0;
+				d2 += v * v;
+			}
+			if (d2 > worst) continue;
 			at[l] = d2;
 			m |= 1u << l;
 		}
