@@ -16,9 +16,13 @@
 // - bad input (NaN, infinite, inverted, out of range, bad counts and pointers)
 //   refused with the documented error and the previous scene kept;
 // - a counting allocator that refuses each allocation in turn: out of memory,
-//   the previous scene kept, every byte returned with its size; a rebuild of
-//   the same or fewer items, queries and find_pairs allocate nothing;
+//   the previous scene kept, every byte returned with its size; rebuilds of
+//   a size and shape the tree has held, queries, find_pairs and nearest up to
+//   k = 64 allocate nothing;
+// - regions: none, the bounds, a small part of them, a far point, a flat box;
 // - strided input; callbacks that stop the walk.
+#include <limits.h>
+
 #include "testutil.h"
 
 typedef TU(packed) packed_t;
@@ -649,6 +653,10 @@ static void check_pairs(const packed_t *t, const scene *s)
 }
 
 static const int ks[] = {1, 5, 10, 100, -1}; ///< -1: more than the count
+/// nearest promises no allocation up to this k; tests that refuse every
+/// allocation lower k_cap to it.
+#define NO_ALLOC_K 64
+static int k_cap = INT_MAX;
 
 /// Everything the tree answers about s, queries 0..queries-1 of the scene's.
 static void check_tree(const packed_t *t, const scene *s, int max_depth, int queries)
@@ -682,7 +690,10 @@ static void check_tree(const packed_t *t, const scene *s, int max_depth, int que
 		for (int i = 0; i < 5; ++i)
 			for (int inf = 0; inf < 2; ++inf)
 				if (q < 2 || (i == q % 5 && inf == q % 2))
-					check_nearest(t, s, q, ks[i] > 0 ? ks[i] : s->n + 1, inf ? INFINITY : finite);
+				{
+					int k = ks[i] > 0 ? ks[i] : s->n + 1;
+					check_nearest(t, s, q, k < k_cap ? k : k_cap, inf ? INFINITY : finite);
+				}
 	}
 }
 
@@ -700,6 +711,28 @@ static const int sizes[] = {0, 1, 2, 17, 1000, 5000};
 static const int buckets[] = {1, 2, 8, 64};
 static const int depths[] = {1, 3, DEEPEST};
 
+/// Region variants: 0 none; 1 the scene's bounds; 2 a quarter of them at their
+/// centre (most boxes outside); 3 a point far from everything; 4 a region
+/// flat on one axis. Answers never depend on the region.
+enum { REGIONS = 5 };
+static void region_for(const scene *s, int rg, pdef_t *def)
+{
+	def->use_region = rg != 0;
+	box_t w = s->world;
+	for (int d = 0; d < DIM; ++d) {
+		float c = 0.5f * (w.min[d] + w.max[d]), h = 0.5f * (w.max[d] - w.min[d]);
+		switch (rg) {
+		case 2: w.min[d] = c - h / 4, w.max[d] = c + h / 4; break;
+		case 3: w.min[d] = w.max[d] = 1e20f; break;
+		case 4:
+			if (d == 0) w.min[d] = w.max[d] = c;
+			break;
+		default: break;
+		}
+	}
+	def->region = w;
+}
+
 static void test_kind(void **state)
 {
 	int kind = *(const int *)*state;
@@ -707,15 +740,20 @@ static void test_kind(void **state)
 		scene s;
 		scene_make(&s, kind, sizes[si], 100u * (unsigned)kind + si);
 		for (size_t bi = 0; bi < sizeof buckets / sizeof *buckets; ++bi)
-			for (size_t di = 0; di < sizeof depths / sizeof *depths; ++di) {
-				pdef_t def = make_def(buckets[bi], depths[di]);
-				packed_t *t = NULL;
-				EXPECT(TU(packed_create)(&def, &t), ORT_OK);
-				TU_CONTEXT("%.60s, bucket %d, max_depth %d", s.name, def.bucket_size, def.max_depth);
-				EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
-				check_tree(t, &s, def.max_depth, NQ);
-				TU(packed_destroy)(t);
-			}
+			for (size_t di = 0; di < sizeof depths / sizeof *depths; ++di)
+				for (int rg = 0; rg < REGIONS; ++rg) {
+					// Regions only with bucket 8 at the deepest depth: the cost is brute force.
+					if (rg && (buckets[bi] != 8 || depths[di] != DEEPEST)) continue;
+					pdef_t def = make_def(buckets[bi], depths[di]);
+					region_for(&s, rg, &def);
+					packed_t *t = NULL;
+					EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+					TU_CONTEXT("%.60s, bucket %d, max_depth %d, region %d", s.name, def.bucket_size,
+					           def.max_depth, rg);
+					EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+					check_tree(t, &s, def.max_depth, NQ);
+					TU(packed_destroy)(t);
+				}
 		scene_free(&s);
 	}
 }
@@ -1030,40 +1068,53 @@ static void test_out_of_memory(void **state)
 	scene_free(&bigger);
 }
 
-/// 8: a rebuild with the same or fewer items, however they lie, allocates
-/// nothing (the allocator refuses everything, and counts; the checks after
-/// each build run with it paused). First built: clusters, or piles of
+/// 8: rebuilding allocates nothing once the tree has made room for a scene of
+/// that size and shape: after one pass over every kind (which may allocate),
+/// a second pass with an allocator that refuses everything, and counts (the
+/// checks after each build run with it paused), must succeed. Rebuilding the
+/// very same boxes never allocates. First built: clusters, or piles of
 /// identical boxes (few nodes for their count).
 static void test_rebuild_allocates_nothing(void **state)
 {
 	(void)state;
 	static const char *const firsts[] = {"clustered", "duplicates"};
+	k_cap = NO_ALLOC_K;
 	for (int f = 0; f < 2; ++f) {
 		counting *c = calloc(1, sizeof *c);
 		packed_t *t = create_counted(c, false);
 		scene first;
 		scene_make(&first, kind_of(firsts[f]), 2000, 922u);
 		EXPECT(TU(packed_build)(t, first.box, first.n), ORT_OK);
-		long calls = c->calls;
-		for (int kind = 0; kind <= KINDS; ++kind) {
-			scene other;
-			if (kind < KINDS) scene_make(&other, kind, kind % 2 ? first.n : first.n / 3, 930u + (unsigned)kind);
-			else scene_make(&other, kind_of("random"), 0, 1u);
-			TU_CONTEXT("rebuild with %.60s after %.60s, every allocation refused", other.name, first.name);
-			c->fail_at = c->calls + 1;
-			c->fail_rest = true;
-			EXPECT(TU(packed_build)(t, other.box, other.n), ORT_OK);
-			if (c->calls != calls) TU_FAIL("%ld allocations asked for\n", c->calls - calls);
-			c->fail_at = 0;
-			c->paused = true;
-			check_tree(t, &other, DEEPEST, NQ);
-			c->paused = false;
-			check_bytes(t, c);
-			scene_free(&other);
-		}
+		for (int pass = 0; pass < 2; ++pass)
+			for (int kind = 0; kind <= KINDS; ++kind) {
+				scene other;
+				if (kind < KINDS)
+					scene_make(&other, kind, kind % 2 ? first.n : first.n / 3, 930u + (unsigned)kind);
+				else
+					scene_make(&other, kind_of("random"), 0, 1u);
+				TU_CONTEXT("rebuild with %.60s after %.60s, pass %d", other.name, first.name, pass);
+				for (int again = 0; again < 2; ++again) {
+					// Pass 1 refuses every allocation; so does building the same boxes again.
+					bool refuse = pass == 1 || again == 1;
+					long calls = c->calls;
+					if (refuse) {
+						c->fail_at = c->calls + 1;
+						c->fail_rest = true;
+					}
+					EXPECT(TU(packed_build)(t, other.box, other.n), ORT_OK);
+					if (refuse && c->calls != calls) TU_FAIL("%ld allocations asked for\n", c->calls - calls);
+					c->fail_at = 0;
+					c->paused = true;
+					check_tree(t, &other, DEEPEST, NQ);
+					c->paused = false;
+					check_bytes(t, c);
+				}
+				scene_free(&other);
+			}
 		scene_free(&first);
 		destroy_counted(t, c);
 	}
+	k_cap = INT_MAX;
 }
 
 /// Queries, find_pairs and nearest (promised to allocate nothing) with an
@@ -1081,21 +1132,35 @@ static void test_queries_allocate_nothing(void **state)
 		long calls = c->calls;
 		c->fail_at = c->calls + 1;
 		c->fail_rest = true;
+		k_cap = NO_ALLOC_K;
 		check_tree(t, &s, DEEPEST, NQ);
+		k_cap = INT_MAX;
 		if (c->calls != calls) TU_FAIL("%ld allocations asked for\n", c->calls - calls);
+		// Past NO_ALLOC_K nearest borrows k records for the call and gives them back.
+		if (s.n > NO_ALLOC_K) {
+			ort_id_neighbor out[NO_ALLOC_K + 1];
+			int found = 0;
+			EXPECT(TU(packed_nearest)(t, s.npoint[0], NO_ALLOC_K + 1, INFINITY, out, &found),
+			       ORT_ERROR_OUT_OF_MEMORY);
+			c->fail_at = 0;
+			EXPECT(TU(packed_nearest)(t, s.npoint[0], NO_ALLOC_K + 1, INFINITY, out, &found), ORT_OK);
+			assert_int_equal(found, NO_ALLOC_K + 1);
+			check_bytes(t, c);
+		}
 		c->fail_at = 0;
 		scene_free(&s);
 		destroy_counted(t, c);
 	}
 }
 
-/// The documented defaults: bucket 8, the deepest max_depth, malloc/free.
+/// The documented defaults: bucket 16, the deepest max_depth, malloc/free, no region.
 static void test_defaults(void **state)
 {
 	(void)state;
 	TU_CONTEXT("packed_default_def");
 	pdef_t def = TU(packed_default_def)();
-	if (def.bucket_size != 8 || def.max_depth != DEEPEST || def.allocator.alloc || def.allocator.free)
+	if (def.bucket_size != 16 || def.max_depth != DEEPEST || def.allocator.alloc || def.allocator.free ||
+	    def.use_region)
 		TU_FAIL("defaults: bucket_size %d, max_depth %d, allocator %s\n", def.bucket_size, def.max_depth,
 		        def.allocator.alloc || def.allocator.free ? "set" : "unset");
 }

@@ -91,8 +91,9 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_query_sphere)(const ORTHANT_NAME(pack
 
 /// The segment origin + t * dir, t in [0, max_t], against every box, nearest
 /// subtrees first; fn gets each box it enters with the entry t and clips the
-/// segment by its return value (see ort_id_ray_fn). Hits come roughly near to
-/// far, not sorted.
+/// segment by its return value (see ort_id_ray_fn; as 0 stops, a callback that
+/// wants every hit returns INFINITY, which also serves max_t = 0). Hits come
+/// roughly near to far, not sorted.
 ORTHANT_API ort_result ORTHANT_NAME(packed_ray_cast)(const ORTHANT_NAME(packed) * tree,
                                                      const float origin[ORTHANT_DIM], const float dir[ORTHANT_DIM],
                                                      float max_t, ort_id_ray_fn *fn, void *ctx);
@@ -119,9 +120,11 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_find_pairs)(const ORTHANT_NAME(packed
 /// items, items_per_level counts items by the level of their node).
 ORTHANT_API void ORTHANT_NAME(packed_get_stats)(const ORTHANT_NAME(packed) * tree, ort_tree_stats *out);
 
-/// Check every invariant (bounds hold their subtree, ranges tile the items,
-/// ids are a permutation, skips land inside the array). ORT_OK, or
-/// ORT_ERROR_CORRUPT with a message in msg (may be NULL).
+/// Check every invariant (bounds hold their subtree, lanes tile the items,
+/// every block has one parent and comes after it, ids are a permutation).
+/// ORT_OK, or ORT_ERROR_CORRUPT with a message in msg (may be NULL). Borrows
+/// 4 bytes per block and a bit per item and block from the tree's allocator
+/// for the call (ORT_ERROR_OUT_OF_MEMORY if refused).
 ORTHANT_API ort_result ORTHANT_NAME(packed_validate)(const ORTHANT_NAME(packed) * tree, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
