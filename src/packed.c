@@ -800,8 +800,8 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 			double d2 = 0.0;
 			for (int d = 0; d < DIM; ++d) {
 				double lo = c->lo[d][l], hi = c->hi[d][l], x = point[d];
-				double v = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-				d2 += v * v;
+				double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
+				d2 += gap * gap;
 			}
 			if (d2 > worst) continue;
 			at[l] = d2;
