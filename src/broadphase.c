@@ -375,7 +375,15 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 			p = next;
 		}
 	}
-	// 2. begun: what each touched item overlaps now.
+	// 2. begun: what each touched item overlaps now. With loose cells and many
+	// items touched, one pass over the tree for its content bounds pays for
+	// itself: queries pruned by them skip the overlapping loose cells that hold
+	// nothing near (3.6x fewer instructions in the queries of S4, callgrind).
+	// Tight and leaves cells do not overlap; there the pass would only cost.
+	// Without the memory for the bounds, queries prune by cells as ever.
+	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
+	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
+	if (by_content) pairs_content(t, t->root);
 	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;
 	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {
@@ -383,7 +391,8 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
 		run.self = i;
 		run.box = entry_at(t, t->items[i].addr)->box;
-		ort_result r = ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
+		ort_result r = by_content ? query_box_by_content(t, &run.box, bp_partner, &run)
+		                          : ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
 		if (r != ORT_OK) run.result = r;
 		if (run.result == ORT_OK) t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;
 	}

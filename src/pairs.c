@@ -227,6 +227,17 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 		}
 }
 
+/// Room for every node's content bounds (kept between calls).
+static bool content_reserve(tree_t *t)
+{
+	if (t->content_cap >= t->node_len) return true;
+	uint32_t cap = t->node_cap;
+	if (!array_resize(t, (void **)&t->content, (size_t)t->content_cap * sizeof(box_t), (size_t)cap * sizeof(box_t)))
+		return false;
+	t->content_cap = cap;
+	return true;
+}
+
 ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
@@ -234,12 +245,7 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 	pair_run run = {t, fn, ctx, false, ORT_OK, mask};
 	if (!(mask & (t->root == NIL ? 0 : t->nodes[t->root].cats))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
-	if (t->def.placement != ORT_PLACEMENT_LEAVES && t->content_cap < t->node_len) {
-		uint32_t cap = t->node_cap;
-		if (!array_resize(t, (void **)&t->content, (size_t)t->content_cap * sizeof(box_t), (size_t)cap * sizeof(box_t)))
-			return ORT_ERROR_OUT_OF_MEMORY;
-		t->content_cap = cap;
-	}
+	if (t->def.placement != ORT_PLACEMENT_LEAVES && !content_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	reading_begin(t);
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		pairs_leaves(&run, t->root);
