@@ -2,6 +2,7 @@
 /// `orthant`, the command-line tool: the command line, help texts, reading the
 /// scene and handing it to the 2D or 3D subcommands (cli_dim.inc).
 #include "cli.h"
+#include "orthant/orthant.h" // ort2_/ort3_packed_default_def: the packed tree's depth limits
 
 #include <errno.h>
 #include <limits.h>
@@ -67,14 +68,16 @@ static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
 	[CLI_STATS] = {"stats", 0, "stats [OPTIONS] FILE", "the tree's shape: items, nodes, depth, bytes",
 	               "Print the tree's shape as `key value` lines: dimension, placement, items,\n"
 	               "entries, nodes, leaves, depth, items_per_level (one number per level from\n"
-	               "the root), bytes and bytes_peak.\n"},
+	               "the root), bytes and bytes_peak. The shape depends on the options; the\n"
+	               "other commands' answers do not.\n"},
 	[CLI_RENDER] = {"render", CLI_OPT_BOX | CLI_OPT_SPHERE | CLI_OPT_POINT | CLI_OPT_RAY | CLI_OPT_MAX |
 	                              CLI_OPT_OUT | CLI_OPT_WIDTH | CLI_OPT_VIEW,
 	                "render -o OUT.png|OUT.svg [--box B] [--sphere S] [--point P] [--ray R [--max T]] [OPTIONS] FILE",
 	                "draw the objects and the tree's cells as PNG or SVG",
 	                "Draw the objects (blue), the tree's cells (grey) and, if given, a query\n"
 	                "(orange) with the objects it finds (red). 3D scenes are drawn as their\n"
-	                "projection on two axes.\n"
+	                "projection on two axes. Not with --placement packed, whose cells the\n"
+	                "library does not expose.\n"
 	                "  -o OUT                   the picture; .png or .svg\n"
 	                "  --box, --sphere, --point a query, as for `orthant query`\n"
 	                "  --ray X,Y[,Z],DX,DY[,DZ] a ray: origin then direction (as `orthant ray`)\n"
@@ -85,9 +88,15 @@ static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
 
 static const char cli_common_help[] =
 	"Common options:\n"
-	"  --placement tight|leaves|loose  where the tree keeps objects (default loose)\n"
-	"  --bucket N               objects a cell holds before it splits (default 16)\n"
-	"  --max-depth N            deepest level of the tree, 0..32 (default 8)\n"
+	"  --placement tight|leaves|loose|packed\n"
+	"                           where the tree keeps objects (default loose);\n"
+	"                           packed: the library's packed tree, built whole in\n"
+	"                           one pass and read from flat arrays; the fastest on\n"
+	"                           large scenes (not for render)\n"
+	"  --bucket N               objects a cell holds before it splits (default 16;\n"
+	"                           packed: 1..64)\n"
+	"  --max-depth N            deepest level of the tree, 0..32 (default 8;\n"
+	"                           packed: 1..13 in 2D, 1..9 in 3D, default the most)\n"
 	"  -h, --help               this help\n"
 	"  --version                the version\n"
 	"FILE holds one object per line, `ID MINX MINY MAXX MAXY` (2D) or\n"
@@ -182,6 +191,47 @@ static bool cli_parse_int(const char *s, long lo, long hi, int *out)
 		return false;
 	*out = (int)v;
 	return true;
+}
+
+/// Parse --placement's value: one of ortN_tree's placements, or "packed" (an
+/// ortN_packed tree, which places as loose does). False when unknown.
+static bool cli_parse_placement(const char *value, cli_options *o)
+{
+	o->packed = !strcmp(value, "packed");
+	o->placement = ORT_PLACEMENT_LOOSE;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT && !o->packed; p++) {
+		if (!strcmp(value, ort_placement_string((ort_placement)p))) {
+			o->placement = (ort_placement)p;
+			return true;
+		}
+	}
+	return o->packed;
+}
+
+/// The most items a packed tree's leaf may hold (ortN_packed_def.bucket_size).
+enum { CLI_PACKED_BUCKET_MAX = 64 };
+
+/// Check --bucket and --max-depth against the packed tree's limits when it is
+/// asked for, so that they are refused as usage errors rather than by the
+/// library after the file is read. Its depth limit depends on the dimension:
+/// with dim 0 (the file not read yet) only what neither allows is refused (2D
+/// allows the deeper tree); called again with the scene's dimension.
+static int cli_check_packed(const cli_options *o, int dim)
+{
+	if (!o->packed)
+		return CLI_EXIT_OK;
+	if (o->bucket > CLI_PACKED_BUCKET_MAX)
+		return cli_usage_error(o, "--bucket with --placement packed takes 1 to %d, not %d", CLI_PACKED_BUCKET_MAX,
+		                       o->bucket);
+	int most2 = ort2_packed_default_def().max_depth, most3 = ort3_packed_default_def().max_depth;
+	int most = dim == 3 ? most3 : most2;
+	if (o->max_depth != 0 && o->max_depth <= most)
+		return CLI_EXIT_OK;
+	if (!dim)
+		return cli_usage_error(o, "--max-depth with --placement packed takes 1 to %d (1 to %d in 3D), not %d", most2,
+		                       most3, o->max_depth);
+	return cli_usage_error(o, "--max-depth with --placement packed takes 1 to %d in %dD (%s is %dD), not %d", most, dim,
+	                       o->name, dim, o->max_depth);
 }
 
 /// The dimension a list of n values gives, when it holds `a` per 2D or `b` per 3D.
@@ -296,14 +346,8 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 		const char *why = "";
 		unsigned bit = known[which].bit;
 		if (!strcmp(name, "--placement")) {
-			if (!strcmp(value, "tight"))
-				o->placement = ORT_PLACEMENT_TIGHT;
-			else if (!strcmp(value, "leaves"))
-				o->placement = ORT_PLACEMENT_LEAVES;
-			else if (!strcmp(value, "loose"))
-				o->placement = ORT_PLACEMENT_LOOSE;
-			else
-				return cli_usage_error(o, "--placement takes tight, leaves or loose, not '%s'", value);
+			if (!cli_parse_placement(value, o))
+				return cli_usage_error(o, "--placement takes tight, leaves, loose or packed, not '%s'", value);
 		} else if (!strcmp(name, "--bucket")) {
 			if (!cli_parse_int(value, 1, 1 << 20, &o->bucket))
 				return cli_usage_error(o, "--bucket takes an integer from 1 to %d, not '%s'", 1 << 20, value);
@@ -384,11 +428,14 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			return cli_usage_error(o, "render needs -o OUT.png or -o OUT.svg");
 		if (n < 4 || (strcmp(o->out + n - 4, ".png") && strcmp(o->out + n - 4, ".svg")))
 			return cli_usage_error(o, "-o must name a .png or .svg file, not '%s'", o->out);
+		if (o->packed) // the library offers no walk over a packed tree's nodes to draw
+			return cli_usage_error(o, "render cannot draw a packed tree's cells; use --placement loose, tight "
+			                          "or leaves");
 		break;
 	}
 	default: break;
 	}
-	return CLI_EXIT_OK;
+	return cli_check_packed(o, 0);
 }
 
 // ---------------------------------------------------------------------------
@@ -447,6 +494,8 @@ static int cli_main(int argc, char **argv)
 	else if (dim == 2 && (o.view[0] == 2 || o.view[1] == 2))
 		rc = cli_usage_error(&o, "--view names the z axis but %s is 2D", o.name);
 	else
+		rc = cli_check_packed(&o, dim);
+	if (rc == CLI_EXIT_OK)
 		rc = dim == 2 ? cli2_run(&o, &scene) : cli3_run(&o, &scene);
 	cli_progress_end();
 	sf_scene_free(&scene);

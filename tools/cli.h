@@ -43,7 +43,8 @@ typedef struct cli_options {
 	cli_command command;
 	const char *file;  ///< the scene file; "-" is standard input
 	const char *name;  ///< the file's name in messages ("<stdin>" for "-")
-	ort_placement placement;
+	ort_placement placement; ///< for ortN_tree; ignored when packed
+	bool packed;       ///< --placement packed: an ortN_packed tree instead
 	int bucket;        ///< 0: the library's default
 	int max_depth;     ///< -1: the library's default
 	cli_values box;    ///< --box

@@ -130,6 +130,26 @@ static t_run t_exec(const char *in_path, const char *const *args)
 #define RUN_STDIN(path, ...) t_exec(path, (const char *const[]){__VA_ARGS__, NULL})
 
 static void t_write_file(const char *path, const char *text);
+static void t_expect_output(t_run *r, const char *want);
+
+/// Run args (NULL-terminated, stdin from in_path) as given, then again with
+/// --placement packed right after the command (so that options given later
+/// still apply), and expect want from both.
+static void t_expect_each_tree(const char *in_path, const char *want, const char *const *args)
+{
+	const char *packed[64] = {args[0], "--placement=packed"};
+	for (int i = 1; args[i - 1] && i < 62; i++)
+		packed[i + 1] = args[i];
+	const char *const *runs[2] = {args, packed};
+	for (int k = 0; k < 2; k++) {
+		t_run r = t_exec(in_path, runs[k]);
+		t_expect_output(&r, want);
+		t_run_free(&r);
+	}
+}
+
+#define EXPECT_EACH(want, ...) t_expect_each_tree(NULL, want, (const char *const[]){__VA_ARGS__, NULL})
+#define EXPECT_EACH_STDIN(path, want, ...) t_expect_each_tree(path, want, (const char *const[]){__VA_ARGS__, NULL})
 
 /// Keep the scene of the first failure as failed-scene.txt, to replay by hand.
 static void t_keep_scene(void)
@@ -509,19 +529,70 @@ static bool t_close_lists(const char *got, const char *want, double tol, char *w
 	return true;
 }
 
+/// A run that must succeed with an empty stderr and print want, or (where
+/// float and double may order near-ties differently) a list close to it.
+static void t_expect_close(t_run *r, const char *want, const char *what)
+{
+	CHECK(r->status == 0 && r->err_len == 0, "status %d, stderr: %s", r->status, r->err);
+	char why[200];
+	if (strcmp(r->out, want) != 0 && !CHECK(t_close_lists(r->out, want, 1e-6, why, sizeof why), "%s output: %s",
+	                                        what, why))
+		t_keep_scene();
+}
+
 // ---------------------------------------------------------------------------
 // The configurations every answer must not depend on
 
 typedef struct t_config {
-	const char *placement, *bucket, *depth;
+	const char *placement, *bucket, *depth; ///< depth NULL: no --max-depth
 } t_config;
 
+/// The tree placements first, then the packed tree's (depths it takes in 2D
+/// and 3D alike, and its default: 13 in 2D, 9 in 3D).
 static const t_config t_configs[] = {
-	{"loose", "16", "8"}, {"tight", "16", "8"}, {"leaves", "16", "8"},
-	{"loose", "1", "32"}, {"tight", "2", "12"}, {"leaves", "1", "10"},
-	{"loose", "4", "0"},  {"tight", "3", "3"},  {"leaves", "4", "3"},
+	{"loose", "16", "8"},   {"tight", "16", "8"},  {"leaves", "16", "8"},
+	{"loose", "1", "32"},   {"tight", "2", "12"},  {"leaves", "1", "10"},
+	{"loose", "4", "0"},    {"tight", "3", "3"},   {"leaves", "4", "3"},
+	{"packed", "16", NULL}, {"packed", "1", NULL}, {"packed", "64", "1"},
+	{"packed", "2", "5"},   {"packed", "4", "9"},
 };
-enum { T_CONFIG_COUNT = sizeof t_configs / sizeof t_configs[0] };
+enum { T_CONFIG_COUNT = sizeof t_configs / sizeof t_configs[0], T_TREE_CONFIGS = 9 };
+
+/// Whether a comparison runs configuration c: every packed one, so that the
+/// packed tree meets every adversarial case, and of the tree placements those
+/// from `from` in steps of `step` (all of them would make the run long).
+static bool t_config_picked(int c, int from, int step)
+{
+	return c >= T_TREE_CONFIGS || (c >= from && (c - from) % step == 0);
+}
+
+/// The deepest level cfg allows in dim dimensions.
+static long t_config_depth(const t_config *cfg, int dim)
+{
+	return cfg->depth ? atol(cfg->depth) : dim == 2 ? 13 : 9;
+}
+
+/// Run args (NULL-terminated) under configuration cfg, on the file path.
+static t_run t_exec_config(const t_config *cfg, const char *path, const char *const *args)
+{
+	const char *argv[64];
+	int n = 0;
+	for (; *args && n < 56; args++)
+		argv[n++] = *args;
+	argv[n++] = "--placement";
+	argv[n++] = cfg->placement;
+	argv[n++] = "--bucket";
+	argv[n++] = cfg->bucket;
+	if (cfg->depth) {
+		argv[n++] = "--max-depth";
+		argv[n++] = cfg->depth;
+	}
+	argv[n++] = path;
+	argv[n] = NULL;
+	return t_exec(NULL, argv);
+}
+
+#define RUN_CONFIG(cfg, path, ...) t_exec_config(cfg, path, (const char *const[]){__VA_ARGS__, NULL})
 
 /// Format floats as the tool's option values.
 static const char *t_list(char *buf, size_t size, const float *v, int n)
@@ -551,8 +622,7 @@ static void t_group_pairs(void)
 		t_str want = {0};
 		t_oracle_pairs(&s, &want);
 		for (int c = 0; c < T_CONFIG_COUNT; c++) {
-			t_run r = RUN("pairs", "--placement", t_configs[c].placement, "--bucket", t_configs[c].bucket,
-			              "--max-depth", t_configs[c].depth, path);
+			t_run r = RUN_CONFIG(&t_configs[c], path, "pairs");
 			t_expect_output(&r, t_cstr(&want));
 			t_run_free(&r);
 		}
@@ -564,9 +634,7 @@ static void t_group_pairs(void)
 		t_scene_write(&s, path);
 		t_str want = {0};
 		t_oracle_pairs(&s, &want);
-		t_run r = RUN_STDIN(path, "pairs", "-");
-		t_expect_output(&r, t_cstr(&want));
-		t_run_free(&r);
+		EXPECT_EACH_STDIN(path, t_cstr(&want), "pairs", "-");
 		free(want.s);
 		t_scene_free(&s);
 	}
@@ -621,9 +689,10 @@ static void t_group_query(void)
 			t_str want = {0};
 			t_oracle_query(&s, shape, dv, &want);
 			const char *opt = shape == 'b' ? "--box" : shape == 's' ? "--sphere" : "--point";
-			for (int c = 0; c < T_CONFIG_COUNT; c += (q % 3) + 1) {
-				t_run r = RUN("query", opt, arg, "--placement", t_configs[c].placement, "--bucket",
-				              t_configs[c].bucket, "--max-depth", t_configs[c].depth, path);
+			for (int c = 0; c < T_CONFIG_COUNT; c++) {
+				if (!t_config_picked(c, 0, (q % 3) + 1))
+					continue;
+				t_run r = RUN_CONFIG(&t_configs[c], path, "query", opt, arg);
 				t_expect_output(&r, t_cstr(&want));
 				t_run_free(&r);
 			}
@@ -635,14 +704,10 @@ static void t_group_query(void)
 			double box[4] = {0.1f, -0.1f, 2.3f, 4.7f}, sph[3] = {0.3f, 0.3f, 1.9f};
 			t_str want = {0};
 			t_oracle_query(&s, 'b', box, &want);
-			t_run r = RUN("query", "--box=0.1,-0.1,2.3,4.7", path);
-			t_expect_output(&r, t_cstr(&want));
-			t_run_free(&r);
+			EXPECT_EACH(t_cstr(&want), "query", "--box=0.1,-0.1,2.3,4.7", path);
 			want.len = 0;
 			t_oracle_query(&s, 's', sph, &want);
-			r = RUN("query", "--sphere", "0.3,0.3,1.9", path);
-			t_expect_output(&r, t_cstr(&want));
-			t_run_free(&r);
+			EXPECT_EACH(t_cstr(&want), "query", "--sphere", "0.3,0.3,1.9", path);
 			free(want.s);
 		}
 	}
@@ -674,16 +739,13 @@ static void t_group_ray(void)
 			snprintf(ma, sizeof ma, "%g", tmax);
 			t_str want = {0};
 			t_oracle_ray(&s, o, dir, tmax, &want);
-			for (int c = 0; c < T_CONFIG_COUNT; c += 2) {
-				t_run r = isinf(tmax) ? RUN("ray", "--origin", oa, "--dir", da, "--placement", t_configs[c].placement,
-				                            "--bucket", t_configs[c].bucket, "--max-depth", t_configs[c].depth, path)
-				                      : RUN("ray", "--origin", oa, "--dir", da, "--max", ma, "--placement",
-				                            t_configs[c].placement, "--bucket", t_configs[c].bucket, "--max-depth",
-				                            t_configs[c].depth, path);
-				CHECK(r.status == 0 && r.err_len == 0, "status %d, stderr: %s", r.status, r.err);
-				char why[200];
-				if (strcmp(r.out, t_cstr(&want)) != 0)
-					CHECK(t_close_lists(r.out, t_cstr(&want), 1e-6, why, sizeof why), "ray output: %s", why);
+			for (int c = 0; c < T_CONFIG_COUNT; c++) {
+				if (!t_config_picked(c, 0, 2))
+					continue;
+				const t_config *cfg = &t_configs[c];
+				t_run r = isinf(tmax) ? RUN_CONFIG(cfg, path, "ray", "--origin", oa, "--dir", da)
+				                      : RUN_CONFIG(cfg, path, "ray", "--origin", oa, "--dir", da, "--max", ma);
+				t_expect_close(&r, t_cstr(&want), "ray");
 				t_run_free(&r);
 			}
 			free(want.s);
@@ -711,13 +773,11 @@ static void t_group_knn(void)
 			snprintf(ka, sizeof ka, "%d", k);
 			t_str want = {0};
 			t_oracle_knn(&s, dp, (size_t)k, &want);
-			for (int c = q % 3; c < T_CONFIG_COUNT; c += 3) {
-				t_run r = RUN("knn", "--point", pa, "--k", ka, "--placement", t_configs[c].placement, "--bucket",
-				              t_configs[c].bucket, "--max-depth", t_configs[c].depth, path);
-				CHECK(r.status == 0 && r.err_len == 0, "status %d, stderr: %s", r.status, r.err);
-				char why[200];
-				if (strcmp(r.out, t_cstr(&want)) != 0)
-					CHECK(t_close_lists(r.out, t_cstr(&want), 1e-6, why, sizeof why), "knn output: %s", why);
+			for (int c = 0; c < T_CONFIG_COUNT; c++) {
+				if (!t_config_picked(c, q % 3, 3))
+					continue;
+				t_run r = RUN_CONFIG(&t_configs[c], path, "knn", "--point", pa, "--k", ka);
+				t_expect_close(&r, t_cstr(&want), "knn");
 				t_run_free(&r);
 			}
 			free(want.s);
@@ -744,8 +804,7 @@ static void t_group_stats(void)
 	T_FOR_EACH_SCENE(s, path, 500)
 	{
 		for (int c = 0; c < T_CONFIG_COUNT; c++) {
-			t_run r = RUN("stats", "--placement", t_configs[c].placement, "--bucket", t_configs[c].bucket,
-			              "--max-depth", t_configs[c].depth, path);
+			t_run r = RUN_CONFIG(&t_configs[c], path, "stats");
 			CHECK(r.status == 0 && r.err_len == 0, "status %d, stderr: %s", r.status, r.err);
 			CHECK(t_stat(r.out, "dimension") == s.dim, "dimension: %s", r.out);
 			char want_placement[64];
@@ -760,7 +819,8 @@ static void t_group_stats(void)
 			// With leaves placement the core currently splits past max_depth when
 			// the root has grown to reach far boxes (reported with issue 4), so
 			// the bound is checked for the other placements only.
-			CHECK(depth >= 0 && (depth <= atol(t_configs[c].depth) || !strcmp(t_configs[c].placement, "leaves")),
+			CHECK(depth >= 0 &&
+			          (depth <= t_config_depth(&t_configs[c], s.dim) || !strcmp(t_configs[c].placement, "leaves")),
 			      "depth %ld", depth);
 			const char *lv = strstr(r.out, "items_per_level");
 			long sum = 0, levels = 0;
@@ -779,9 +839,11 @@ static void t_group_stats(void)
 	}
 	// An empty scene.
 	t_write_file(path, "# nothing\n\n");
-	t_run r = RUN("stats", path);
-	CHECK(r.status == 0 && t_stat(r.out, "items") == 0 && t_stat(r.out, "dimension") == 2, "empty: %s", r.out);
-	t_run_free(&r);
+	for (int packed = 0; packed < 2; packed++) {
+		t_run r = packed ? RUN("stats", "--placement", "packed", path) : RUN("stats", path);
+		CHECK(r.status == 0 && t_stat(r.out, "items") == 0 && t_stat(r.out, "dimension") == 2, "empty: %s", r.out);
+		t_run_free(&r);
+	}
 }
 
 static size_t t_count(const char *hay, const char *needle)
@@ -950,26 +1012,17 @@ static void t_group_parse(void)
 	                   "007\t-0\t0\t0.5\t0.5\n"
 	                   "42 0.1000000000000000055511151231257827021181583404541015625 0 1 1   \n"
 	                   "43 0.5 0.5 0.5 0.5"); // no newline at the end
-	t_run r = RUN("pairs", path);
-	t_expect_output(&r, "0 7\n0 42\n0 43\n0 18446744073709551615\n7 42\n7 43\n7 18446744073709551615\n"
-	                    "42 43\n42 18446744073709551615\n43 18446744073709551615\n");
-	t_run_free(&r);
-	r = RUN("query", "--point", "0.5,0.5", path);
-	t_expect_output(&r, "0\n7\n42\n43\n18446744073709551615\n");
-	t_run_free(&r);
+	EXPECT_EACH("0 7\n0 42\n0 43\n0 18446744073709551615\n7 42\n7 43\n7 18446744073709551615\n"
+	            "42 43\n42 18446744073709551615\n43 18446744073709551615\n",
+	            "pairs", path);
+	EXPECT_EACH("0\n7\n42\n43\n18446744073709551615\n", "query", "--point", "0.5,0.5", path);
 
 	// Empty and comment-only files answer nothing.
 	t_write_file(path, "");
-	r = RUN("pairs", path);
-	t_expect_output(&r, "");
-	t_run_free(&r);
-	r = RUN("query", "--box", "0,0,0,1,1,1", path);
-	t_expect_output(&r, "");
-	t_run_free(&r);
+	EXPECT_EACH("", "pairs", path);
+	EXPECT_EACH("", "query", "--box", "0,0,0,1,1,1", path);
 	t_write_file(path, "# only\n#comments\n");
-	r = RUN("knn", "--point", "0,0", "--k", "3", path);
-	t_expect_output(&r, "");
-	t_run_free(&r);
+	EXPECT_EACH("", "knn", "--point", "0,0", "--k", "3", path);
 
 	// A comment longer than the read buffer, then objects.
 	t_str big = {0};
@@ -978,9 +1031,7 @@ static void t_group_parse(void)
 		t_printf(&big, "comment ");
 	t_printf(&big, "\n1 0 0 1 1\n2 1 1 2 2\n");
 	t_write_file(path, t_cstr(&big));
-	r = RUN("pairs", path);
-	t_expect_output(&r, "1 2\n");
-	t_run_free(&r);
+	EXPECT_EACH("1 2\n", "pairs", path);
 	free(big.s);
 
 	// The number parser against strtod, on spellings that take both paths.
@@ -1077,6 +1128,17 @@ static void t_group_usage(void)
 		{{"render", "-o", "x.png", "--view", "xz", path}, "--view names the z axis"},
 		{{"render", "-o", "x.png", "--ray", "0,0,1", path}, "--ray takes"},
 		{{"render", "-o", "x.png", "--width", "5", path}, "--width takes"},
+		// The packed tree's limits: bucket 1..64, depth 1..13 in 2D and 1..9 in 3D,
+		// refused before the file is read unless the dimension decides.
+		{{"pairs", "--placement", "packed", "--bucket", "65", path}, "--bucket with --placement packed takes 1 to 64"},
+		{{"pairs", "--placement", "packed", "--max-depth", "14", path},
+		 "--max-depth with --placement packed takes 1 to 13 (1 to 9 in 3D), not 14"},
+		{{"pairs", "--max-depth=0", "--placement=packed", path}, "--max-depth with --placement packed takes 1 to 13"},
+		{{"pairs", "--placement", "packed", "--max-depth", "14", "no-such-file.txt"}, "takes 1 to 13"},
+		{{"pairs", "--placement", "packed", "--max-depth", "10", path3},
+		 "--max-depth with --placement packed takes 1 to 9 in 3D (scene3.txt is 3D), not 10"},
+		{{"query", "--point", "0,0,0", "--placement", "packed", "--max-depth", "13", path3}, "takes 1 to 9 in 3D"},
+		{{"render", "-o", "x.png", "--placement", "packed", path}, "render cannot draw a packed tree"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *args[10] = {0};
@@ -1105,6 +1167,7 @@ static void t_group_usage(void)
 	}
 	t_run r = RUN("--help");
 	CHECK(r.status == 0 && strstr(r.out, "usage: orthant COMMAND") && strstr(r.out, "render"), "--help");
+	CHECK(strstr(r.out, "tight|leaves|loose|packed") != NULL, "--help does not name --placement packed");
 	t_run_free(&r);
 	r = RUN("--version");
 	CHECK(r.status == 0 && !strcmp(r.out, "orthant 0.1.0\n"), "--version: '%s'", r.out);
@@ -1114,8 +1177,13 @@ static void t_group_usage(void)
 	r = RUN("query", path, "--box=0.5,0.5,0.9,0.9", "--placement=tight");
 	t_expect_output(&r, "1\n");
 	t_run_free(&r);
-	r = RUN("pairs", "--bucket", "1", "--", "-scene.txt");
-	t_expect_output(&r, "1 2\n");
+	EXPECT_EACH("1 2\n", "pairs", "--bucket", "1", "--", "-scene.txt");
+	// The packed tree's deepest levels and fullest bucket are accepted.
+	r = RUN("query", path, "--box=0.5,0.5,0.9,0.9", "--placement=packed", "--max-depth=13", "--bucket=64");
+	t_expect_output(&r, "1\n");
+	t_run_free(&r);
+	r = RUN("query", path3, "--point=1,1,1", "--placement=packed", "--max-depth=9");
+	t_expect_output(&r, "1\n");
 	t_run_free(&r);
 }
 
