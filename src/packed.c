@@ -1015,6 +1015,21 @@ void ORTHANT_NAME(packed_get_stats)(const packed_t *p, ort_tree_stats *out)
 	if (p->block_count) pk_stats_walk(p, (pk_ref){0, 0}, 0, out);
 }
 
+static void pk_visit_node(const packed_t *p, pk_ref x, int depth, ORTHANT_NAME(node_fn) * fn, void *ctx)
+{
+	const pblock *b = &p->blocks[x.block];
+	box_t bounds = pk_lane_box(b, x.lane);
+	fn(ctx, &bounds, &bounds, depth, (int)b->own[x.lane]);
+	uint32_t ci = b->child[x.lane];
+	if (ci == NIL) return;
+	for (uint32_t k = 0; k < p->blocks[ci].kids; ++k) pk_visit_node(p, (pk_ref){ci, (int)k}, depth + 1, fn, ctx);
+}
+
+void ORTHANT_NAME(packed_visit_nodes)(const packed_t *p, ORTHANT_NAME(node_fn) * fn, void *ctx)
+{
+	if (p && fn && p->block_count) pk_visit_node(p, (pk_ref){0, 0}, 0, fn, ctx);
+}
+
 static ort_result pk_fail(char *msg, size_t size, const char *what, uint32_t i)
 {
 	if (msg && size) snprintf(msg, size, "packed block %u: %s", (unsigned)i, what);

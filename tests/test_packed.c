@@ -617,6 +617,23 @@ static void check_nearest(const packed_t *t, const scene *s, int q, int k, float
 /// tree: validate (not promised to allocate nothing) runs with it paused.
 static bool *validate_pauses;
 
+typedef struct visit {
+	int nodes, items, depth, last_depth;
+	bool bad;
+} visit;
+
+static void count_node(void *ctx, const box_t *cell, const box_t *bounds, int depth, int items)
+{
+	visit *v = ctx;
+	if (memcmp(cell, bounds, sizeof *cell) != 0 || (v->nodes == 0 ? depth != 0 : depth > v->last_depth + 1) ||
+	    depth < 0 || items < 0)
+		v->bad = true;
+	v->nodes++;
+	v->items += items;
+	v->last_depth = depth;
+	if (depth > v->depth) v->depth = depth;
+}
+
 static void check_shape(const packed_t *t, const scene *s, int max_depth)
 {
 	char msg[256] = "";
@@ -643,6 +660,16 @@ static void check_shape(const packed_t *t, const scene *s, int max_depth)
 		TU_FAIL("stats: items %d, entries %d, by level %d; %d stored\n", st.items, st.entries, per_level, s->n);
 	if (st.depth < 0 || st.depth > max_depth) TU_FAIL("stats: depth %d, max_depth %d\n", st.depth, max_depth);
 	if (st.leaves > st.nodes || (s->n && st.leaves < 1)) TU_FAIL("stats: %d leaves of %d nodes\n", st.leaves, st.nodes);
+	// visit_nodes: every node once, parents first (depth grows by at most one
+	// from one node to the next), own items adding up, cell == bounds; NULL
+	// tree or callback visit nothing.
+	visit v = {0};
+	TU(packed_visit_nodes)(t, count_node, &v);
+	TU(packed_visit_nodes)(t, NULL, &v);
+	TU(packed_visit_nodes)(NULL, count_node, &v);
+	if (v.nodes != st.nodes || v.items != s->n || v.depth != (st.nodes ? st.depth : 0) || v.bad)
+		TU_FAIL("visit_nodes: %d nodes, %d items, depth %d%s; stats %d, %d, %d\n", v.nodes, v.items, v.depth,
+		        v.bad ? ", out of order or cell != bounds" : "", st.nodes, s->n, st.depth);
 }
 
 static void check_pairs(const packed_t *t, const scene *s)

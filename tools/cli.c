@@ -428,9 +428,6 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			return cli_usage_error(o, "render needs -o OUT.png or -o OUT.svg");
 		if (n < 4 || (strcmp(o->out + n - 4, ".png") && strcmp(o->out + n - 4, ".svg")))
 			return cli_usage_error(o, "-o must name a .png or .svg file, not '%s'", o->out);
-		if (o->packed) // the library offers no walk over a packed tree's nodes to draw
-			return cli_usage_error(o, "render cannot draw a packed tree's cells; use --placement loose, tight "
-			                          "or leaves");
 		break;
 	}
 	default: break;

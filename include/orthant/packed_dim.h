@@ -120,6 +120,12 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_find_pairs)(const ORTHANT_NAME(packed
 /// items, items_per_level counts items by the level of their node).
 ORTHANT_API void ORTHANT_NAME(packed_get_stats)(const ORTHANT_NAME(packed) * tree, ort_tree_stats *out);
 
+/// Every node, parents before children, for drawing the tree: fn gets the
+/// node's bounds (the union of its subtree's boxes) as both cell and bounds —
+/// a packed node keeps no cell of its own —, its depth and its own items.
+ORTHANT_API void ORTHANT_NAME(packed_visit_nodes)(const ORTHANT_NAME(packed) * tree, ORTHANT_NAME(node_fn) * fn,
+                                                  void *ctx);
+
 /// Check every invariant (bounds hold their subtree, lanes tile the items,
 /// every block has one parent and comes after it, ids are a permutation).
 /// ORT_OK, or ORT_ERROR_CORRUPT with a message in msg (may be NULL). Borrows
