@@ -332,7 +332,34 @@ typedef struct pk_build {
 	pblock *blocks;     ///< NULL when only counting
 	uint32_t made;      ///< blocks handed out
 	int depth, bucket;
+	/// When growable (a build into new arrays, the old ones still whole), the
+	/// blocks array grows as needed instead of being counted first.
+	packed_t *grow;
+	uint32_t cap;
+	bool failed; ///< growing it failed: the build is abandoned
 } pk_build;
+
+/// Block index b->made, made room for when the array may grow.
+static uint32_t pk_new_block(pk_build *b)
+{
+	if (b->grow && b->made == b->cap && !b->failed) {
+		uint32_t cap = b->cap + b->cap / 2 + 16;
+		pblock *nb = pk_alloc(b->grow, (size_t)cap * sizeof *nb);
+		if (nb) {
+			memcpy(nb, b->blocks, (size_t)b->made * sizeof *nb);
+			pk_free(b->grow, b->blocks, (size_t)b->cap * sizeof *nb);
+			b->blocks = nb;
+			b->cap = cap;
+		} else {
+			// Count on, writing nothing more: the caller frees and reports.
+			b->failed = true;
+		}
+	}
+	return b->made++;
+}
+
+/// Where node building writes: nowhere once a growable array failed to grow.
+static inline pblock *pk_blocks(const pk_build *b) { return b->failed ? NULL : b->blocks; }
 
 static inline uint32_t pk_sorted_key(const pk_build *b, uint32_t k) { return (uint32_t)(b->sorted[k] >> 32); }
 
@@ -354,7 +381,7 @@ static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t b
 static box_t pk_leaf(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t hi)
 {
 	box_t bounds = pk_empty_box();
-	if (b->blocks) {
+	if (pk_blocks(b)) {
 		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
 		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, hi - lo, NIL);
 	}
@@ -394,8 +421,8 @@ static box_t pk_node(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t 
 		code = (code << DIM) | (uint32_t)last;
 		++level;
 	}
-	uint32_t child = b->made++;
-	if (b->blocks) {
+	uint32_t child = pk_new_block(b);
+	if (pk_blocks(b)) {
 		pk_block_clear(&b->blocks[child]);
 		for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
 	}
@@ -405,7 +432,7 @@ static box_t pk_node(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t 
 		box_t cb = pk_node(b, child, slot++, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
 		pk_grow(&bounds, &cb);
 	}
-	if (b->blocks) {
+	if (pk_blocks(b)) {
 		b->blocks[child].kids = (uint32_t)slot;
 		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, own, child);
 	}
@@ -422,6 +449,21 @@ static inline bool pk_box_plain(const box_t *b)
 		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
 		      (b->min[d] <= b->max[d]);
 	return ok;
+}
+
+/// Boxes and ids in tree order, from the sorted (key, id) pairs.
+static void pk_gather(box_t *boxes, uint32_t *ids, const uint64_t *sorted, const char *base, size_t stride,
+                      uint32_t n)
+{
+	// A gather in random order: fetching a few dozen boxes ahead keeps many
+	// cache misses in flight instead of waiting for each in turn.
+	enum { AHEAD = 32 };
+	for (uint32_t k = 0; k < n; ++k) {
+		if (k + AHEAD < n) __builtin_prefetch(base + (size_t)(uint32_t)sorted[k + AHEAD] * stride);
+		uint32_t id = (uint32_t)sorted[k];
+		ids[k] = id;
+		memcpy(&boxes[k], base + (size_t)id * stride, sizeof(box_t));
+	}
 }
 
 static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, int count)
@@ -488,48 +530,63 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 		hist[2][key >> 22]++;
 	}
 	if (n) pk_radix(&sa, &sb, n, hist);
-	// 4. Count the blocks, then make room for them.
-	pk_build bd = {sa, NULL, NULL, 1, g.depth, p->def.bucket_size};
-	if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
-	uint32_t need = n ? bd.made : 0;
-	pblock *nblocks = p->blocks;
-	uint32_t nblock_cap = p->block_cap;
-	if (need > p->block_cap) {
-		nblock_cap = need + need / 4 + 16; // room to spare: shapes vary from frame to frame
-		nblocks = pk_alloc(p, (size_t)nblock_cap * sizeof *nblocks);
-		if (!nblocks) {
-			if (nboxes != p->boxes) pk_free_items(p, nboxes, nids, sa, sb, ncap);
+	uint32_t need;
+	if (nboxes != p->boxes) {
+		// 4a. Into new arrays (the old ones stay whole until the end): gather,
+		// then make the blocks, growing their array as needed — no counting
+		// pass. A uniform scene with bucket 16 needs about n / 19 blocks in 2D
+		// and n / 22 in 3D, so n / 16 rarely grows; what grows keeps at most
+		// half to spare.
+		pk_gather(nboxes, nids, sa, base, stride, n);
+		uint32_t est = n / 16 + 16;
+		pk_build bd = {sa, nboxes, pk_alloc(p, (size_t)est * sizeof(pblock)), 1, g.depth, p->def.bucket_size,
+		               p, est, false};
+		bd.failed = !bd.blocks;
+		if (!bd.failed) {
+			pk_block_clear(&bd.blocks[0]);
+			bd.blocks[0].kids = 1;
+		}
+		if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
+		if (bd.failed) {
+			pk_free(p, bd.blocks, (size_t)bd.cap * sizeof(pblock));
+			pk_free_items(p, nboxes, nids, sa, sb, ncap);
 			return ORT_ERROR_OUT_OF_MEMORY;
 		}
-	}
-	// 5. Nothing can fail now: retire the old arrays and fill the new.
-	if (nboxes != p->boxes) {
+		need = n ? bd.made : 0;
 		pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
+		pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
 		p->boxes = nboxes;
 		p->ids = nids;
 		p->cap = ncap;
+		p->sort_a = sa;
+		p->sort_b = sb;
+		p->blocks = bd.blocks;
+		p->block_cap = bd.cap;
+	} else {
+		// 4b. Into the arrays in use: count the blocks, make room (the only
+		// step that can fail), then overwrite.
+		pk_build bd = {sa, NULL, NULL, 1, g.depth, p->def.bucket_size, NULL, 0, false};
+		if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
+		need = n ? bd.made : 0;
+		if (need > p->block_cap) {
+			uint32_t cap = need + need / 4 + 16; // room to spare: shapes vary from frame to frame
+			pblock *nb = pk_alloc(p, (size_t)cap * sizeof *nb);
+			if (!nb) return ORT_ERROR_OUT_OF_MEMORY;
+			pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
+			p->blocks = nb;
+			p->block_cap = cap;
+		}
+		p->sort_a = sa;
+		p->sort_b = sb;
+		pk_gather(p->boxes, p->ids, sa, base, stride, n);
+		bd = (pk_build){sa, p->boxes, p->blocks, 1, g.depth, p->def.bucket_size, NULL, 0, false};
+		if (n) {
+			pk_block_clear(&p->blocks[0]);
+			p->blocks[0].kids = 1;
+			pk_node(&bd, 0, 0, 0, n, 0, 0);
+		}
+		assert(!n || bd.made == need);
 	}
-	p->sort_a = sa;
-	p->sort_b = sb;
-	if (nblocks != p->blocks) {
-		pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
-		p->blocks = nblocks;
-		p->block_cap = nblock_cap;
-	}
-	uint32_t *ids = p->ids;
-	box_t *boxes = p->boxes;
-	for (uint32_t k = 0; k < n; ++k) {
-		uint32_t id = (uint32_t)sa[k];
-		ids[k] = id;
-		memcpy(&boxes[k], base + (size_t)id * stride, sizeof(box_t));
-	}
-	bd = (pk_build){sa, p->boxes, p->blocks, 1, g.depth, p->def.bucket_size};
-	if (n) {
-		pk_block_clear(&p->blocks[0]);
-		p->blocks[0].kids = 1;
-		pk_node(&bd, 0, 0, 0, n, 0, 0);
-	}
-	assert(!n || bd.made == need);
 	p->block_count = need;
 	p->count = n;
 	p->bounds = all;
