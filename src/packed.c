@@ -512,6 +512,11 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	static const uint32_t zero_hist[3][2048];
 	uint32_t hist[3][2048];
 	memcpy(hist, zero_hist, sizeof hist);
+	// Into new arrays, the new boxes array (twice the size needed) serves as
+	// the sort's other buffer, so sort_b is not touched until a rebuild: a
+	// first build of a million boxes faults in 8 MB fewer fresh pages.
+	bool growing = nboxes != p->boxes;
+	uint64_t *keys = growing ? (uint64_t *)(void *)nboxes : sa, *other = growing ? sa : sb;
 	for (uint32_t i = 0; i < n; ++i) {
 		box_t b;
 		memcpy(&b, base + (size_t)i * stride, sizeof b);
@@ -524,14 +529,21 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 			pk_grow(&all, &b);
 		}
 		uint32_t key = pk_key(&g, &b);
-		sa[i] = (uint64_t)key << 32 | i;
+		keys[i] = (uint64_t)key << 32 | i;
 		hist[0][key & 2047u]++;
 		hist[1][(key >> 11) & 2047u]++;
 		hist[2][key >> 22]++;
 	}
-	if (n) pk_radix(&sa, &sb, n, hist);
+	if (n) pk_radix(&keys, &other, n, hist);
+	if (growing) {
+		// The sorted keys must end in sa: the gather is about to fill nboxes.
+		if (keys != sa) memcpy(sa, keys, (size_t)n * sizeof *sa);
+	} else {
+		sa = keys;
+		sb = other;
+	}
 	uint32_t need;
-	if (nboxes != p->boxes) {
+	if (growing) {
 		// 4a. Into new arrays (the old ones stay whole until the end): gather,
 		// then make the blocks, growing their array as needed — no counting
 		// pass. A uniform scene with bucket 16 needs about n / 19 blocks in 2D
