@@ -28,25 +28,10 @@
 // pools growing mid-insert; KB_ROOT_OVERFLOW: valid coordinates beyond ~1e15
 // in a root that is not a cube); by default the inputs steer around them so
 // the fuzzer looks for new ones.
-#include <stddef.h>
-#include <stdint.h>
+#include "fuzz_input.h"
 
 #ifdef TEST_DIM
 
-#include <float.h>
-#include <stdlib.h>
-
-// testutil.h sorts empty result lists as qsort(NULL, 0, ...), which UBSan
-// rejects (qsort's pointer is declared non-null): sort through a guard.
-static inline void tu_qsort_guarded(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	if (n > 1) qsort(base, n, size, cmp);
-}
-#define qsort tu_qsort_guarded
-#include "testutil.h"
-
-#define FUZZ_CAT_(a, b) a##b
-#define FUZZ_CAT(a, b) FUZZ_CAT_(a, b)
 #define FUZZ_RUN FUZZ_CAT(fuzz_ops_run, TEST_DIM)
 
 /// Keeps the O(n^2) pair check cheap enough for thousands of runs a second.
@@ -54,21 +39,6 @@ static inline void tu_qsort_guarded(void *base, size_t n, size_t size, int (*cmp
 #define STALE_RING 8
 
 int FUZZ_RUN(const uint8_t *data, size_t size);
-
-typedef struct input {
-	const uint8_t *p, *end;
-} input;
-
-static uint8_t u8(input *in) { return in->p < in->end ? *in->p++ : 0; }
-
-static float raw_float(input *in)
-{
-	uint32_t bits = 0;
-	for (int k = 0; k < 4; ++k) bits = bits << 8 | u8(in);
-	float f;
-	memcpy(&f, &bits, sizeof f);
-	return f;
-}
 
 /// A coordinate: mostly small integers on a grid (so boxes touch, coincide and
 /// sit on split lines), sometimes far, sometimes from a palette of edge values
@@ -83,60 +53,9 @@ static float coord_steered(float v)
 	return v;
 }
 
-static float coord_raw(input *in, uint8_t scale);
-
 static float coord(input *in, uint8_t scale) { return coord_steered(coord_raw(in, scale)); }
 
-static float coord_raw(input *in, uint8_t scale)
-{
-	static const float palette[] = {NAN,     INFINITY, -INFINITY, 2.0e30f, -2.0e30f, ORTHANT_COORD_LIMIT,
-	                                -1.0e30f, FLT_MAX,  1.0e20f,   -1.0e20f, 0.0f,     -0.0f,
-	                                1.0e-40f, FLT_MIN,  1.0e6f,    -1.0e6f};
-	int8_t v = (int8_t)u8(in);
-	switch (scale & 7) {
-	case 0:
-	case 1:
-	case 2: return (float)v;
-	case 3: return (float)v * 0.125f;
-	case 4: return (float)v * 64.0f;
-	case 5: return 1.0e6f + (float)v;
-	case 6: return palette[(uint8_t)v % (sizeof palette / sizeof palette[0])];
-	default: return raw_float(in);
-	}
-}
-
-/// A box: min per axis, then a size (0 for a point half the time), or with
-/// scale 6/7 both ends drawn on their own, so min > max happens too.
-static box_t read_box(input *in)
-{
-	box_t b;
-	uint8_t scale = u8(in);
-	for (int d = 0; d < DIM; ++d) {
-		b.min[d] = coord(in, scale);
-		uint8_t s = u8(in);
-		if ((scale & 7) >= 6)
-			b.max[d] = coord(in, scale >> 3);
-		else
-			b.max[d] = b.min[d] + (s & 1 ? 0.0f : (float)(s >> 1) * ((scale & 7) == 4 ? 32.0f : 0.5f));
-	}
-	return b;
-}
-
-/// The errors a box may earn (base.h): OK, or some defect it really has.
-static bool result_fits_box(const box_t *b, ort_result r)
-{
-	bool invalid = false, range = false;
-	for (int d = 0; d < DIM; ++d) {
-		if (!isfinite(b->min[d]) || !isfinite(b->max[d]) || !(b->min[d] <= b->max[d])) invalid = true;
-		if ((isfinite(b->min[d]) && fabsf(b->min[d]) > ORTHANT_COORD_LIMIT) ||
-		    (isfinite(b->max[d]) && fabsf(b->max[d]) > ORTHANT_COORD_LIMIT))
-			range = true;
-	}
-	if (r == ORT_OK) return !invalid && !range;
-	return (r == ORT_ERROR_INVALID_BOX && invalid) || (r == ORT_ERROR_OUT_OF_RANGE && range);
-}
-
-static bool box_ok(const box_t *b) { return result_fits_box(b, ORT_OK); }
+static box_t read_box(input *in) { return read_box_by(in, coord); }
 
 static bool known_bugs_gated(void)
 {
@@ -212,17 +131,6 @@ static void check(fuzz *f)
 		assert_true(TU(tree_get_user_data)(f->t, f->m.handle[i]) == f->user[i]);
 	}
 	tu_check_pairs(f->t, &f->m);
-}
-
-/// FUZZ_TRACE=1 prints each step, to turn a crash into a reproduction.
-static bool tracing;
-
-static void trace_box(const char *what, int i, const box_t *b)
-{
-	if (!tracing) return;
-	fprintf(stderr, "%s %d {", what, i);
-	for (int d = 0; d < DIM; ++d) fprintf(stderr, " %a..%a", (double)b->min[d], (double)b->max[d]);
-	fprintf(stderr, " }\n");
 }
 
 static void op_insert(fuzz *f, box_t b)
@@ -326,8 +234,6 @@ static void check_sphere(fuzz *f, const float c[DIM], float r)
 	free(got.v);
 }
 
-static float small(input *in) { return (float)(int8_t)u8(in); }
-
 /// Every query kind around operands read from the input.
 static void op_query(fuzz *f, input *in)
 {
@@ -426,20 +332,8 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#else // the entry point
+#else
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-int fuzz_ops_run2(const uint8_t *data, size_t size);
-int fuzz_ops_run3(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	if (size == 0) return 0;
-	return (data[0] & 1) ? fuzz_ops_run3(data + 1, size - 1) : fuzz_ops_run2(data + 1, size - 1);
-}
+FUZZ_ENTRY(fuzz_ops_run)
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh [seconds]: build orthant's libFuzzer targets with clang into
-# build-fuzzer/ and run each for its share of the given seconds (default 60 in
-# all), starting from the committed corpus fuzz/corpus/<name>/ (copied, so the
+# build-fuzzer/ (or $ORTHANT_FUZZ_BUILD) and run each for an equal share of the
+# given seconds (default 60 in all: 20 s each for ops, scene and packed),
+# starting from the committed corpus fuzz/corpus/<name>/ (copied, so the
 # committed seeds stay as they are). Prints executions per second and in total.
 # A crash lands in build-fuzzer/crashes/<name>/: copy it into fuzz/corpus/<name>/
 # so fuzz_<name>_replay in ctest keeps it fixed.
@@ -10,8 +11,8 @@ set -euo pipefail
 
 total=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build-fuzzer
-targets=(ops scene)
+build=${ORTHANT_FUZZ_BUILD:-$root/build-fuzzer}
+targets=(ops scene packed)
 cc=${CC:-$(command -v clang || command -v clang-14)}
 
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
