@@ -44,10 +44,7 @@
 // the contents, or a scene that needs no more items or node blocks than
 // earlier builds did, allocates nothing; nor do find_pairs and nearest with
 // k <= 64. FUZZ_TRACE=1 prints each step (every box in %a).
-//
-// ORTHANT_TEST_KNOWN_BUGS=1 checks the known library bugs too; by default the
-// checks step around them so the fuzzer looks for new ones:
-// KB_SPHERE_ROUNDING (see sphere_ambiguous) and KB_BLOCK_ROOM (see build).
+
 #include "fuzz_input.h"
 
 #ifdef TEST_DIM
@@ -151,9 +148,6 @@ typedef struct fuzz {
 
 static const char *op_name = "start";
 
-/// ORTHANT_TEST_KNOWN_BUGS=1: check the known library bugs too (KB_* below);
-/// by default the checks step around them.
-static bool known_bugs;
 
 static void context(const fuzz *f)
 {
@@ -313,22 +307,9 @@ static void check_point_query(fuzz *f, const float p[DIM])
 	check_overlap_query(f, q, p);
 }
 
-/// KB_SPHERE_ROUNDING: query_sphere prunes by the sphere's bounding box in
-/// float (widened by an ulp), which drops boxes that the documented double
-/// rule accepts when the centre dwarfs the gap: centre (0, 1e20), radius 1e20
-/// and the point (0, -1) have d2 == r2 in double, yet the box test refuses the
-/// point (nearest with max_distance 1e20 finds it). Items within double
-/// rounding of the surface may go either way unless known_bugs is set.
-static bool sphere_ambiguous(const float c[DIM], float radius, const box_t *b, double d2)
-{
-	if (known_bugs) return false;
-	double scale = radius;
-	for (int d = 0; d < DIM; ++d) scale = fmax(scale, fmax(fabs(c[d]), fmax(fabs(b->min[d]), fabs(b->max[d]))));
-	return fabs(sqrt(d2) - radius) <= scale * 0x1p-48;
-}
-
 /// Exact: distance <= radius with both squared in double, as documented
-/// (docs/QUERIES.md), but for sphere_ambiguous items.
+/// (docs/QUERIES.md). (The sphere's pruning box once dropped items the double
+/// rule accepts at 1e20: corpus/packed/sphere-rounding.)
 static void check_sphere_query(fuzz *f, const float c[DIM], float radius)
 {
 	tu_list got = {0};
@@ -349,7 +330,7 @@ static void check_sphere_query(fuzz *f, const float c[DIM], float radius)
 		uint64_t key = (uint64_t)i;
 		bool in = d2 <= r2, found = got.n && bsearch(&key, got.v, got.n, sizeof *got.v, tu_cmp_u64);
 		matched += found;
-		if (in != found && !sphere_ambiguous(c, radius, &f->box[i], d2))
+		if (in != found)
 			TU_FAIL("query_sphere: id %d %s: d2 %a, r2 %a (centre %a, radius %a)\n", i, found ? "found" : "missed", d2,
 			        r2, (double)c[0], (double)radius);
 	}
@@ -879,12 +860,8 @@ static void build(fuzz *f, input *in, int n, uint8_t how)
 		        blocks, grew, f->most_items, f->most_blocks);
 	if (n > f->most_items) {
 		f->most_items = n;
-		// KB_BLOCK_ROOM: a build of more items than any before (into new
-		// arrays) sizes a new block array for its own scene and drops the
-		// room earlier builds made: 100 points on a grid (bucket 1, 50
-		// blocks), then 200 coinciding points (1 block), then the grid again
-		// allocates. By default the room counts from that build.
-		if (!known_bugs) f->most_blocks = 0;
+		// A build of more items than any before once dropped the block room
+		// earlier builds made (corpus/packed/block-room).
 	}
 	if (blocks > f->most_blocks) f->most_blocks = blocks;
 }
@@ -1007,8 +984,6 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	fuzz *f = calloc(1, sizeof *f);
 	if (!f) abort();
 	tracing = getenv("FUZZ_TRACE") != NULL;
-	const char *kb = getenv("ORTHANT_TEST_KNOWN_BUGS");
-	known_bugs = kb && kb[0] == '1';
 	op_name = "create";
 	disarm(&f->alloc);
 	bool bad;

@@ -37,6 +37,7 @@ for t in build/release/tests/test_*_[23]d; do
 done
 valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_scene_replay fuzz/corpus/scene >/dev/null
 valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_ops_replay fuzz/corpus/ops >/dev/null
+valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_packed_replay fuzz/corpus/packed >/dev/null
 echo "valgrind clean: fuzz replays"
 
 echo "== ThreadSanitizer" >&2

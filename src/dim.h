@@ -351,6 +351,22 @@ static inline double dist2_point_box(const float p[DIM], const box_t *b)
 	return s;
 }
 
+/// A float box holding every point a sphere query accepts. The rule is
+/// dist2 <= r^2 in double, and double rounding can accept a point up to a few
+/// 1e-16 (relative) beyond r — at 1e20 that is past what one float ulp of
+/// widening covers (fuzz_packed: sphere-rounding-known-bug). So the box is
+/// c -+ r (1 + 1e-12), worked out in double and rounded outwards to float.
+static inline void sphere_prune_box(const float c[DIM], float r, box_t *out)
+{
+	double reach = (double)r * (1.0 + 1e-12);
+	for (int d = 0; d < DIM; ++d) {
+		double lo = (double)c[d] - reach, hi = (double)c[d] + reach;
+		float flo = (float)lo, fhi = (float)hi;
+		out->min[d] = (double)flo > lo ? nextafterf(flo, -INFINITY) : flo;
+		out->max[d] = (double)fhi < hi ? nextafterf(fhi, INFINITY) : fhi;
+	}
+}
+
 static inline double dist2_points(const float a[DIM], const float b[DIM])
 {
 	double s = 0.0;

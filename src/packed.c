@@ -551,6 +551,7 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 		// half to spare.
 		pk_gather(nboxes, nids, sa, base, stride, n);
 		uint32_t est = n / 16 + 16;
+		if (est < p->block_cap) est = p->block_cap; // keep the room earlier builds made
 		pk_build bd = {sa, nboxes, pk_alloc(p, (size_t)est * sizeof(pblock)), 1, g.depth, p->def.bucket_size,
 		               p, est, false};
 		bd.failed = !bd.blocks;
@@ -702,12 +703,9 @@ ort_result ORTHANT_NAME(packed_query_sphere)(const packed_t *p, const float cent
 	if (point_check(centre) != ORT_OK || !isfinite(radius) || radius < 0.0f) return ORT_ERROR_INVALID_BOX;
 	pk_region q;
 	memset(&q, 0, sizeof q);
-	for (int d = 0; d < DIM; ++d) {
-		// The sphere's box, rounded outwards, prunes first; the exact test follows.
-		q.box.min[d] = nextafterf(centre[d] - radius, -INFINITY);
-		q.box.max[d] = nextafterf(centre[d] + radius, INFINITY);
-		q.centre[d] = centre[d];
-	}
+	// The sphere's box, holding whatever the distance test accepts, prunes first.
+	for (int d = 0; d < DIM; ++d) q.centre[d] = centre[d];
+	sphere_prune_box(centre, radius, &q.box);
 	q.r2 = (double)radius * radius;
 	q.sphere = true;
 	return pk_query(p, &q, fn, ctx);

@@ -161,13 +161,10 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 	if (point_check(centre) != ORT_OK || !isfinite(radius) || radius < 0.0f) return ORT_ERROR_INVALID_BOX;
 	region q;
 	q.mask = mask;
-	for (int d = 0; d < DIM; ++d) {
-		// Widened by an ulp: the bounding box must hold the exact sphere, or
-		// rounding could prune a box the distance test would accept.
-		q.centre[d] = centre[d];
-		q.box.min[d] = nextafterf(centre[d] - radius, -INFINITY);
-		q.box.max[d] = nextafterf(centre[d] + radius, INFINITY);
-	}
+	// The bounding box must hold whatever the distance test accepts, or
+	// pruning would drop it.
+	for (int d = 0; d < DIM; ++d) q.centre[d] = centre[d];
+	sphere_prune_box(centre, radius, &q.box);
 	q.radius = radius;
 	q.radius2 = (double)radius * radius;
 	q.by_content = false;

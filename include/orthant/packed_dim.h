@@ -12,7 +12,8 @@
 ///   sit high instead of inflating the leaves);
 /// - nodes, boxes and ids are contiguous in traversal order; a query walks the
 ///   node array front to back, skipping subtrees, without a stack;
-/// - a rebuild into a packed tree of the same or smaller size allocates nothing.
+/// - a rebuild allocates only when the count, or the node blocks the scene's
+///   shape needs, outgrow what earlier builds made room for.
 ///
 /// Reads (every query and find_pairs) never write to the tree, so any number of
 /// threads may query it at once while nobody builds it.
