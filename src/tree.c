@@ -677,12 +677,33 @@ static void root_cell_for(const box_t *b, float lo[DIM], float hi[DIM])
 	for (int d = 0; d < DIM; ++d) {
 		float c = b->min[d] + (b->max[d] - b->min[d]) * 0.5f;
 		float s = side;
-		// Far from the origin a small side vanishes in c's rounding.
+		// Far from the origin a small side vanishes in c's rounding; a side
+		// below the smallest normal float vanishes in any addition (a box
+		// 1e-45 wide once made a cell that could not hold it: fuzz_scene).
 		float ulp = fabsf(c) * 1.2e-7f * 4.0f;
 		if (s < ulp) s = ulp;
+		if (s < FLT_MIN) s = FLT_MIN;
 		lo[d] = c - s;
 		hi[d] = c + s;
 	}
+}
+
+/// Double [lo, hi) towards box, axis by axis, until it holds it; false when
+/// that would pass a quarter of FLT_MAX.
+static bool cell_grow_to(float lo[DIM], float hi[DIM], const box_t *box)
+{
+	while (!cell_holds(lo, hi, box)) {
+		for (int d = 0; d < DIM; ++d) {
+			double w = (double)hi[d] - lo[d];
+			if (!(w > 0.0)) w = FLT_MIN; // a cell with no width still grows
+			if (fabs((double)lo[d] - w) > 0.25 * FLT_MAX || fabs((double)hi[d] + w) > 0.25 * FLT_MAX) return false;
+			if (box->min[d] < lo[d])
+				lo[d] = (float)(lo[d] - w);
+			else if (!(box->max[d] < hi[d]))
+				hi[d] = (float)(hi[d] + w);
+		}
+	}
+	return true;
 }
 
 /// Make the root hold box: create it, or double it towards the box until it
@@ -710,22 +731,13 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 			// Nothing to keep: start over with a root around the box (with a
 			// region, the region doubled towards the box, so cells keep its grid).
 			float lo[DIM], hi[DIM];
-			if (t->def.use_region) {
+			if (t->def.use_region)
 				region_cell(t, lo, hi);
-				while (!cell_holds(lo, hi, box)) {
-					for (int d = 0; d < DIM; ++d) {
-						double w = (double)hi[d] - lo[d];
-						if (fabs((double)lo[d] - w) > 0.25 * FLT_MAX || fabs((double)hi[d] + w) > 0.25 * FLT_MAX)
-							return ORT_ERROR_OUT_OF_RANGE;
-						if (box->min[d] < lo[d])
-							lo[d] = (float)(lo[d] - w);
-						else if (!(box->max[d] < hi[d]))
-							hi[d] = (float)(hi[d] + w);
-					}
-				}
-			} else {
+			else
 				root_cell_for(box, lo, hi);
-			}
+			// The cell must hold the box before the loop goes round again, or
+			// it would start over for ever.
+			if (!cell_grow_to(lo, hi, box)) return ORT_ERROR_OUT_OF_RANGE;
 			empty_free(t, old);
 			root_set(t, lo, hi);
 			continue;
@@ -1454,6 +1466,7 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 		float s = side * 0.5f * 1.001f;
 		float ulp = fabsf(c) * 1.2e-7f * 4.0f;
 		if (s < ulp) s = ulp;
+		if (s < FLT_MIN) s = FLT_MIN; // as in root_cell_for
 		lo[d] = c - s;
 		hi[d] = c + s;
 	}
