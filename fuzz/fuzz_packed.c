@@ -431,7 +431,7 @@ static void check_ray_mode(fuzz *f, const float o[DIM], const float dir[DIM], fl
 }
 
 /// ray_cast in every callback mode and ray_first, against tu_ray_hit: the
-/// slab formula of src/query.c's ray_slab, per item, with the caller's max_t.
+/// slab formula of src/geom.h's ray_slab, per item, with the caller's max_t.
 static void check_ray(fuzz *f, const float o[DIM], const float dir[DIM], float max_t)
 {
 	if (tracing) {

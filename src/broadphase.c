@@ -24,9 +24,7 @@
 // events come in touched order and tree order: deterministic for the same
 // sequence of calls. In steady state nothing is allocated: every array keeps
 // its capacity, and the tree reserves room before it mutates (bp_reserve).
-#ifndef ORTHANT_DIM
-#error "compiled through dim2.c or dim3.c"
-#endif
+#include "tree_int.h"
 
 typedef struct bp_pair {
 	uint32_t item[2];

@@ -1,9 +1,7 @@
 // contact.c: intersection records for a pair (seed 003's IntersectionRecord):
 // the direction to push b out of a, how deep they overlap, and a point in
 // both. Exact for box-box, sphere-sphere and box-sphere, in double.
-#ifndef ORTHANT_DIM
-#error "compiled through dim2.c or dim3.c"
-#endif
+#include "tree_int.h"
 
 /// The box-box record: on each axis b leaves a either upwards (push
 /// a.max - b.min) or downwards (b.max - a.min); the record takes the shortest

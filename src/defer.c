@@ -20,9 +20,7 @@
 // a change reports ORT_ERROR_OUT_OF_MEMORY when called, not later. Queued work
 // only grows the pools; the traversals index the pools afresh after every
 // callback, so growth under them is safe.
-#ifndef ORTHANT_DIM
-#error "compiled through dim2.c or dim3.c"
-#endif
+#include "tree_int.h"
 
 /// Room in the queue for one more change, and in the pools for what applying
 /// the queue may need once it holds it (a descent of max_depth + 2 nodes,

@@ -1,11 +1,17 @@
 // dim2.c: the quadtree — orthant's dimension-generic modules compiled for 2D.
+// Each module includes the internal headers it uses, so this list may be in any order.
 #define ORT_SRC_DIM 2
-#include "dim.h"
 #include "tree.c"
+#include "tree_pool.c"
+#include "tree_shape.c"
+#include "tree_build.c"
+#include "tree_check.c"
 #include "pairs.c"
 #include "query.c"
 #include "broadphase.c"
 #include "defer.c"
 #include "contact.c"
-#include "shapes.c"
+#include "query_cast.c"
+#include "query_planes.c"
+#include "query_batch.c"
 #include "packed.c"

@@ -26,9 +26,15 @@
 //
 // Traversals use fixed stacks: levels strictly deepen along a path, so a path
 // has at most depth + 1 nodes and a stack at most (depth + 1) * NCHILD entries.
-#ifndef ORTHANT_DIM
-#error "compiled through dim2.c or dim3.c"
-#endif
+#include <assert.h>
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dim.h"
+#include "geom.h"
+#include "knn_heap.h"
+#include "mem.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -69,8 +75,7 @@ struct ORTHANT_NAME(packed) {
 
 static void *pk_alloc(packed_t *p, size_t size)
 {
-	const ort_allocator *a = &p->def.allocator;
-	void *m = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
+	void *m = allocator_alloc(&p->def.allocator, size);
 	if (m) {
 		p->bytes += size;
 		if (p->bytes > p->bytes_peak) p->bytes_peak = p->bytes;
@@ -81,12 +86,8 @@ static void *pk_alloc(packed_t *p, size_t size)
 static void pk_free(packed_t *p, void *m, size_t size)
 {
 	if (!m) return;
-	const ort_allocator *a = &p->def.allocator;
 	p->bytes -= size;
-	if (a->free)
-		a->free(a->ctx, m, size);
-	else
-		free(m);
+	allocator_free(&p->def.allocator, m, size);
 }
 
 static void pk_free_items(packed_t *p, box_t *boxes, uint32_t *ids, uint64_t *sa, uint64_t *sb, uint32_t cap)
@@ -207,8 +208,7 @@ ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 		return ORT_ERROR_INVALID_ARGUMENT;
 	if (!def->allocator.alloc != !def->allocator.free) return ORT_ERROR_INVALID_ARGUMENT;
 	if (def->use_region && box_check(&def->region) != ORT_OK) return ORT_ERROR_INVALID_ARGUMENT;
-	const ort_allocator *a = &def->allocator;
-	packed_t *p = a->alloc ? a->alloc(a->ctx, sizeof *p) : malloc(sizeof *p);
+	packed_t *p = allocator_alloc(&def->allocator, sizeof *p);
 	if (!p) return ORT_ERROR_OUT_OF_MEMORY;
 	memset(p, 0, sizeof *p);
 	p->def = *def;
@@ -223,11 +223,8 @@ void ORTHANT_NAME(packed_destroy)(packed_t *p)
 	if (!p) return;
 	pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
 	pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
-	const ort_allocator *a = &p->def.allocator;
-	if (a->free)
-		a->free(a->ctx, p, sizeof *p);
-	else
-		free(p);
+	ort_allocator a = p->def.allocator;
+	allocator_free(&a, p, sizeof *p);
 }
 
 int ORTHANT_NAME(packed_count)(const packed_t *p) { return p ? (int)p->count : 0; }
@@ -828,9 +825,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	knn_best local[64];
 	knn_best *best = local;
 	if (k > 64) {
-		const ort_allocator *a = &p->def.allocator;
-		size_t size = (size_t)k * sizeof *best;
-		best = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
+		best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *best);
 		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	int n = 0;
@@ -879,13 +874,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, (float)sqrt(best[i].d2)};
 	*found = n;
-	if (best != local) {
-		const ort_allocator *a = &p->def.allocator;
-		if (a->free)
-			a->free(a->ctx, best, (size_t)k * sizeof *best);
-		else
-			free(best);
-	}
+	if (best != local) allocator_free(&p->def.allocator, best, (size_t)k * sizeof *best);
 	return ORT_OK;
 }
 
@@ -1119,10 +1108,9 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 		return pk_fail(msg, msg_size, "counts past capacity", 0);
 	if (n == 0) return ORT_OK;
 	// Scratch: each block's item end, and one bit per block and per id.
-	const ort_allocator *a = &p->def.allocator;
 	size_t bwords = ((size_t)nb + 63) / 64, iwords = ((size_t)n + 63) / 64;
 	size_t size = (size_t)nb * sizeof(uint32_t) + (bwords + iwords) * sizeof(uint64_t);
-	void *mem = a->alloc ? a->alloc(a->ctx, size) : malloc(size);
+	void *mem = allocator_alloc(&p->def.allocator, size);
 	if (!mem) return ORT_ERROR_OUT_OF_MEMORY;
 	memset(mem, 0, size);
 	uint64_t *block_seen = mem, *id_seen = block_seen + bwords;
@@ -1195,9 +1183,6 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 			id_seen[id / 64] |= (uint64_t)1 << (id % 64);
 		if (res == ORT_OK && box_check(&p->boxes[k]) != ORT_OK) res = pk_fail(msg, msg_size, "a bad box", k);
 	}
-	if (a->free)
-		a->free(a->ctx, mem, size);
-	else
-		free(mem);
+	allocator_free(&p->def.allocator, mem, size);
 	return res;
 }

@@ -26,9 +26,7 @@
 //
 // The lists and the content bounds live in memory the tree keeps between
 // calls: in steady state finding pairs allocates nothing.
-#ifndef ORTHANT_DIM
-#error "compiled through dim2.c or dim3.c"
-#endif
+#include "tree_int.h"
 
 typedef struct pair_run {
 	tree_t *t;

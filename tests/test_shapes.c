@@ -3,7 +3,7 @@
 // 3D), every placement, on random and lattice scenes whose faces lie on the
 // tree's split lines, with queries that touch items exactly at faces, edges
 // and corners. The brute force follows docs/QUERIES.md, written out here
-// independently of src/shapes.c.
+// independently of src/query_planes.c, src/query_cast.c and src/query_batch.c.
 #include "testutil.h"
 
 typedef TU(plane) plane_t;

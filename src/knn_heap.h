@@ -1,0 +1,132 @@
+// knn_heap.h: the two heaps of a best-first nearest-neighbour search (the
+// tree's and the packed tree's).
+//
+// - The frontier: nodes still to visit, a min-heap on their distance, in a
+//   local array first and in allocated memory once it outgrows it.
+// - The best: the k results so far, a max-heap on (distance, id), so the worst
+//   is at the top to be replaced; sorted into result order at the end.
+#ifndef ORTHANT_SRC_KNN_HEAP_H
+#define ORTHANT_SRC_KNN_HEAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mem.h"
+
+/// Frontier nodes held before the frontier moves to allocated memory.
+#define KNN_LOCAL 256
+
+typedef struct knn_node {
+	double d2;
+	uint32_t node;
+} knn_node;
+
+/// A growable min-heap of nodes by distance, local first.
+typedef struct knn_heap {
+	knn_node local[KNN_LOCAL];
+	knn_node *data;
+	size_t n, cap;
+} knn_heap;
+
+static inline void knn_heap_init(knn_heap *h)
+{
+	h->data = h->local;
+	h->n = 0;
+	h->cap = KNN_LOCAL;
+}
+
+static inline void knn_heap_free(const ort_allocator *a, knn_heap *h)
+{
+	if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *h->data);
+}
+
+/// Add v; false when the frontier had to grow and a's allocation failed.
+static bool knn_push(const ort_allocator *a, knn_heap *h, knn_node v)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap * 2;
+		knn_node *p = allocator_alloc(a, cap * sizeof *p);
+		if (!p) return false;
+		memcpy(p, h->data, h->n * sizeof *p);
+		if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *p);
+		h->data = p;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (h->data[parent].d2 <= v.d2) break;
+		h->data[i] = h->data[parent];
+		i = parent;
+	}
+	h->data[i] = v;
+	return true;
+}
+
+static knn_node knn_pop(knn_heap *h)
+{
+	knn_node top = h->data[0], last = h->data[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n) break;
+		if (c + 1 < h->n && h->data[c + 1].d2 < h->data[c].d2) c++;
+		if (h->data[c].d2 >= last.d2) break;
+		h->data[i] = h->data[c];
+		i = c;
+	}
+	if (h->n) h->data[i] = last;
+	return top;
+}
+
+/// A result candidate: the k best so far form a max-heap on (d2, id).
+typedef struct knn_best {
+	double d2;
+	uint32_t id; ///< the tie-break: a handle id (item + 1), or a packed tree's id
+} knn_best;
+
+/// Result order: nearer first, then lower id.
+static inline bool knn_before(const knn_best *a, const knn_best *b)
+{
+	return a->d2 < b->d2 || (a->d2 == b->d2 && a->id < b->id);
+}
+
+static void knn_sift_down(knn_best *h, int n, int i)
+{
+	knn_best v = h[i];
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= n) break;
+		if (c + 1 < n && knn_before(&h[c], &h[c + 1])) c++;
+		if (!knn_before(&v, &h[c])) break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = v;
+}
+
+static void knn_sift_up(knn_best *h, int i)
+{
+	knn_best v = h[i];
+	while (i > 0) {
+		int p = (i - 1) / 2;
+		if (!knn_before(&h[p], &v)) break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = v;
+}
+
+/// The max-heap best[0..n) in ascending result order.
+static void knn_heap_sort(knn_best *best, int n)
+{
+	for (int m = n; m > 1; --m) {
+		knn_best x = best[0];
+		best[0] = best[m - 1];
+		best[m - 1] = x;
+		knn_sift_down(best, m - 1, 0);
+	}
+}
+
+#endif

@@ -1,0 +1,427 @@
+// query_cast.c: everything that moves through the tree — ray casts, swept
+// boxes (box casts), and ray intersection records (ray_first, ray_all).
+//
+// ## Sweeps
+//
+// A box moving along delta touches an item's box exactly when its min corner,
+// moving along the same ray, touches the item's box grown downwards by the
+// moving box's size (the Minkowski difference). A ray is the sweep of a box of
+// size 0, so ray records and box casts share one near-first traversal, the
+// same as ortN_tree_ray_cast's, with node bounds grown the same way (which
+// keeps the containment that makes pruning sound). Like every query these
+// only read the tree: any number may run at once.
+#include <float.h>
+
+#include "tree_int.h"
+
+typedef ORTHANT_NAME(ray_hit) ray_hit_t;
+
+// ---- the walk ------------------------------------------------------------------------
+
+/// A node on the near-first stack, with where the sweep enters it.
+typedef struct ray_node {
+	uint32_t node;
+	float enter;
+} ray_node;
+
+/// A sweep: the ray origin + t * dir, t in [0, max_t], against boxes grown
+/// downwards by size (all zero for a plain ray); `moving` is the swept box
+/// ([origin, origin] for a ray).
+typedef struct sweep {
+	float origin[DIM], dir[DIM], size[DIM];
+	float max_t;
+	box_t moving;
+	uint64_t mask; ///< the query mask
+} sweep;
+
+/// Called for each entry whose box a sweep touches, with the entry parameter
+/// of that box and the current clip; returns the parameter to clip to, with
+/// ortN_ray_fn's meaning.
+typedef float sweep_fn(void *ctx, const tree_t *t, const entry *e, float te, float tmax);
+
+static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], const float hi[DIM], float *enter)
+{
+	float grown[DIM];
+	for (int d = 0; d < DIM; ++d) grown[d] = lo[d] - w->size[d];
+	return ray_slab(w->origin, w->dir, tmax, grown, hi, enter);
+}
+
+/// Whether the sweep reaches the node, and where. Leaves placement widens the
+/// cell by a hair (as ray_cast does) so the leaf owning an item's contact point
+/// is reached even when that point rounds onto its face.
+static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
+{
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+		for (int d = 0; d < DIM; ++d) {
+			float m = (hi[d] - lo[d]) * 1e-5f;
+			lo[d] -= m;
+			hi[d] += m;
+		}
+	return sweep_hits(w, tmax, lo, hi, enter);
+}
+
+/// Every entry the sweep touches, each item once, children near-first, the
+/// segment clipped by what fn returns.
+static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
+	ray_node local[LOCAL_STACK];
+	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
+	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
+	size_t top = 0;
+	float tmax = w->max_t, enter;
+	if (sweep_node(t, w, tmax, &t->nodes[t->root], &enter)) stack[top++] = (ray_node){t->root, enter};
+	while (top > 0) {
+		ray_node rn = stack[--top];
+		const node *n = &t->nodes[rn.node];
+		if (rn.enter > tmax || n->total == 0 || !(n->cats & w->mask)) continue;
+		const node cell = *n; // a copy: a callback's deferred change may move the pool
+		ENTRY_LOOP(t, n, c, k)
+		{
+			const entry *e = &t->chunks[c].e[k];
+			float te;
+			if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+			if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
+			if (leaves) {
+				// The contact point: the moving min corner at te, pushed into the item.
+				float p[DIM];
+				for (int d = 0; d < DIM; ++d) p[d] = w->origin[d] + te * w->dir[d];
+				clamp_point(p, &e->box, p);
+				if (!leaf_owns(&cell, p)) continue;
+			}
+			float r = fn(ctx, t, e, te, tmax);
+			if (r < 0.0f || isnan(r)) continue;
+			if (r == 0.0f) goto done;
+			if (r < tmax) tmax = r;
+		}
+		// Children sorted farthest first, so the nearest is popped next.
+		ray_node kids[NCHILD];
+		int nk = 0;
+		for (int c = 0; c < NCHILD; ++c) {
+			uint32_t ci = cell.child[c];
+			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & w->mask) ||
+			    !sweep_node(t, w, tmax, &t->nodes[ci], &enter))
+				continue;
+			int j = nk++;
+			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
+			kids[j] = (ray_node){ci, enter};
+		}
+		for (int j = 0; j < nk; ++j) {
+			assert(top < cap);
+			stack[top++] = kids[j];
+		}
+	}
+done:
+	if (stack != local) query_free(t, stack, cap * sizeof *stack);
+	return ORT_OK;
+}
+
+/// A sweep of the box (NULL: the ray from origin) along dir.
+static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], const float dir[DIM], float max_t)
+{
+	for (int d = 0; d < DIM; ++d) {
+		w->origin[d] = box ? box->min[d] : origin[d];
+		w->dir[d] = dir[d];
+		w->size[d] = box ? box->max[d] - box->min[d] : 0.0f;
+		w->moving.min[d] = w->origin[d];
+		w->moving.max[d] = box ? box->max[d] : origin[d];
+	}
+	w->max_t = max_t;
+	w->mask = ORT_MASK_ALL;
+}
+
+/// A sweep with the caller's callback (ray casts and box casts).
+typedef struct sweep_user {
+	const sweep *w;
+	ORTHANT_NAME(ray_fn) * fn;
+	void *ctx;
+} sweep_user;
+
+// ---- ray casts ---------------------------------------------------------------------
+
+/// A ray cast is a sweep of a point: each box it touches, tested exactly if
+/// the item is a sphere, goes to the caller's callback.
+static float ray_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
+{
+	sweep_user *rc = ctx;
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (sph && !ray_sphere(rc->w->origin, rc->w->dir, tmax, sph, &te)) return -1.0f;
+	return rc->fn(rc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
+}
+
+ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                       uint64_t mask, ORTHANT_NAME(ray_fn) * fn, void *ctx)
+{
+	if (!t || !fn || !origin || !dir) return ORT_ERROR_INVALID_ARGUMENT;
+	if (point_check(origin) != ORT_OK || point_check(dir) != ORT_OK || isnan(max_t) || max_t < 0.0f)
+		return ORT_ERROR_INVALID_BOX;
+	sweep w;
+	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
+	sweep_user rc = {&w, fn, ctx};
+	reading_begin(t);
+	ort_result r = sweep_walk(t, &w, ray_cast_visit, &rc);
+	reading_end(t);
+	return r;
+}
+
+// ---- box casts -------------------------------------------------------------------
+
+/// The first t in [0, tmax] at which the moving box touches the sphere item,
+/// in double: the sphere's centre moves by -t * dir relative to the box, and
+/// g(t) = dist2(c - t * dir, box) is convex and piecewise quadratic between
+/// the t where a coordinate crosses a face. 0 when g(0) <= r^2; otherwise the
+/// smaller root of g(t) = r^2 on the first piece that has one at or after
+/// its start (the start itself when rounding puts the root just before it).
+static bool sweep_sphere(const sweep *w, float tmax, const sphere_t *s, float *enter)
+{
+	double r2 = (double)s->r * s->r;
+	if (dist2_point_box(s->c, &w->moving) <= r2) {
+		*enter = 0.0f;
+		return true;
+	}
+	double cut[2 * DIM + 1];
+	int n = 0;
+	for (int d = 0; d < DIM; ++d)
+		for (int f = 0; f < 2 && w->dir[d] != 0.0f; ++f) {
+			double tc = ((double)s->c[d] - (f ? w->moving.max[d] : w->moving.min[d])) / w->dir[d];
+			if (tc > 0.0 && tc < tmax) {
+				int j = n++;
+				for (; j > 0 && cut[j - 1] > tc; --j) cut[j] = cut[j - 1];
+				cut[j] = tc;
+			}
+		}
+	cut[n++] = tmax;
+	double start = 0.0;
+	for (int i = 0; i < n; start = cut[i++]) {
+		double end = cut[i];
+		if (!(end > start)) continue;
+		double mid = isinf(end) ? start + 1.0 : 0.5 * (start + end);
+		double a = 0.0, b = 0.0, c = -r2;
+		for (int d = 0; d < DIM; ++d) {
+			double p = (double)s->c[d] - mid * w->dir[d], al, be;
+			if (p < w->moving.min[d]) {
+				al = (double)w->moving.min[d] - s->c[d];
+				be = w->dir[d];
+			} else if (p > w->moving.max[d]) {
+				al = (double)s->c[d] - w->moving.max[d];
+				be = -(double)w->dir[d];
+			} else {
+				continue;
+			}
+			a += be * be;
+			b += 2.0 * al * be;
+			c += al * al;
+		}
+		double disc = b * b - 4.0 * a * c;
+		if (a == 0.0 || disc < 0.0) continue;
+		double root = sqrt(disc), t0 = (-b - root) / (2.0 * a), t1 = (-b + root) / (2.0 * a);
+		if (t1 < start) continue;
+		if (t0 < start) t0 = start;
+		if (t0 <= end) {
+			*enter = (float)t0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/// The exact entry of the sweep into entry e's item: its box's te, or for a
+/// sphere item the sphere's (false when the sweep misses the sphere).
+static bool sweep_item(const tree_t *t, const sweep *w, const entry *e, float tmax, float *te)
+{
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (!sph) return true;
+	bool ray = true;
+	for (int d = 0; d < DIM; ++d) ray = ray && w->size[d] == 0.0f;
+	return ray ? ray_sphere(w->origin, w->dir, tmax, sph, te) : sweep_sphere(w, tmax, sph, te);
+}
+
+static float box_cast_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
+{
+	sweep_user *bc = ctx;
+	if (!sweep_item(t, bc->w, e, tmax, &te)) return -1.0f;
+	return bc->fn(bc->ctx, make_handle(t, e->item), t->items[e->item].user, te);
+}
+
+ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float delta[DIM], float max_t, uint64_t mask,
+                                       ORTHANT_NAME(ray_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = ray_args_check(box.min, delta, max_t);
+	if (r != ORT_OK) return r;
+	if (box_check(&box) == ORT_ERROR_INVALID_BOX) return ORT_ERROR_INVALID_BOX;
+	sweep w;
+	sweep_make(&w, &box, NULL, delta, max_t);
+	w.mask = mask;
+	sweep_user bc = {&w, fn, ctx};
+	reading_begin(t);
+	r = sweep_walk(t, &w, box_cast_visit, &bc);
+	reading_end(t); // may apply changes the callback made, or destroy the tree
+	return r;
+}
+
+// ---- ray records ----------------------------------------------------------------
+
+/// The record of a ray entering a sphere item at te: the point origin + te *
+/// dir, the normal (point - c) / |point - c| in double, zero when the origin
+/// is inside or on the sphere (|o - c|^2 <= r^2).
+static void sphere_record(const sphere_t *s, const sweep *w, float te, ray_hit_t *h)
+{
+	double v[DIM], len2 = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		h->point[d] = w->origin[d] + te * w->dir[d];
+		v[d] = (double)h->point[d] - s->c[d];
+		len2 += v[d] * v[d];
+	}
+	bool inside = dist2_points(w->origin, s->c) <= (double)s->r * s->r;
+	double len = sqrt(len2);
+	for (int d = 0; d < DIM; ++d) h->normal[d] = inside || !(len > 0.0) ? 0.0f : (float)(v[d] / len);
+}
+
+/// The record of a ray entering box b at te: the entered face's normal (the
+/// axis with the largest slab entry parameter >= 0, the first on a tie) and the
+/// point on the box.
+static void ray_record(const tree_t *t, const entry *e, const sweep *w, float te, ray_hit_t *h)
+{
+	h->handle = make_handle(t, e->item);
+	h->user_data = t->items[e->item].user;
+	h->t = te;
+	const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
+	if (sph) {
+		sphere_record(sph, w, te, h);
+		return;
+	}
+	const box_t *b = &e->box;
+	int axis = -1;
+	float best = 0.0f;
+	for (int d = 0; d < DIM; ++d) {
+		if (w->dir[d] == 0.0f) continue;
+		float a = (b->min[d] - w->origin[d]) / w->dir[d], c = (b->max[d] - w->origin[d]) / w->dir[d];
+		float in = a < c ? a : c;
+		if (in >= 0.0f && (axis < 0 || in > best)) {
+			axis = d;
+			best = in;
+		}
+	}
+	for (int d = 0; d < DIM; ++d) {
+		h->point[d] = w->origin[d] + te * w->dir[d];
+		h->normal[d] = 0.0f;
+	}
+	clamp_point(h->point, b, h->point);
+	if (axis >= 0) {
+		h->point[axis] = w->dir[axis] > 0.0f ? b->min[axis] : b->max[axis];
+		h->normal[axis] = w->dir[axis] > 0.0f ? -1.0f : 1.0f;
+	}
+}
+
+/// Sorted order of hits: nearer first, then lower handle id.
+static inline bool hit_before(float ta, uint32_t ida, float tb, uint32_t idb)
+{
+	return ta < tb || (ta == tb && ida < idb);
+}
+
+typedef struct ray_first_ctx {
+	const sweep *w;
+	const entry *best;
+	float t;
+} ray_first_ctx;
+
+static float ray_first_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
+{
+	ray_first_ctx *rf = ctx;
+	if (!sweep_item(t, rf->w, e, tmax, &te)) return -1.0f;
+	if (!rf->best || hit_before(te, e->item, rf->t, rf->best->item)) {
+		rf->best = e;
+		rf->t = te;
+	}
+	// Keep only hits at least as near, since a tie may have a lower id; 0 would
+	// stop the walk, so a nearest hit at 0 clips to the smallest float instead.
+	return rf->t > 0.0f ? rf->t : FLT_TRUE_MIN;
+}
+
+bool ORTHANT_NAME(tree_ray_first)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                  uint64_t mask, ray_hit_t *out)
+{
+	if (!t || !out || ray_args_check(origin, dir, max_t) != ORT_OK) return false;
+	sweep w;
+	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
+	ray_first_ctx rf = {&w, NULL, 0.0f};
+	if (sweep_walk(t, &w, ray_first_visit, &rf) != ORT_OK || !rf.best) return false;
+	ray_record(t, rf.best, &w, rf.t, out);
+	return true;
+}
+
+/// The cap best hits so far, a max-heap on (t, id) in out while searching.
+typedef struct ray_all_ctx {
+	const sweep *w;
+	ray_hit_t *out;
+	int cap, n;
+	int64_t count;
+} ray_all_ctx;
+
+static inline bool hit_less(const ray_hit_t *a, const ray_hit_t *b)
+{
+	return hit_before(a->t, a->handle.id, b->t, b->handle.id);
+}
+
+/// Restore the max-heap below i in out[0..n).
+static void hit_sift_down(ray_hit_t *out, int n, int i)
+{
+	ray_hit_t v = out[i];
+	for (int c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && hit_less(&out[c], &out[c + 1])) c++;
+		if (!hit_less(&v, &out[c])) break;
+		out[i] = out[c];
+	}
+	out[i] = v;
+}
+
+static float ray_all_visit(void *ctx, const tree_t *t, const entry *e, float te, float tmax)
+{
+	ray_all_ctx *ra = ctx;
+	if (!sweep_item(t, ra->w, e, tmax, &te)) return -1.0f;
+	ra->count++;
+	if (ra->n == ra->cap && (ra->n == 0 || !hit_before(te, e->item + 1, ra->out[0].t, ra->out[0].handle.id)))
+		return INFINITY;
+	ray_hit_t h;
+	ray_record(t, e, ra->w, te, &h);
+	if (ra->n < ra->cap) {
+		int i = ra->n++;
+		for (int p; i > 0 && hit_less(&ra->out[p = (i - 1) / 2], &h); i = p) ra->out[i] = ra->out[p];
+		ra->out[i] = h;
+	} else {
+		ra->out[0] = h;
+		hit_sift_down(ra->out, ra->n, 0);
+	}
+	return INFINITY;
+}
+
+ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], const float dir[DIM], float max_t,
+                                      uint64_t mask, ray_hit_t *out, int cap, int *count)
+{
+	if (count) *count = 0;
+	if (!t || !count || cap < 0 || (cap > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = ray_args_check(origin, dir, max_t);
+	if (r != ORT_OK) return r;
+	sweep w;
+	sweep_make(&w, NULL, origin, dir, max_t);
+	w.mask = mask;
+	ray_all_ctx ra = {&w, out, cap, 0, 0};
+	r = sweep_walk(t, &w, ray_all_visit, &ra);
+	if (r != ORT_OK) return r;
+	// Heap to ascending order.
+	for (int m = ra.n; m > 1; --m) {
+		ray_hit_t x = out[0];
+		out[0] = out[m - 1];
+		out[m - 1] = x;
+		hit_sift_down(out, m - 1, 0);
+	}
+	*count = ra.count > INT32_MAX ? INT32_MAX : (int)ra.count;
+	return ORT_OK;
+}

@@ -1,0 +1,494 @@
+// tree_int.h: the tree's data layout, its invariants, and what the tree's
+// modules share: memory accounting, handles, traversal stacks, the misuse
+// hook, and the functions one module calls in another.
+//
+// ## Layout
+//
+// Three pools, each one array addressed by 32-bit index with a free list, so a
+// pool can grow (and move) without invalidating anything, and no node, item or
+// entry is ever allocated on its own:
+//
+//   items[]   one per handle: user data, generation, where its entry is.
+//   nodes[]   one per cell: its cell bounds, split point, parent, children,
+//             its entry list, and how many entries its whole subtree holds.
+//   chunks[]  fixed blocks of CHUNK_CAP entries; a node's entries are a chain
+//             of chunks. An entry is a copy of the item's box plus its index,
+//             so a traversal reads boxes from contiguous memory and touches
+//             an item only to report it.
+//
+// Child order: bit d of a child's index is set when the child is the upper
+// half on axis d. In 2D (y up):
+//
+//        +----+----+
+//        | 2  | 3  |      2 = (x low, y high)   3 = (x high, y high)
+//        +----+----+ mid
+//        | 0  | 1  |      0 = (x low, y low)    1 = (x high, y low)
+//        +----+----+
+//            mid
+//
+// A node stores lo, mid and hi per axis. The children's cells are exactly
+// [lo, mid] and [mid, hi] of their parent, so cells tile without rounding
+// gaps, and when the root grows the old root's bounds become the new root's
+// mid exactly.
+//
+// ## Invariants (checked by ortN_tree_validate)
+//
+// - A node's entries: CHUNK_CAP * (chunks - 1) < count <= CHUNK_CAP * chunks;
+//   the head chunk is the only partly filled one.
+// - total = count + the totals of the children; a non-root node with total 0
+//   exists only while waiting out the prune delay.
+// - loose/tight: every item has exactly one entry, inside its node's bounds
+//   (the cell, or the loose cell); in a divided node an entry fits no child.
+// - leaves: entries only in undivided nodes; an item has one entry in every
+//   leaf whose cell its box touches, and no other.
+// - Each item's (node, addr) names an entry of that item.
+#ifndef ORTHANT_SRC_TREE_INT_H
+#define ORTHANT_SRC_TREE_INT_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dim.h"
+#include "geom.h"
+#include "mem.h"
+
+#define CHUNK_CAP 8
+/// Query stacks hold this many nodes before they fall back to the heap.
+#define LOCAL_STACK 256
+
+typedef ORTHANT_NAME(tree) tree_t;
+typedef ORTHANT_NAME(tree_def) def_t;
+
+typedef struct entry {
+	box_t box;
+	uint32_t item;
+} entry;
+
+typedef struct chunk {
+	entry e[CHUNK_CAP];
+	uint32_t next; ///< next chunk of the node, or the next free chunk
+} chunk;
+
+enum node_flags {
+	NODE_FREE = 1,
+	NODE_DIVIDED = 2,     ///< has (or may grow) children; inserts go down
+	NODE_WAITING = 4,     ///< empty, kept for the prune delay
+};
+
+typedef struct node {
+	float lo[DIM], mid[DIM], hi[DIM];
+	uint32_t parent; ///< NIL for the root; next free node when free
+	uint32_t child[NCHILD];
+	uint32_t head;  ///< first chunk (the only partly filled one), or NIL
+	uint32_t count; ///< entries held here
+	uint32_t total; ///< entries held in the subtree
+	int16_t level;  ///< depth + the root's level (the root's level falls as it grows)
+	uint8_t flags;
+	uint8_t which;     ///< index in the parent's child array
+	uint16_t lifespan; ///< prune delay earned (doubles on reuse)
+	uint16_t countdown;
+	/// A leaf splits once it holds more than bucket_size entries and at least
+	/// this many. A split that could not help (leaves: every entry would land
+	/// in one child) or could not get memory doubles it, so an unsplittable
+	/// pile is not rescanned on every insert.
+	uint32_t retry_at;
+	/// The union of the categories stored in the subtree (a superset: removals
+	/// do not shrink it), so a query mask skips whole subtrees.
+	uint64_t cats;
+} node;
+
+enum item_flags {
+	ITEM_LIVE = 1,
+	ITEM_MARK = 2,   ///< scratch bit for de-duplicating leaves entries
+	ITEM_STATIC = 4,  ///< ort_filter.is_static
+	ITEM_TOUCHED = 8, ///< in the broad phase's touched list
+	ITEM_PENDING = 16, ///< inserted from a callback: has a handle, not yet stored
+	ITEM_DOOMED = 32,  ///< removed from a callback: still stored until applied
+	ITEM_SPHERE = 64   ///< its bound is the sphere in tree.spheres; the entry holds its box
+};
+
+typedef struct item {
+	void *user;
+	uint32_t node; ///< node holding its (first) entry; next free item when free
+	uint32_t addr; ///< chunk * CHUNK_CAP + slot of that entry
+	uint32_t gen;
+	uint32_t flags;
+} item;
+
+enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
+
+/// A change made from inside a callback, waiting for the queries to end.
+struct deferred {
+	uint8_t kind;
+	bool is_sphere; ///< insert/move: the item's bound becomes `sphere`
+	uint32_t item;
+	box_t box;
+	sphere_t sphere;
+	ort_filter filter;
+};
+
+struct ORTHANT_NAME(tree) {
+	def_t def;
+	ort_allocator alloc;
+	uint32_t salt; ///< mixed into handle generations: foreign handles fail
+
+	item *items;
+	uint32_t item_cap, item_len, item_free, live;
+	node *nodes;
+	uint32_t node_cap, node_len, node_free, node_live;
+	chunk *chunks;
+	uint32_t chunk_cap, chunk_len, chunk_free, chunk_free_count;
+
+	uint32_t root; ///< NIL until the first item (or a region) makes one
+	uint32_t entries;
+	int height; ///< an upper bound on the depth of any node
+
+	/// Per-item filters, NULL until some item gets a non-default one; sized
+	/// item_cap like items.
+	ort_filter *filters;
+	uint32_t filter_cap;
+	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
+	sphere_t *spheres;
+	uint32_t sphere_cap;
+	uint32_t statics; ///< live static items
+	/// The incremental broad phase (broadphase.c), NULL until first used.
+	struct broadphase *bp;
+
+	/// Queries running now (any thread). While it is above zero, changes are
+	/// queued (defer.c) and applied when the outermost query returns.
+	atomic_int readers;
+	struct deferred *pending;
+	uint32_t pending_len, pending_cap, pending_items, pending_ticks;
+	uint32_t pending_nodes, pending_chunks; ///< pool room the queue may need
+	bool destroy_pending;
+
+	void *scratch; ///< pair finder and build memory, kept between frames
+	size_t scratch_bytes;
+	/// The pair finder's per-node content bounds (the union of what each
+	/// subtree stores), indexed like nodes, kept between frames.
+	box_t *content;
+	uint32_t content_cap;
+
+	size_t bytes, bytes_peak;
+};
+
+// ---- nodes, entries, items ----------------------------------------------------------
+
+/// The bounds every entry of n must lie in (tight, loose) or touch (leaves).
+static inline void node_bounds(const tree_t *t, const node *n, float lo[DIM], float hi[DIM])
+{
+	if (t->def.placement == ORT_PLACEMENT_LOOSE) {
+		float k = (t->def.looseness - 1.0f) * 0.5f;
+		for (int d = 0; d < DIM; ++d) {
+			float m = (n->hi[d] - n->lo[d]) * k;
+			lo[d] = n->lo[d] - m;
+			hi[d] = n->hi[d] + m;
+		}
+	} else {
+		memcpy(lo, n->lo, sizeof n->lo);
+		memcpy(hi, n->hi, sizeof n->hi);
+	}
+}
+
+static inline int node_depth(const tree_t *t, const node *n) { return n->level - t->nodes[t->root].level; }
+
+static inline int child_of_point(const node *n, const float p[DIM])
+{
+	int c = 0;
+	for (int d = 0; d < DIM; ++d)
+		if (p[d] >= n->mid[d]) c |= 1 << d;
+	return c;
+}
+
+static inline void child_cell(const node *n, int c, float lo[DIM], float hi[DIM])
+{
+	for (int d = 0; d < DIM; ++d) {
+		if (c >> d & 1) {
+			lo[d] = n->mid[d];
+			hi[d] = n->hi[d];
+		} else {
+			lo[d] = n->lo[d];
+			hi[d] = n->mid[d];
+		}
+	}
+}
+
+/// Leaves placement reports a pair (or a query hit) only from the leaf whose
+/// half-open cell holds one canonical point p of the overlap: that leaf holds
+/// both boxes (both contain p), and no other leaf holds p.
+static inline bool leaf_owns(const node *leaf, const float p[DIM])
+{
+	for (int d = 0; d < DIM; ++d)
+		if (p[d] < leaf->lo[d] || !(p[d] < leaf->hi[d])) return false;
+	return true;
+}
+
+static inline entry *entry_at(const tree_t *t, uint32_t addr)
+{
+	return &t->chunks[addr / CHUNK_CAP].e[addr % CHUNK_CAP];
+}
+
+/// Entries in the head chunk of a node holding count entries.
+static inline uint32_t head_fill(uint32_t count) { return count == 0 ? 0 : (count - 1) % CHUNK_CAP + 1; }
+
+/// Visit the entries of a node: ENTRY_LOOP(t, n, c, k) { entry *e = &t->chunks[c].e[k]; ... }.
+#define ENTRY_LOOP(t, n, c, k)                                                                   \
+	for (uint32_t c = (n)->head, c##_fill = head_fill((n)->count); c != NIL;                       \
+	     c = (t)->chunks[c].next, c##_fill = CHUNK_CAP)                                             \
+		for (uint32_t k = 0; k < c##_fill; ++k)
+
+static inline ort_handle make_handle(const tree_t *t, uint32_t index)
+{
+	ort_handle h = {index + 1, t->items[index].gen ^ t->salt};
+	return h;
+}
+
+/// The item index of a live handle, or NIL.
+static inline uint32_t handle_index(const tree_t *t, ort_handle h)
+{
+	if (h.id == 0 || h.id > t->item_len) return NIL;
+	const item *it = &t->items[h.id - 1];
+	if (!(it->flags & ITEM_LIVE) || (it->gen ^ t->salt) != h.gen) return NIL;
+	return h.id - 1;
+}
+
+/// A programmer error (a stale handle, a call a callback may not make): the
+/// assert hook hears of it, and the caller returns r.
+static ort_result misuse(const tree_t *t, ort_result r, const char *what)
+{
+	if (t->def.assert_fn) t->def.assert_fn(t->def.assert_ctx, what);
+	return r;
+}
+
+/// An item's category bits (1 while no item has a filter of its own).
+static inline uint64_t item_cat(const tree_t *t, uint32_t i) { return t->filters ? t->filters[i].category : 1u; }
+
+/// Whether the filters of items a and b let them pair.
+static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
+{
+	if (t->statics && (t->items[a].flags & t->items[b].flags & ITEM_STATIC)) return false;
+	if (!t->filters) return true;
+	const ort_filter *fa = &t->filters[a], *fb = &t->filters[b];
+	return (fa->category & fb->mask) && (fb->category & fa->mask);
+}
+
+static inline const sphere_t *item_sphere(const tree_t *t, uint32_t i)
+{
+	return (t->items[i].flags & ITEM_SPHERE) ? &t->spheres[i] : NULL;
+}
+
+/// Items a and b, whose boxes overlap: do their exact bounds meet?
+static inline bool items_touch(const tree_t *t, uint32_t a, uint32_t b, const box_t *box_a, const box_t *box_b)
+{
+	const sphere_t *sa = item_sphere(t, a), *sb = item_sphere(t, b);
+	if (!sa && !sb) return true;
+	if (sa && sb) {
+		double r = (double)sa->r + sb->r;
+		return dist2_points(sa->c, sb->c) <= r * r;
+	}
+	if (sa) return dist2_point_box(sa->c, box_b) <= (double)sa->r * sa->r;
+	return dist2_point_box(sb->c, box_a) <= (double)sb->r * sb->r;
+}
+
+/// Item i, whose box meets box q: does its exact bound?
+static inline bool item_touches_box(const tree_t *t, uint32_t i, const box_t *q)
+{
+	const sphere_t *s = item_sphere(t, i);
+	return !s || dist2_point_box(s->c, q) <= (double)s->r * s->r;
+}
+
+// ---- placement: which child takes a box (tree_shape.c) ---------------------------------
+
+/// Where the items of one node go (loose/tight), computed once per node so a
+/// split or a build classifies each item with a few compares.
+typedef struct fitter {
+	bool can;  ///< the node may have children at all
+	bool tight;
+	float mid[DIM];
+	float lo[NCHILD][DIM], hi[NCHILD][DIM]; ///< each child's cell (tight) or loose cell
+} fitter;
+
+/// The child a box goes to, if any: tight, the child whose half-open cell holds
+/// the box's low corner; loose, the child holding its centre.
+static inline int choose_child(bool tight, const float mid[DIM], const box_t *box)
+{
+	int c = 0;
+	for (int d = 0; d < DIM; ++d) {
+		float key = tight ? box->min[d] : box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+		if (key >= mid[d]) c |= 1 << d;
+	}
+	return c;
+}
+
+/// Whether the chosen child's bounds (cell, or loose cell) take the box.
+static inline bool child_takes(bool tight, const float lo[DIM], const float hi[DIM], const box_t *box)
+{
+	return tight ? cell_holds(lo, hi, box) : box_within(box, lo, hi);
+}
+
+/// The child that should hold box, or -1 if it stays in the node.
+static inline int fitter_child(const fitter *f, const box_t *box)
+{
+	if (!f->can) return -1;
+	int c = choose_child(f->tight, f->mid, box);
+	return child_takes(f->tight, f->lo[c], f->hi[c], box) ? c : -1;
+}
+
+// ---- what one module calls in another ------------------------------------------------
+
+// Pools, entries and items (tree_pool.c).
+static bool array_resize(tree_t *t, void **arr, size_t old_bytes, size_t new_bytes);
+static ort_result reserve_items(tree_t *t, uint32_t n);
+static bool spheres_ready(tree_t *t);
+static bool node_reserve(tree_t *t, uint32_t n);
+static bool chunk_reserve(tree_t *t, uint32_t n);
+static uint32_t node_new(tree_t *t);
+static void node_release(tree_t *t, uint32_t i);
+static void chunk_release(tree_t *t, uint32_t i);
+static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t item_index);
+static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr);
+static uint32_t item_new(tree_t *t, void *user, bool touch);
+static void item_release(tree_t *t, uint32_t i);
+
+// Shape: splits, merges, pruning, the root (tree_shape.c).
+static bool can_split(const tree_t *t, const node *n);
+static bool wants_split(const tree_t *t, const node *n);
+static void fitter_init(const tree_t *t, const node *n, fitter *f);
+static int fit_child(const tree_t *t, const node *n, const box_t *box);
+static bool node_holds(const tree_t *t, const node *n, const box_t *box);
+static uint32_t child_make(tree_t *t, uint32_t pi, int c);
+static void cats_leaves(tree_t *t, uint32_t ni, const box_t *box, uint64_t cat);
+static void cats_up(tree_t *t, uint32_t ni, uint64_t cat);
+static void total_add(tree_t *t, uint32_t ni, int64_t delta);
+static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n);
+static void split(tree_t *t, uint32_t ni);
+static void empty_free(tree_t *t, uint32_t ni);
+static void prune(tree_t *t, uint32_t ni);
+static void tidy(tree_t *t, uint32_t ni);
+static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM]);
+static void region_cell(const tree_t *t, float lo[DIM], float hi[DIM]);
+static ort_result root_cover(tree_t *t, const box_t *box);
+
+// Insert and move (tree.c), which applying deferred changes calls.
+static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);
+static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
+static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
+
+// ---- readers ------------------------------------------------------------------------
+//
+// Queries bracket their work with these (defer.c), so a callback that changes
+// the tree has the change queued instead of pulling the tree from under it.
+
+static inline void reading_begin(const tree_t *t)
+{
+	atomic_fetch_add_explicit(&((tree_t *)t)->readers, 1, memory_order_acquire);
+}
+static void reading_end(const tree_t *t);
+
+static inline bool in_callback(const tree_t *t)
+{
+	return atomic_load_explicit(&((tree_t *)t)->readers, memory_order_relaxed) > 0;
+}
+
+// ---- memory -------------------------------------------------------------------------
+
+static void *mem_alloc(tree_t *t, size_t size)
+{
+	void *p = allocator_alloc(&t->alloc, size);
+	if (p) {
+		t->bytes += size;
+		if (t->bytes > t->bytes_peak) t->bytes_peak = t->bytes;
+	}
+	return p;
+}
+
+static void mem_free(tree_t *t, void *p, size_t size)
+{
+	if (!p) return;
+	t->bytes -= size;
+	allocator_free(&t->alloc, p, size);
+}
+
+/// Temporary memory of a const query (a deep traversal stack): not counted in
+/// the tree's bytes, so concurrent readers never write to the tree.
+static void *query_alloc(const tree_t *t, size_t size) { return allocator_alloc(&t->alloc, size); }
+
+static void query_free(const tree_t *t, void *p, size_t size) { allocator_free(&t->alloc, p, size); }
+
+static bool scratch_reserve(tree_t *t, size_t bytes)
+{
+	if (bytes <= t->scratch_bytes) return true;
+	size_t want = t->scratch_bytes * 2 > bytes ? t->scratch_bytes * 2 : bytes;
+	void *p = mem_alloc(t, want);
+	if (!p) return false;
+	// Callers index the scratch, never point into it, so it may move: keep it.
+	if (t->scratch) memcpy(p, t->scratch, t->scratch_bytes);
+	mem_free(t, t->scratch, t->scratch_bytes);
+	t->scratch = p;
+	t->scratch_bytes = want;
+	return true;
+}
+
+/// A traversal stack of node indices: a local array, or heap when the tree is
+/// deeper than it holds. A depth-first walk never holds more than
+/// (NCHILD - 1) * depth + 1 nodes, so sizing from the tree's height up front
+/// means nothing is ever dropped.
+typedef struct node_stack {
+	uint32_t local[LOCAL_STACK];
+	uint32_t *data;
+	size_t cap;
+	int top;
+} node_stack;
+
+static bool stack_init(const tree_t *t, node_stack *s)
+{
+	size_t need = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
+	s->top = 0;
+	if (need <= LOCAL_STACK) {
+		s->data = s->local;
+		s->cap = LOCAL_STACK;
+		return true;
+	}
+	s->data = query_alloc(t, need * sizeof(uint32_t));
+	s->cap = need;
+	return s->data != NULL;
+}
+
+static void stack_free(const tree_t *t, node_stack *s)
+{
+	if (s->data != s->local) query_free(t, s->data, s->cap * sizeof(uint32_t));
+}
+
+static inline void stack_push(node_stack *s, uint32_t v)
+{
+	assert((size_t)s->top < s->cap);
+	s->data[s->top++] = v;
+}
+
+// ---- the broad phase, deferred changes, content bounds --------------------------------
+
+// The broad phase's hooks (broadphase.c), called by the tree as items change.
+static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remove);
+static void bp_touch(tree_t *t, uint32_t index);
+static void bp_detach(tree_t *t, uint32_t index);
+static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
+static void bp_reset(tree_t *t);
+static void bp_free(tree_t *t);
+
+// Changes made inside callbacks (defer.c).
+static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph, void *user, ort_handle *out);
+static ort_result defer_remove(tree_t *t, uint32_t i);
+static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
+static ort_result defer_filter(tree_t *t, uint32_t i, const ort_filter *filter);
+static const box_t *pending_box(const tree_t *t, uint32_t i);
+static const sphere_t *pending_sphere(const tree_t *t, uint32_t i);
+
+// The pair finder's content bounds (pairs.c), which the broad phase's queries
+// prune by (query.c).
+static bool content_reserve(tree_t *t);
+static void pairs_content(tree_t *t, uint32_t ni);
+static ort_result query_box_by_content(const tree_t *t, const box_t *box, ORTHANT_NAME(query_fn) * fn, void *ctx);
+
+#endif

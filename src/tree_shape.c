@@ -1,0 +1,522 @@
+// tree_shape.c: how the tree changes shape — which child takes a box, splits,
+// merges, pruning emptied branches, and growing the root.
+//
+// Splits and merges are best effort (tree.c says why that is safe); root
+// growth is the one change of shape an insert or move cannot do without.
+#include <float.h>
+
+#include "tree_int.h"
+
+// ---- shape ------------------------------------------------------------------
+
+/// Whether n may have children: depth and minimum size allow it, and its split
+/// point lies strictly inside its cell on every axis (floats can run out).
+static bool can_split(const tree_t *t, const node *n)
+{
+	if (node_depth(t, n) >= t->def.max_depth) return false;
+	for (int d = 0; d < DIM; ++d) {
+		if (!(n->lo[d] < n->mid[d] && n->mid[d] < n->hi[d])) return false;
+		if ((n->hi[d] - n->lo[d]) * 0.5f < t->def.min_cell_size) return false;
+	}
+	return true;
+}
+
+/// Whether leaf n is over-full and should split now.
+static bool wants_split(const tree_t *t, const node *n)
+{
+	return !(n->flags & NODE_DIVIDED) && n->count > (uint32_t)t->def.bucket_size && n->count >= n->retry_at &&
+	       can_split(t, n);
+}
+
+/// Child c's bounds: its cell, enlarged for loose placement.
+static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], float hi[DIM])
+{
+	child_cell(n, c, lo, hi);
+	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
+	float k = (t->def.looseness - 1.0f) * 0.5f;
+	for (int d = 0; d < DIM; ++d) {
+		float m = (hi[d] - lo[d]) * k;
+		lo[d] -= m;
+		hi[d] += m;
+	}
+}
+
+static void fitter_init(const tree_t *t, const node *n, fitter *f)
+{
+	f->can = can_split(t, n);
+	f->tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	memcpy(f->mid, n->mid, sizeof f->mid);
+	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, c, f->lo[c], f->hi[c]);
+}
+
+/// fitter_child for a single item: only the chosen child's bounds are computed.
+static int fit_child(const tree_t *t, const node *n, const box_t *box)
+{
+	if (!can_split(t, n)) return -1;
+	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	int c = choose_child(tight, n->mid, box);
+	float lo[DIM], hi[DIM];
+	child_bounds(t, n, c, lo, hi);
+	return child_takes(tight, lo, hi, box) ? c : -1;
+}
+
+/// Whether box may be stored in n (loose/tight).
+static bool node_holds(const tree_t *t, const node *n, const box_t *box)
+{
+	if (t->def.placement == ORT_PLACEMENT_TIGHT) return cell_holds(n->lo, n->hi, box);
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	return box_within(box, lo, hi);
+}
+
+/// Make child c of node pi (capacity reserved).
+static uint32_t child_make(tree_t *t, uint32_t pi, int c)
+{
+	uint32_t ci = node_new(t);
+	node *p = &t->nodes[pi];
+	node *n = &t->nodes[ci];
+	child_cell(p, c, n->lo, n->hi);
+	for (int d = 0; d < DIM; ++d) n->mid[d] = n->lo[d] + (n->hi[d] - n->lo[d]) * 0.5f;
+	n->parent = pi;
+	n->which = (uint8_t)c;
+	n->level = (int16_t)(p->level + 1);
+	p->child[c] = ci;
+	int depth = node_depth(t, n);
+	if (depth > t->height) t->height = depth;
+	return ci;
+}
+
+/// leaves: OR cat into every node under ni whose cell box touches.
+static void cats_leaves(tree_t *t, uint32_t ni, const box_t *box, uint64_t cat)
+{
+	t->nodes[ni].cats |= cat;
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cats_leaves(t, ci, box, cat);
+	}
+}
+
+/// OR a category into ni and its ancestors (an item arrived or was re-filtered).
+static void cats_up(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	// ni itself may hold cat already (entry_append adds it): start above it,
+	// and stop at the first ancestor that has it (its own ancestors do too).
+	t->nodes[ni].cats |= cat;
+	for (ni = t->nodes[ni].parent; ni != NIL && (t->nodes[ni].cats & cat) != cat; ni = t->nodes[ni].parent)
+		t->nodes[ni].cats |= cat;
+}
+
+static void total_add(tree_t *t, uint32_t ni, int64_t delta)
+{
+	while (ni != NIL) {
+		node *n = &t->nodes[ni];
+		if (delta > 0 && n->total == 0) {
+			// A branch coming back to life: its still-empty children start
+			// waiting of their own, as the branch did for them.
+			for (int c = 0; c < NCHILD; ++c) {
+				uint32_t ci = n->child[c];
+				if (ci == NIL || t->nodes[ci].total != 0 || (t->nodes[ci].flags & NODE_WAITING)) continue;
+				t->nodes[ci].flags |= NODE_WAITING;
+				t->nodes[ci].countdown = t->nodes[ci].lifespan;
+			}
+		}
+		n->total = (uint32_t)((int64_t)n->total + delta);
+		if (delta > 0 && (n->flags & NODE_WAITING)) {
+			// A branch reused during its grace period earns a longer one (seed 003).
+			n->flags &= (uint8_t)~NODE_WAITING;
+			uint32_t life = (uint32_t)n->lifespan * 2;
+			uint32_t cap = (uint32_t)t->def.prune_delay * 8;
+			n->lifespan = (uint16_t)(life > cap ? cap : life);
+		}
+		ni = n->parent;
+	}
+}
+
+// ---- split ------------------------------------------------------------------
+
+/// leaves: whether splitting a leaf of n entries, per[c] of which touch child
+/// c, helps. It does when some child gets fewer than all of them. When the
+/// fullest gets every one, it still helps if few are copied elsewhere too
+/// (at most n/8: the pile descends to smaller cells, its copies growing at most
+/// 1.125x a level); with more copies (duplicates on a split point, boxes
+/// covering the cell) it would only copy the pile down to max_depth, up to
+/// NCHILD times a level, so it does not.
+static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
+{
+	uint64_t copies = 0;
+	uint32_t most = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		copies += per[c];
+		if (per[c] > most) most = per[c];
+	}
+	return most < n || copies * 8 <= (uint64_t)n * 9;
+}
+
+/// Move the entries of leaf ni into its children; best-effort (see top).
+static void split(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	// Each destination may open one chunk before a drained source chunk is
+	// freed; leaves may copy every entry into every child.
+	uint32_t chunks_needed = leaves ? (n->count / CHUNK_CAP + 1) * NCHILD + 1 : NCHILD + 2;
+	bool useful = true;
+	if (leaves) {
+		// Splitting helps only if some entry misses the fullest child; else
+		// (a pile of duplicates, boxes covering the whole cell) it would only
+		// copy the pile down to max_depth, NCHILD times per level.
+		uint32_t per[NCHILD] = {0};
+		ENTRY_LOOP(t, n, ch, k)
+		{
+			const box_t *b = &t->chunks[ch].e[k].box;
+			for (int c = 0; c < NCHILD; ++c) {
+				float lo[DIM], hi[DIM];
+				child_cell(n, c, lo, hi);
+				if (cell_touches(lo, hi, b)) per[c]++;
+			}
+		}
+		useful = leaves_split_helps(per, n->count);
+	}
+	if (!useful || !node_reserve(t, NCHILD) || !chunk_reserve(t, chunks_needed)) {
+		n = &t->nodes[ni];
+		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
+		return;
+	}
+	n = &t->nodes[ni];
+	n->flags |= NODE_DIVIDED;
+	n->retry_at = 0;
+	uint32_t src = n->head, count = n->count;
+	n->head = NIL;
+	n->count = 0;
+	t->entries -= count;
+	uint32_t moved[NCHILD] = {0};
+	uint32_t fill = head_fill(count);
+	fitter f;
+	fitter_init(t, &t->nodes[ni], &f);
+	while (src != NIL) {
+		for (uint32_t k = 0; k < fill; ++k) {
+			entry e = t->chunks[src].e[k];
+			if (leaves) {
+				t->items[e.item].node = NIL; // the first copy becomes its home
+				for (int c = 0; c < NCHILD; ++c) {
+					float lo[DIM], hi[DIM];
+					child_cell(&t->nodes[ni], c, lo, hi);
+					if (!cell_touches(lo, hi, &e.box)) continue;
+					uint32_t ci = t->nodes[ni].child[c];
+					if (ci == NIL) ci = child_make(t, ni, c);
+					entry_append(t, ci, &e.box, e.item);
+					moved[c]++;
+				}
+			} else {
+				int c = fitter_child(&f, &e.box);
+				uint32_t dst = ni;
+				if (c >= 0) {
+					dst = t->nodes[ni].child[c];
+					if (dst == NIL) dst = child_make(t, ni, c);
+					moved[c]++;
+				}
+				entry_append(t, dst, &e.box, e.item);
+			}
+		}
+		uint32_t next = t->chunks[src].next;
+		chunk_release(t, src);
+		src = next;
+		fill = CHUNK_CAP;
+	}
+	uint32_t sum = t->nodes[ni].count;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (!moved[c]) continue;
+		uint32_t ci = t->nodes[ni].child[c];
+		t->nodes[ci].total += moved[c];
+		sum += moved[c];
+	}
+	// leaves: copies can make the subtree hold more entries than before.
+	if (leaves) total_add(t, ni, (int64_t)sum - t->nodes[ni].total);
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci == NIL || !moved[c]) continue;
+		node *ch = &t->nodes[ci];
+		if (wants_split(t, ch)) split(t, ci);
+	}
+}
+
+// ---- merge and prune ----------------------------------------------------------
+
+/// Free the whole subtree under ni (not ni itself), appending its entries to ni
+/// without duplicates. Needs at most one fresh chunk at a time (reserved by the
+/// caller) since every drained chunk is freed before the next is read.
+static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
+{
+	node *s = &t->nodes[sub];
+	for (int c = 0; c < NCHILD; ++c) {
+		if (s->child[c] != NIL) {
+			uint32_t ci = s->child[c];
+			t->nodes[sub].child[c] = NIL;
+			collapse_into(t, ni, ci);
+			s = &t->nodes[sub];
+		}
+	}
+	if (sub == ni) return;
+	uint32_t src = s->head, count = s->count;
+	s->head = NIL;
+	s->count = 0;
+	t->entries -= count;
+	uint32_t fill = head_fill(count);
+	while (src != NIL) {
+		for (uint32_t k = 0; k < fill; ++k) {
+			entry e = t->chunks[src].e[k];
+			item *it = &t->items[e.item];
+			if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+				if (it->flags & ITEM_MARK) continue;
+				it->flags |= ITEM_MARK;
+				it->node = NIL;
+			}
+			entry_append(t, ni, &e.box, e.item);
+		}
+		uint32_t next = t->chunks[src].next;
+		chunk_release(t, src);
+		src = next;
+		fill = CHUNK_CAP;
+	}
+	node_release(t, sub);
+}
+
+static void clear_marks(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	ENTRY_LOOP(t, n, c, k) t->items[t->chunks[c].e[k].item].flags &= ~(uint32_t)ITEM_MARK;
+}
+
+/// Fold a divided node's subtree back into it (seed 000's tryMerge).
+static bool merge(tree_t *t, uint32_t ni)
+{
+	if (!chunk_reserve(t, 2)) return false;
+	node *n = &t->nodes[ni];
+	uint32_t before = n->total;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+		// The node itself holds nothing, so marks start clean.
+		collapse_into(t, ni, ni);
+		clear_marks(t, ni);
+	} else {
+		collapse_into(t, ni, ni);
+	}
+	n = &t->nodes[ni];
+	n->flags &= (uint8_t)~NODE_DIVIDED;
+	n->retry_at = 0;
+	// The subtree is one node now: its categories are exactly its entries'.
+	n->cats = 0;
+	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
+	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
+	return true;
+}
+
+/// Free the empty subtree rooted at ni (its parent's link is the caller's).
+static void empty_free(tree_t *t, uint32_t ni)
+{
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL) {
+			t->nodes[ni].child[c] = NIL;
+			empty_free(t, ci);
+		}
+	}
+	node_release(t, ni);
+}
+
+/// Free an empty subtree rooted at ni and unlink it from its parent.
+static void prune(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	assert(n->total == 0 && n->parent != NIL);
+	t->nodes[n->parent].child[n->which] = NIL;
+	empty_free(t, ni);
+}
+
+/// After entries left the subtree at ni: prune emptied branches (or start
+/// their grace period) and merge the highest underfull divided ancestor.
+static void tidy(tree_t *t, uint32_t ni)
+{
+	// The highest empty non-root ancestor goes (or waits) as one branch.
+	uint32_t empty = NIL;
+	for (uint32_t a = ni; a != NIL && a != t->root; a = t->nodes[a].parent)
+		if (t->nodes[a].total == 0) empty = a;
+	uint32_t from = ni;
+	if (empty != NIL) {
+		node *e = &t->nodes[empty];
+		from = e->parent;
+		if (t->def.prune_delay > 0) {
+			if (!(e->flags & NODE_WAITING)) {
+				e->flags |= NODE_WAITING;
+				e->countdown = e->lifespan;
+			}
+		} else {
+			prune(t, empty);
+		}
+	}
+	uint32_t fold = NIL;
+	for (uint32_t a = from; a != NIL; a = t->nodes[a].parent) {
+		const node *n = &t->nodes[a];
+		if ((n->flags & NODE_DIVIDED) && n->total <= (uint32_t)t->def.merge_size) fold = a;
+	}
+	if (fold != NIL) merge(t, fold);
+}
+
+// ---- root -------------------------------------------------------------------
+
+/// After the root grew, the old nodes sit a level deeper: fold every divided
+/// node now at max_depth into itself, so the tree keeps to max_depth (best
+/// effort, like every merge). Recomputes the height bound.
+static void fold_deep(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	int depth = node_depth(t, n);
+	if (depth >= t->def.max_depth && (n->flags & NODE_DIVIDED)) {
+		merge(t, ni);
+		n = &t->nodes[ni];
+	}
+	if (ni == t->root) t->height = 0;
+	if (depth > t->height) t->height = depth;
+	for (int c = 0; c < NCHILD; ++c)
+		if (n->child[c] != NIL) {
+			fold_deep(t, n->child[c]);
+			n = &t->nodes[ni];
+		}
+}
+
+static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
+{
+	uint32_t r = node_new(t);
+	node *n = &t->nodes[r];
+	for (int d = 0; d < DIM; ++d) {
+		n->lo[d] = lo[d];
+		n->hi[d] = hi[d];
+		n->mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
+	}
+	t->root = r;
+	t->height = 0;
+}
+
+/// The root cell for def.region. Cells are half-open, so the upper faces go
+/// one ulp past the region's: a box resting on the region's far wall (closed
+/// boxes, seed 001's bouncing field) still fits without the root doubling.
+static void region_cell(const tree_t *t, float lo[DIM], float hi[DIM])
+{
+	for (int d = 0; d < DIM; ++d) {
+		lo[d] = t->def.region.min[d];
+		hi[d] = nextafterf(t->def.region.max[d], INFINITY);
+	}
+}
+
+/// A root cell for a tree whose first content is `b`: a cube twice b's longest
+/// side around b's centre (side 1 for points), so the first split is useful.
+static void root_cell_for(const box_t *b, float lo[DIM], float hi[DIM])
+{
+	float side = 0.0f;
+	for (int d = 0; d < DIM; ++d)
+		if (b->max[d] - b->min[d] > side) side = b->max[d] - b->min[d];
+	if (!(side > 0.0f)) side = 1.0f;
+	for (int d = 0; d < DIM; ++d) {
+		float c = b->min[d] + (b->max[d] - b->min[d]) * 0.5f;
+		float s = side;
+		// Far from the origin a small side vanishes in c's rounding; a side
+		// below the smallest normal float vanishes in any addition (a box
+		// 1e-45 wide once made a cell that could not hold it: fuzz_scene).
+		float ulp = fabsf(c) * 1.2e-7f * 4.0f;
+		if (s < ulp) s = ulp;
+		if (s < FLT_MIN) s = FLT_MIN;
+		lo[d] = c - s;
+		hi[d] = c + s;
+	}
+}
+
+/// Double [lo, hi) towards box, axis by axis, until it holds it; false when
+/// that would pass a quarter of FLT_MAX.
+static bool cell_grow_to(float lo[DIM], float hi[DIM], const box_t *box)
+{
+	while (!cell_holds(lo, hi, box)) {
+		for (int d = 0; d < DIM; ++d) {
+			double w = (double)hi[d] - lo[d];
+			if (!(w > 0.0)) w = FLT_MIN; // a cell with no width still grows
+			if (fabs((double)lo[d] - w) > 0.25 * FLT_MAX || fabs((double)hi[d] + w) > 0.25 * FLT_MAX) return false;
+			if (box->min[d] < lo[d])
+				lo[d] = (float)(lo[d] - w);
+			else if (!(box->max[d] < hi[d]))
+				hi[d] = (float)(hi[d] + w);
+		}
+	}
+	return true;
+}
+
+/// Make the root hold box: create it, or double it towards the box until it
+/// does (the old root becomes a child, so nothing moves). Each step is a
+/// valid tree; on failure the items are all where they were.
+static ort_result root_cover(tree_t *t, const box_t *box)
+{
+	if (t->root == NIL) {
+		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		float lo[DIM], hi[DIM];
+		if (t->def.use_region) {
+			region_cell(t, lo, hi);
+		} else {
+			root_cell_for(box, lo, hi);
+		}
+		root_set(t, lo, hi);
+	}
+	for (;;) {
+		node *r = &t->nodes[t->root];
+		if (cell_holds(r->lo, r->hi, box)) return ORT_OK;
+		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		uint32_t old = t->root;
+		r = &t->nodes[old]; // the pool may have moved
+		if (r->total == 0) {
+			// Nothing to keep: start over with a root around the box (with a
+			// region, the region doubled towards the box, so cells keep its grid).
+			float lo[DIM], hi[DIM];
+			if (t->def.use_region)
+				region_cell(t, lo, hi);
+			else
+				root_cell_for(box, lo, hi);
+			// The cell must hold the box before the loop goes round again, or
+			// it would start over for ever.
+			if (!cell_grow_to(lo, hi, box)) return ORT_ERROR_OUT_OF_RANGE;
+			empty_free(t, old);
+			root_set(t, lo, hi);
+			continue;
+		}
+		// Every axis doubles at once, so a root much longer on one axis than
+		// another could overflow there before it reaches the box.
+		for (int d = 0; d < DIM; ++d) {
+			double w = (double)r->hi[d] - r->lo[d];
+			if (fabs((double)r->lo[d] - w) > 0.25 * FLT_MAX || fabs((double)r->hi[d] + w) > 0.25 * FLT_MAX)
+				return ORT_ERROR_OUT_OF_RANGE;
+		}
+		uint32_t nr = node_new(t);
+		node *o = &t->nodes[old];
+		node *n = &t->nodes[nr];
+		int which = 0;
+		for (int d = 0; d < DIM; ++d) {
+			float w = o->hi[d] - o->lo[d];
+			float bc = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+			if (box->min[d] < o->lo[d] || (box->max[d] < o->hi[d] && bc < o->mid[d])) {
+				n->lo[d] = o->lo[d] - w; // grow down: the old root is the upper half
+				n->mid[d] = o->lo[d];
+				n->hi[d] = o->hi[d];
+				which |= 1 << d;
+			} else {
+				n->lo[d] = o->lo[d];
+				n->mid[d] = o->hi[d];
+				n->hi[d] = o->hi[d] + w;
+			}
+		}
+		n->level = (int16_t)(o->level - 1);
+		n->flags = NODE_DIVIDED;
+		n->total = o->total;
+		n->cats = o->cats;
+		n->child[which] = old;
+		o->parent = nr;
+		o->which = (uint8_t)which;
+		t->root = nr;
+		t->height++;
+		if (t->height > t->def.max_depth) fold_deep(t, nr);
+	}
+}
