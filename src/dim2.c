@@ -15,3 +15,6 @@
 #include "query_planes.c"
 #include "query_batch.c"
 #include "packed.c"
+#include "packed_build.c"
+#include "packed_query.c"
+#include "packed_pairs.c"

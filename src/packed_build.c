@@ -1,0 +1,457 @@
+// packed_build.c: ortN_packed_build — keys, the radix sort, and the blocks.
+//
+// Keys. An item's level is the deepest at which a cell is at least as large as
+// the item on every axis (the loose octree rule: Ulrich, Game Programming Gems
+// 1; Ericson §7.3.6), so the item lies within its cell enlarged by half a side
+// each way and large boxes sit high instead of inflating the leaves. Its key is
+// the Morton code of the cell holding its centre at that level, padded with
+// zeros to `depth` levels, then the level in the low PK_LEVEL_BITS bits. Sorted
+// by key (an LSD radix sort, stable, so equal keys stay in id order), every
+// subtree's items form one run with the node's own items first — their padded
+// code is the run's smallest and their level the lowest — and children follow
+// in Morton order (Karras 2012's linear trees, with loose levels).
+#include "packed_int.h"
+
+// ---- keys ---------------------------------------------------------------------
+
+/// Spread the low bits of x so that DIM - 1 zero bits separate them.
+static inline uint32_t pk_spread(uint32_t x)
+{
+#if ORTHANT_DIM == 2
+	x &= 0xffffu;
+	x = (x | (x << 8)) & 0x00ff00ffu;
+	x = (x | (x << 4)) & 0x0f0f0f0fu;
+	x = (x | (x << 2)) & 0x33333333u;
+	x = (x | (x << 1)) & 0x55555555u;
+#else
+	x &= 0x3ffu;
+	x = (x | (x << 16)) & 0x030000ffu;
+	x = (x | (x << 8)) & 0x0300f00fu;
+	x = (x | (x << 4)) & 0x030c30c3u;
+	x = (x | (x << 2)) & 0x09249249u;
+#endif
+	return x;
+}
+
+/// floor(log2(a / b)) for a >= 0 and b > 0 (normal doubles), exactly and
+/// without dividing: with a = 2^ea (1 + fa) and b = 2^eb (1 + fb), the
+/// quotient's mantissa (1 + fa) / (1 + fb) is >= 1 exactly when fa >= fb.
+/// a == 0 gives a large negative number.
+static inline int pk_log2_ratio(double a, double b)
+{
+	uint64_t ua, ub;
+	memcpy(&ua, &a, sizeof ua);
+	memcpy(&ub, &b, sizeof ub);
+	const uint64_t mant = ((uint64_t)1 << 52) - 1u;
+	return (int)(ua >> 52) - (int)(ub >> 52) - ((ua & mant) < (ub & mant));
+}
+
+/// How build quantises: per axis, the origin, cells per unit and the extent.
+typedef struct pk_grid {
+	double lo[DIM], scale[DIM], extent[DIM];
+	int depth;
+	uint32_t cells; ///< 2^depth cells per axis
+} pk_grid;
+
+static inline uint32_t pk_key(const pk_grid *g, const box_t *b)
+{
+	int level = g->depth;
+	uint32_t code = 0;
+	for (int d = 0; d < DIM; ++d) {
+		double size = (double)b->max[d] - b->min[d];
+		if (size > 0.0) {
+			// The deepest level whose cell side extent / 2^level still covers
+			// size; an item larger than the grid (a negative level) sits at the root.
+			int l = pk_log2_ratio(g->extent[d], size);
+			if (l < level) level = l < 0 ? 0 : l;
+		}
+		double c = 0.5 * ((double)b->min[d] + b->max[d]);
+		double q = (c - g->lo[d]) * g->scale[d];
+		uint32_t qi = q <= 0.0 ? 0u : q >= (double)(g->cells - 1) ? g->cells - 1 : (uint32_t)q;
+		code |= pk_spread(qi) << d;
+	}
+	int pad = DIM * (g->depth - level);
+	code &= ~((1u << pad) - 1u);
+	return code << PK_LEVEL_BITS | (uint32_t)level;
+}
+
+/// Sort a[0..n) by the high 32 bits, stably; the result ends in *a (the two
+/// buffers may swap). hist holds three 11-bit digit histograms.
+static void pk_radix(uint64_t **a, uint64_t **b, uint32_t n, uint32_t hist[3][2048])
+{
+	for (int pass = 0; pass < 3; ++pass) {
+		uint32_t *h = hist[pass];
+		int shift = 32 + 11 * pass;
+		uint32_t digit0 = (uint32_t)((*a)[0] >> shift) & 2047u;
+		if (h[digit0] == n) continue; // one bucket: the pass would not move anything
+		uint32_t sum = 0;
+		for (int k = 0; k < 2048; ++k) {
+			uint32_t c = h[k];
+			h[k] = sum;
+			sum += c;
+		}
+		const uint64_t *src = *a;
+		uint64_t *dst = *b;
+		for (uint32_t i = 0; i < n; ++i) {
+			uint64_t v = src[i];
+			dst[h[(uint32_t)(v >> shift) & 2047u]++] = v;
+		}
+		uint64_t *t = *a;
+		*a = *b;
+		*b = t;
+	}
+}
+
+// ---- node building -----------------------------------------------------------
+
+typedef struct pk_build {
+	const uint64_t *sorted;
+	const box_t *boxes; ///< tree order; NULL when only counting
+	pblock *blocks;     ///< NULL when only counting
+	uint32_t made;      ///< blocks handed out
+	int depth, bucket;
+	/// When growable (a build into new arrays, the old ones still whole), the
+	/// blocks array grows as needed instead of being counted first.
+	packed_t *grow;
+	uint32_t cap;
+	bool failed; ///< growing it failed: the build is abandoned
+} pk_build;
+
+/// Block index b->made, made room for when the array may grow.
+static uint32_t pk_new_block(pk_build *b)
+{
+	if (b->grow && b->made == b->cap && !b->failed) {
+		uint32_t cap = b->cap + b->cap / 2 + 16;
+		pblock *nb = pk_alloc(b->grow, (size_t)cap * sizeof *nb);
+		if (nb) {
+			memcpy(nb, b->blocks, (size_t)b->made * sizeof *nb);
+			pk_free(b->grow, b->blocks, (size_t)b->cap * sizeof *nb);
+			b->blocks = nb;
+			b->cap = cap;
+		} else {
+			// Count on, writing nothing more: the caller frees and reports.
+			b->failed = true;
+		}
+	}
+	return b->made++;
+}
+
+/// Where node building writes: nowhere once a growable array failed to grow.
+static inline pblock *pk_blocks(const pk_build *b) { return b->failed ? NULL : b->blocks; }
+
+static inline uint32_t pk_sorted_key(const pk_build *b, uint32_t k) { return (uint32_t)(b->sorted[k] >> 32); }
+
+/// The first index in [lo, hi) whose key is >= bound (hi if none).
+static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t bound)
+{
+	while (hi - lo > 16) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pk_sorted_key(b, mid) < bound)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < hi && pk_sorted_key(b, lo) < bound) ++lo;
+	return lo;
+}
+
+/// Fill lane `lane` of block `blk` with a leaf owning items [lo, hi).
+static box_t pk_leaf(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t hi)
+{
+	box_t bounds = pk_empty_box();
+	if (pk_blocks(b)) {
+		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
+		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, hi - lo, NIL);
+	}
+	return bounds;
+}
+
+/// Fill lane `lane` of block `blk` with the subtree of items [lo, hi), which
+/// all lie in cell `code` of `level` and are no shallower than it; returns its
+/// bounds (when building). Its children get the next free block.
+static box_t pk_node(pk_build *b, uint32_t blk, int lane, uint32_t lo, uint32_t hi, int level, uint32_t code)
+{
+	box_t bounds = pk_empty_box();
+	uint32_t own = 0, cut[NCHILD + 1];
+	for (;;) {
+		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
+			// A leaf, which owns every item of its range.
+			return pk_leaf(b, blk, lane, lo, hi);
+		}
+		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
+		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0, kids = 0;
+		cut[0] = lo + own;
+		for (int c = 0; c < NCHILD; ++c) {
+			uint64_t bound = ((uint64_t)((code << DIM) | (uint32_t)c) + 1u) << shift;
+			cut[c + 1] = c == NCHILD - 1 ? hi : pk_lower(b, cut[c], hi, bound);
+			if (cut[c + 1] > cut[c]) {
+				++kids;
+				last = c;
+			}
+		}
+		if (kids == 0) {
+			// Every item is the node's own (they share this level and cell):
+			// a leaf, however many.
+			return pk_leaf(b, blk, lane, lo, hi);
+		}
+		if (own != 0 || kids != 1) break;
+		// No items of its own and one child: the child takes this lane.
+		code = (code << DIM) | (uint32_t)last;
+		++level;
+	}
+	uint32_t child = pk_new_block(b);
+	if (pk_blocks(b)) {
+		pk_block_clear(&b->blocks[child]);
+		for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
+	}
+	int slot = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (cut[c + 1] == cut[c]) continue;
+		box_t cb = pk_node(b, child, slot++, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c);
+		pk_grow(&bounds, &cb);
+	}
+	if (pk_blocks(b)) {
+		b->blocks[child].kids = (uint32_t)slot;
+		pk_lane_set(&b->blocks[blk], lane, &bounds, lo, own, child);
+	}
+	return bounds;
+}
+
+// ---- build ----------------------------------------------------------------------
+
+/// A box box_check accepts, tested without branches; box_check says why not.
+static inline bool pk_box_plain(const box_t *b)
+{
+	int ok = 1;
+	for (int d = 0; d < DIM; ++d)
+		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
+		      (b->min[d] <= b->max[d]);
+	return ok;
+}
+
+/// Boxes and ids in tree order, from the sorted (key, id) pairs.
+static void pk_gather(box_t *boxes, uint32_t *ids, const uint64_t *sorted, const char *base, size_t stride,
+                      uint32_t n)
+{
+	// A gather in random order: fetching a few dozen boxes ahead keeps many
+	// cache misses in flight instead of waiting for each in turn.
+	enum { AHEAD = 32 };
+	for (uint32_t k = 0; k < n; ++k) {
+		if (k + AHEAD < n) __builtin_prefetch(base + (size_t)(uint32_t)sorted[k + AHEAD] * stride);
+		uint32_t id = (uint32_t)sorted[k];
+		ids[k] = id;
+		memcpy(&boxes[k], base + (size_t)id * stride, sizeof(box_t));
+	}
+}
+
+/// Box i of the caller's array.
+static inline box_t pk_load(const char *base, size_t stride, uint32_t i)
+{
+	box_t b;
+	memcpy(&b, base + (size_t)i * stride, sizeof b);
+	return b;
+}
+
+/// ORT_OK for a box build stores, else box_check's reason.
+static inline ort_result pk_box_ok(const box_t *b) { return pk_box_plain(b) ? ORT_OK : box_check(b); }
+
+/// Build step 1, without a region: check every box and bound them all (the
+/// keys quantise in those bounds). Nothing is changed yet.
+static ort_result pk_bound_all(const char *base, size_t stride, uint32_t n, box_t *all)
+{
+	for (uint32_t i = 0; i < n; ++i) {
+		box_t b = pk_load(base, stride, i);
+		ort_result r = pk_box_ok(&b);
+		if (r != ORT_OK) return r;
+		pk_grow(all, &b);
+	}
+	return ORT_OK;
+}
+
+/// The item arrays a build fills: the tree's own, or new ones that stay
+/// beside the old until the build can no longer fail.
+typedef struct pk_arrays {
+	box_t *boxes;
+	uint32_t *ids;
+	uint64_t *sort_a, *sort_b;
+	uint32_t cap;
+} pk_arrays;
+
+static void pk_arrays_free(packed_t *p, const pk_arrays *a)
+{
+	pk_free_items(p, a->boxes, a->ids, a->sort_a, a->sort_b, a->cap);
+}
+
+/// Build step 2: room for n items — the tree's arrays, or (a first or larger
+/// build) new ones.
+static ort_result pk_arrays_for(packed_t *p, uint32_t n, pk_arrays *a)
+{
+	*a = (pk_arrays){p->boxes, p->ids, p->sort_a, p->sort_b, p->cap};
+	if (n <= p->cap) return ORT_OK;
+	a->cap = n;
+	a->boxes = pk_alloc(p, (size_t)n * sizeof *a->boxes);
+	a->ids = pk_alloc(p, (size_t)n * sizeof *a->ids);
+	a->sort_a = pk_alloc(p, (size_t)n * sizeof *a->sort_a);
+	a->sort_b = pk_alloc(p, (size_t)n * sizeof *a->sort_b);
+	if (a->boxes && a->ids && a->sort_a && a->sort_b) return ORT_OK;
+	pk_arrays_free(p, a);
+	return ORT_ERROR_OUT_OF_MEMORY;
+}
+
+/// The grid the keys quantise in: grid_box, 2^depth cells a side.
+static pk_grid pk_grid_make(const box_t *grid_box, int depth, uint32_t n)
+{
+	pk_grid g;
+	g.depth = depth;
+	g.cells = 1u << g.depth;
+	for (int d = 0; d < DIM; ++d) {
+		g.lo[d] = grid_box->min[d];
+		g.extent[d] = n ? (double)grid_box->max[d] - grid_box->min[d] : 0.0;
+		g.scale[d] = g.extent[d] > 0.0 ? (double)g.cells / g.extent[d] : 0.0;
+	}
+	return g;
+}
+
+/// Build step 3: the items' (key, id) pairs, sorted, into a->sort_a. Only
+/// scratch is written. With check (a region: step 1 was skipped) the boxes
+/// are checked and bounded into *all here, in the same pass.
+static ort_result pk_sort_keys(const pk_grid *g, const char *base, size_t stride, uint32_t n, bool check,
+                               bool growing, pk_arrays *a, box_t *all)
+{
+	static const uint32_t zero_hist[3][2048];
+	uint32_t hist[3][2048];
+	memcpy(hist, zero_hist, sizeof hist);
+	// Into new arrays, the new boxes array (twice the size needed) serves as
+	// the sort's other buffer, so sort_b is not touched until a rebuild: a
+	// first build of a million boxes faults in 8 MB fewer fresh pages.
+	uint64_t *keys = growing ? (uint64_t *)(void *)a->boxes : a->sort_a, *other = growing ? a->sort_a : a->sort_b;
+	for (uint32_t i = 0; i < n; ++i) {
+		box_t b = pk_load(base, stride, i);
+		if (check) {
+			ort_result r = pk_box_ok(&b);
+			if (r != ORT_OK) return r;
+			pk_grow(all, &b);
+		}
+		uint32_t key = pk_key(g, &b);
+		keys[i] = (uint64_t)key << 32 | i;
+		hist[0][key & 2047u]++;
+		hist[1][(key >> 11) & 2047u]++;
+		hist[2][key >> 22]++;
+	}
+	if (n) pk_radix(&keys, &other, n, hist);
+	if (growing) {
+		// The sorted keys must end in sort_a: the gather is about to fill boxes.
+		if (keys != a->sort_a) memcpy(a->sort_a, keys, (size_t)n * sizeof *keys);
+	} else {
+		a->sort_a = keys;
+		a->sort_b = other;
+	}
+	return ORT_OK;
+}
+
+/// Build step 4, into new arrays (the old ones stay whole until the end):
+/// gather, then make the blocks, growing their array as needed — no counting
+/// pass. A uniform scene with bucket 16 needs about n / 19 blocks in 2D and
+/// n / 22 in 3D, so n / 16 rarely grows; what grows keeps at most half to
+/// spare. On success the tree owns a's arrays and *used blocks.
+static ort_result pk_fill_new(packed_t *p, const pk_arrays *a, const char *base, size_t stride, uint32_t n,
+                              int depth, uint32_t *used)
+{
+	pk_gather(a->boxes, a->ids, a->sort_a, base, stride, n);
+	uint32_t est = n / 16 + 16;
+	if (est < p->block_cap) est = p->block_cap; // keep the room earlier builds made
+	pk_build bd = {a->sort_a, a->boxes, pk_alloc(p, (size_t)est * sizeof(pblock)), 1, depth, p->def.bucket_size,
+	               p, est, false};
+	bd.failed = !bd.blocks;
+	if (!bd.failed) {
+		pk_block_clear(&bd.blocks[0]);
+		bd.blocks[0].kids = 1;
+	}
+	if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
+	if (bd.failed) {
+		pk_free(p, bd.blocks, (size_t)bd.cap * sizeof(pblock));
+		return ORT_ERROR_OUT_OF_MEMORY;
+	}
+	*used = n ? bd.made : 0;
+	pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
+	pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
+	p->boxes = a->boxes;
+	p->ids = a->ids;
+	p->cap = a->cap;
+	p->sort_a = a->sort_a;
+	p->sort_b = a->sort_b;
+	p->blocks = bd.blocks;
+	p->block_cap = bd.cap;
+	return ORT_OK;
+}
+
+/// Build step 4, into the arrays in use: count the blocks, make room (the
+/// only step that can fail), then overwrite.
+static ort_result pk_fill_in_place(packed_t *p, const pk_arrays *a, const char *base, size_t stride, uint32_t n,
+                                   int depth, uint32_t *used)
+{
+	pk_build bd = {a->sort_a, NULL, NULL, 1, depth, p->def.bucket_size, NULL, 0, false};
+	if (n) pk_node(&bd, 0, 0, 0, n, 0, 0);
+	uint32_t need = n ? bd.made : 0;
+	if (need > p->block_cap) {
+		uint32_t cap = need + need / 4 + 16; // room to spare: shapes vary from frame to frame
+		pblock *nb = pk_alloc(p, (size_t)cap * sizeof *nb);
+		if (!nb) return ORT_ERROR_OUT_OF_MEMORY;
+		pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
+		p->blocks = nb;
+		p->block_cap = cap;
+	}
+	p->sort_a = a->sort_a;
+	p->sort_b = a->sort_b;
+	pk_gather(p->boxes, p->ids, a->sort_a, base, stride, n);
+	bd = (pk_build){a->sort_a, p->boxes, p->blocks, 1, depth, p->def.bucket_size, NULL, 0, false};
+	if (n) {
+		pk_block_clear(&p->blocks[0]);
+		p->blocks[0].kids = 1;
+		pk_node(&bd, 0, 0, 0, n, 0, 0);
+	}
+	assert(!n || bd.made == need);
+	*used = need;
+	return ORT_OK;
+}
+
+/// A build: check and bound, find room, sort the keys, then lay out the tree.
+/// Every step before the last writes only scratch or new memory, so a
+/// failure leaves the previous contents whole.
+static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, int count)
+{
+	if (!p || count < 0 || (count > 0 && !base) || stride < sizeof(box_t)) return ORT_ERROR_INVALID_ARGUMENT;
+	if (count > PK_MAX_ITEMS) return ORT_ERROR_CAPACITY;
+	uint32_t n = (uint32_t)count;
+	bool in_region = p->def.use_region;
+	box_t all = pk_empty_box();
+	ort_result r = in_region ? ORT_OK : pk_bound_all(base, stride, n, &all);
+	if (r != ORT_OK) return r;
+	pk_arrays a;
+	if ((r = pk_arrays_for(p, n, &a)) != ORT_OK) return r;
+	bool growing = a.boxes != p->boxes;
+	pk_grid g = pk_grid_make(in_region ? &p->def.region : &all, p->def.max_depth, n);
+	uint32_t used = 0;
+	r = pk_sort_keys(&g, base, stride, n, in_region, growing, &a, &all);
+	if (r == ORT_OK)
+		r = growing ? pk_fill_new(p, &a, base, stride, n, g.depth, &used)
+		            : pk_fill_in_place(p, &a, base, stride, n, g.depth, &used);
+	if (r != ORT_OK) {
+		if (growing) pk_arrays_free(p, &a);
+		return r;
+	}
+	p->block_count = used;
+	p->count = n;
+	p->bounds = all;
+	return ORT_OK;
+}
+
+ort_result ORTHANT_NAME(packed_build)(packed_t *p, const box_t *boxes, int count)
+{
+	return pk_build_from(p, (const char *)boxes, sizeof *boxes, count);
+}
+
+ort_result ORTHANT_NAME(packed_build_strided)(packed_t *p, const void *first, size_t stride, int count)
+{
+	return pk_build_from(p, first, stride, count);
+}

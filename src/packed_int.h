@@ -1,0 +1,189 @@
+// packed_int.h: the packed tree's layout and what its modules share — a
+// loose quadtree/octree built whole from an array of boxes and kept in flat
+// arrays (include/orthant/packed_dim.h). How build lays it out is in
+// packed_build.c.
+//
+// Nodes live in blocks, as in a wide bounding-volume tree (Jolt's 4-wide
+// nodes, Boost's and flatbush's packed nodes): a block holds the children of
+// one node, lane by lane — their bounds axis by axis, so one query box is
+// tested against all of them at once, then where each child's items start,
+// how many it owns and the block of its own children (NIL for a leaf). Block
+// 0 holds the root alone. A node's items start at `first`: its own, then each
+// child's subtree in turn. A leaf owns all its items, at least one. A node
+// with no items of its own and one child is never made: the child takes its
+// place. Bounds are the union of every box in the subtree, so answers depend
+// on the boxes alone: the keys decide the shape, never a result. Unused lanes
+// hold inverted bounds, which meet nothing.
+//
+// Traversals use fixed stacks: levels strictly deepen along a path, so a path
+// has at most depth + 1 nodes and a stack at most (depth + 1) * NCHILD entries.
+#ifndef ORTHANT_SRC_PACKED_INT_H
+#define ORTHANT_SRC_PACKED_INT_H
+
+#include <assert.h>
+#include <string.h>
+
+#include "dim.h"
+#include "geom.h"
+#include "mem.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef ORTHANT_NAME(packed) packed_t;
+typedef ORTHANT_NAME(packed_def) pdef_t;
+
+#define PK_MAX_DEPTH (DIM == 2 ? 13 : 9)
+#define PK_LEVEL_BITS 4
+#define PK_LEVEL_MASK ((1u << PK_LEVEL_BITS) - 1u)
+#define PK_STACK ((PK_MAX_DEPTH + 2) * NCHILD)
+/// Most items: ids are 32-bit and node counts reach 2 * count + 1.
+#define PK_MAX_ITEMS (INT32_MAX / 2 - 2)
+
+typedef struct pblock {
+	float lo[DIM][NCHILD], hi[DIM][NCHILD]; ///< each child's bounds
+	uint32_t first[NCHILD]; ///< the child's first item; its own items come first
+	uint32_t own[NCHILD];   ///< items of the child itself
+	uint32_t child[NCHILD]; ///< the block of the child's children, NIL for a leaf
+	uint32_t kids;          ///< lanes in use, from 0
+} pblock;
+
+struct ORTHANT_NAME(packed) {
+	pdef_t def;
+	uint32_t count;      ///< items
+	uint32_t block_count; ///< blocks in use
+	box_t bounds;        ///< union of every box
+	box_t *boxes;        ///< [cap], tree order
+	uint32_t *ids;       ///< [cap], the id of each box
+	pblock *blocks;      ///< [block_cap]
+	uint64_t *sort_a, *sort_b; ///< [cap] build scratch: key << 32 | id
+	uint32_t cap, block_cap;
+	size_t bytes, bytes_peak;
+};
+
+// ---- memory -----------------------------------------------------------------
+
+static void *pk_alloc(packed_t *p, size_t size)
+{
+	void *m = allocator_alloc(&p->def.allocator, size);
+	if (m) {
+		p->bytes += size;
+		if (p->bytes > p->bytes_peak) p->bytes_peak = p->bytes;
+	}
+	return m;
+}
+
+static void pk_free(packed_t *p, void *m, size_t size)
+{
+	if (!m) return;
+	p->bytes -= size;
+	allocator_free(&p->def.allocator, m, size);
+}
+
+static void pk_free_items(packed_t *p, box_t *boxes, uint32_t *ids, uint64_t *sa, uint64_t *sb, uint32_t cap)
+{
+	pk_free(p, boxes, (size_t)cap * sizeof *boxes);
+	pk_free(p, ids, (size_t)cap * sizeof *ids);
+	pk_free(p, sa, (size_t)cap * sizeof *sa);
+	pk_free(p, sb, (size_t)cap * sizeof *sb);
+}
+
+/// box_overlap without branches: the comparisons of one test are rarely
+/// predictable, and a mispredicted branch costs more than the other axes.
+static inline bool pk_overlap(const box_t *a, const box_t *b)
+{
+	int ok = 1;
+	for (int d = 0; d < DIM; ++d) ok &= (a->min[d] <= b->max[d]) & (b->min[d] <= a->max[d]);
+	return ok;
+}
+
+static box_t pk_empty_box(void)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = INFINITY;
+		b.max[d] = -INFINITY;
+	}
+	return b;
+}
+
+static inline void pk_grow(box_t *into, const box_t *b)
+{
+	for (int d = 0; d < DIM; ++d) {
+		if (b->min[d] < into->min[d]) into->min[d] = b->min[d];
+		if (b->max[d] > into->max[d]) into->max[d] = b->max[d];
+	}
+}
+
+// ---- lanes ------------------------------------------------------------------
+
+static inline box_t pk_lane_box(const pblock *b, int k)
+{
+	box_t r;
+	for (int d = 0; d < DIM; ++d) {
+		r.min[d] = b->lo[d][k];
+		r.max[d] = b->hi[d][k];
+	}
+	return r;
+}
+
+static inline void pk_lane_set(pblock *b, int k, const box_t *box, uint32_t first, uint32_t own, uint32_t child)
+{
+	for (int d = 0; d < DIM; ++d) {
+		b->lo[d][k] = box->min[d];
+		b->hi[d][k] = box->max[d];
+	}
+	b->first[k] = first;
+	b->own[k] = own;
+	b->child[k] = child;
+}
+
+static void pk_block_clear(pblock *b)
+{
+	box_t empty = pk_empty_box();
+	for (int k = 0; k < NCHILD; ++k) pk_lane_set(b, k, &empty, 0, 0, NIL);
+	b->kids = 0;
+}
+
+/// The lanes of b whose bounds meet box q (closed), one bit each. The tests
+/// of all lanes are made without a branch: which children meet a query is
+/// rarely predictable.
+static inline unsigned pk_lanes_meeting(const pblock *b, const box_t *q)
+{
+#if defined(__SSE2__)
+	unsigned m = 0;
+	for (int h = 0; h < NCHILD; h += 4) {
+		__m128 ok = _mm_castsi128_ps(_mm_set1_epi32(-1));
+		for (int d = 0; d < DIM; ++d) {
+			ok = _mm_and_ps(ok, _mm_cmple_ps(_mm_set1_ps(q->min[d]), _mm_loadu_ps(&b->hi[d][h])));
+			ok = _mm_and_ps(ok, _mm_cmple_ps(_mm_loadu_ps(&b->lo[d][h]), _mm_set1_ps(q->max[d])));
+		}
+		m |= (unsigned)_mm_movemask_ps(ok) << h;
+	}
+	return m;
+#else
+	unsigned m = 0;
+	for (int k = 0; k < NCHILD; ++k) {
+		int ok = 1;
+		for (int d = 0; d < DIM; ++d) ok &= (q->min[d] <= b->hi[d][k]) & (b->lo[d][k] <= q->max[d]);
+		m |= (unsigned)ok << k;
+	}
+	return m;
+#endif
+}
+
+static inline int pk_next_lane(unsigned *m)
+{
+	int k = __builtin_ctz(*m);
+	*m &= *m - 1;
+	return k;
+}
+
+/// A node: lane k of block b.
+typedef struct pk_ref {
+	uint32_t block;
+	int lane;
+} pk_ref;
+
+#endif

@@ -1,0 +1,160 @@
+// packed_pairs.c: ortN_packed_find_pairs — every overlapping pair once.
+//
+// self(x) pairs x's own items with each other and with everything below x,
+// then crosses each two children whose bounds meet and recurses. cross(x, y),
+// for disjoint subtrees whose bounds meet, splits the side with more items:
+// its own items against the other subtree, then each of its children that
+// meets the other. Every pair is tested once: in its items' common node, down
+// the ancestor line, or in the cross of the two children of their lowest
+// common ancestor.
+#include "packed_int.h"
+
+typedef struct pk_pairs {
+	const packed_t *p;
+	ort_id_pair_fn *fn;
+	void *ctx;
+	bool stop;
+} pk_pairs;
+
+static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
+{
+	if (r->fn(r->ctx, r->p->ids[a], r->p->ids[b])) return true;
+	r->stop = true;
+	return false;
+}
+
+/// Items [a0, a0 + na) that meet bounds yb, each against items [b0, b0 + nb).
+/// Overlap is rarely predictable, so the tests advance indices instead of
+/// branching; only the hits (a predictable few) branch.
+static void pk_list_vs_list(pk_pairs *r, uint32_t a0, uint32_t na, const box_t *yb, uint32_t b0, uint32_t nb)
+{
+	const box_t *boxes = r->p->boxes;
+	uint32_t near[32];
+	for (uint32_t a = a0, ae = a0 + na; a < ae;) {
+		uint32_t nn = 0, stop = ae - a > 32 ? a + 32 : ae;
+		for (; a < stop; ++a) {
+			near[nn] = a;
+			nn += pk_overlap(&boxes[a], yb);
+		}
+		for (uint32_t j = 0; j < nn; ++j) {
+			const box_t *ba = &boxes[near[j]];
+			for (uint32_t i = b0, ie = b0 + nb; i < ie;) {
+				uint32_t hit[32], nh = 0, istop = ie - i > 32 ? i + 32 : ie;
+				for (; i < istop; ++i) {
+					hit[nh] = i;
+					nh += pk_overlap(ba, &boxes[i]);
+				}
+				for (uint32_t h = 0; h < nh; ++h)
+					if (!pk_report(r, near[j], hit[h])) return;
+			}
+		}
+	}
+}
+
+/// Item a against every item below block bi (the children of some node).
+static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
+{
+	const packed_t *p = r->p;
+	const box_t ba = p->boxes[a];
+	uint32_t stack[PK_STACK];
+	int top = 0;
+	stack[top++] = bi;
+	while (top > 0) {
+		const pblock *b = &p->blocks[stack[--top]];
+		unsigned m = pk_lanes_meeting(b, &ba);
+		while (m) {
+			int k = pk_next_lane(&m);
+			pk_list_vs_list(r, a, 1, &ba, b->first[k], b->own[k]);
+			if (r->stop) return;
+			if (b->child[k] != NIL) stack[top++] = b->child[k];
+		}
+		assert(top <= PK_STACK);
+	}
+}
+
+/// x's own items against the subtree of y (whose bounds are yb).
+static void pk_own_vs(pk_pairs *r, pk_ref x, pk_ref y, const box_t *yb)
+{
+	const packed_t *p = r->p;
+	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
+	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e && !r->stop; ++a) {
+		const box_t *ba = &p->boxes[a];
+		if (!pk_overlap(ba, yb)) continue;
+		pk_list_vs_list(r, a, 1, ba, by->first[y.lane], by->own[y.lane]);
+		if (!r->stop && by->child[y.lane] != NIL) pk_item_vs_block(r, a, by->child[y.lane]);
+	}
+}
+
+/// The sum of a box's sides: which of two subtrees to split first.
+static inline float pk_extent(const box_t *b)
+{
+	float s = 0.0f;
+	for (int d = 0; d < DIM; ++d) s += b->max[d] - b->min[d];
+	return s;
+}
+
+/// Every pair with one item in the subtree of x and one in that of y
+/// (disjoint subtrees whose bounds xb and yb meet).
+static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	const packed_t *p = r->p;
+	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
+	uint32_t cx = bx->child[x.lane], cy = by->child[y.lane];
+	if (cx == NIL && cy == NIL) {
+		pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
+		return;
+	}
+	// Split the larger side (a leaf never).
+	if (cx == NIL || (cy != NIL && pk_extent(yb) > pk_extent(xb))) {
+		pk_ref t = x;
+		x = y;
+		y = t;
+		const box_t *tb = xb;
+		xb = yb;
+		yb = tb;
+		cx = cy;
+	}
+	pk_own_vs(r, x, y, yb);
+	const pblock *c = &p->blocks[cx];
+	unsigned m = pk_lanes_meeting(c, yb);
+	while (m && !r->stop) {
+		int k = pk_next_lane(&m);
+		box_t kb = pk_lane_box(c, k);
+		pk_cross(r, (pk_ref){cx, k}, y, &kb, yb);
+	}
+}
+
+static void pk_self(pk_pairs *r, pk_ref x)
+{
+	const packed_t *p = r->p;
+	const pblock *bx = &p->blocks[x.block];
+	const box_t *boxes = p->boxes;
+	uint32_t ci = bx->child[x.lane];
+	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e; ++a) {
+		pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
+		if (!r->stop && ci != NIL) pk_item_vs_block(r, a, ci);
+		if (r->stop) return;
+	}
+	if (ci == NIL) return;
+	const pblock *c = &p->blocks[ci];
+	int kids = (int)c->kids;
+	for (int k = 0; k < kids && !r->stop; ++k) {
+		box_t kb = pk_lane_box(c, k);
+		// The later siblings that meet this one, all at once.
+		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
+		while (m && !r->stop) {
+			int l = pk_next_lane(&m);
+			box_t lb = pk_lane_box(c, l);
+			pk_cross(r, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
+		}
+	}
+	for (int k = 0; k < kids && !r->stop; ++k) pk_self(r, (pk_ref){ci, k});
+}
+
+ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn, void *ctx)
+{
+	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	pk_pairs r = {p, fn, ctx, false};
+	if (p->block_count) pk_self(&r, (pk_ref){0, 0});
+	return ORT_OK;
+}
