@@ -138,7 +138,7 @@ static void bp_unlink(struct broadphase *bp, uint32_t p, int side)
 	}
 }
 
-/// Add the pair (a, b); room reserved by bp_room_for_pair.
+/// Add the pair (a, b); room reserved by bp_pair_reserve.
 static void bp_add(struct broadphase *bp, uint32_t a, uint32_t b)
 {
 	uint32_t p;
@@ -168,7 +168,7 @@ static void bp_del(struct broadphase *bp, uint32_t p)
 }
 
 /// Room for one more pair: the pool, and a table at most half full.
-static bool bp_room_for_pair(tree_t *t)
+static bool bp_pair_reserve(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	if (bp->pair_free == NIL && bp->pair_len == bp->pair_cap) {
@@ -317,7 +317,7 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 	if (t->spheres && !items_touch(t, run->self, o, &run->box, &entry_at(t, t->items[o].addr)->box)) return true;
 	struct broadphase *bp = t->bp;
 	if (bp_find(bp, run->self, o) != NIL) return true;
-	if (!bp_room_for_pair(t)) {
+	if (!bp_pair_reserve(t)) {
 		run->result = ORT_ERROR_OUT_OF_MEMORY;
 		return false;
 	}

@@ -25,7 +25,7 @@
 /// Room in the queue for one more change, and in the pools for what applying
 /// the queue may need once it holds it (a descent of max_depth + 2 nodes,
 /// growth steps, a chunk, or every leaf a leaves box touches).
-static ort_result defer_room(tree_t *t, const box_t *box)
+static ort_result defer_reserve(tree_t *t, const box_t *box)
 {
 	if (t->pending_len == t->pending_cap) {
 		uint32_t cap = t->pending_cap ? t->pending_cap * 2 : 16;
@@ -48,7 +48,7 @@ static ort_result defer_room(tree_t *t, const box_t *box)
 	}
 	uint64_t want_nodes = t->pending_nodes + nodes, want_chunks = t->pending_chunks + chunks;
 	if (want_nodes > UINT32_MAX / 2 || want_chunks > UINT32_MAX / 2) return ORT_ERROR_OUT_OF_MEMORY;
-	if (!node_reserve(t, (uint32_t)want_nodes) || !chunk_reserve(t, (uint32_t)want_chunks))
+	if (!nodes_reserve(t, (uint32_t)want_nodes) || !chunks_reserve(t, (uint32_t)want_chunks))
 		return ORT_ERROR_OUT_OF_MEMORY;
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	t->pending_nodes = (uint32_t)want_nodes;
@@ -73,8 +73,8 @@ static void defer_push(tree_t *t, uint8_t kind, uint32_t index, const box_t *box
 
 static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph, void *user, ort_handle *out)
 {
-	ort_result r = reserve_items(t, 1);
-	if (r == ORT_OK) r = defer_room(t, box);
+	ort_result r = items_reserve(t, 1);
+	if (r == ORT_OK) r = defer_reserve(t, box);
 	if (r != ORT_OK) return r;
 	uint32_t i = item_new(t, user, false);
 	t->items[i].flags |= ITEM_PENDING;
@@ -86,7 +86,7 @@ static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph,
 
 static ort_result defer_remove(tree_t *t, uint32_t i)
 {
-	ort_result r = defer_room(t, NULL);
+	ort_result r = defer_reserve(t, NULL);
 	if (r != ORT_OK) return r;
 	t->items[i].flags |= ITEM_DOOMED;
 	defer_push(t, DEFER_REMOVE, i, NULL, NULL, NULL);
@@ -95,7 +95,7 @@ static ort_result defer_remove(tree_t *t, uint32_t i)
 
 static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph)
 {
-	ort_result r = defer_room(t, box);
+	ort_result r = defer_reserve(t, box);
 	if (r != ORT_OK) return r;
 	defer_push(t, DEFER_MOVE, i, box, sph, NULL);
 	return ORT_OK;
@@ -103,7 +103,7 @@ static ort_result defer_move(tree_t *t, uint32_t i, const box_t *box, const sphe
 
 static ort_result defer_filter(tree_t *t, uint32_t i, const ort_filter *filter)
 {
-	ort_result r = defer_room(t, NULL);
+	ort_result r = defer_reserve(t, NULL);
 	if (r != ORT_OK) return r;
 	defer_push(t, DEFER_FILTER, i, NULL, NULL, filter);
 	return ORT_OK;

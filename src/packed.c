@@ -9,11 +9,7 @@
 
 pdef_t ORTHANT_NAME(packed_default_def)(void)
 {
-	pdef_t d;
-	memset(&d, 0, sizeof d);
-	d.bucket_size = 16;
-	d.max_depth = PK_MAX_DEPTH;
-	return d;
+	return (pdef_t){.bucket_size = 16, .max_depth = PK_MAX_DEPTH};
 }
 
 ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)

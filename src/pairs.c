@@ -50,7 +50,7 @@ static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 }
 
 /// Make room for n more entries at index top of the scratch list.
-static bool pair_room(pair_run *run, size_t top, size_t n)
+static bool pair_list_reserve(pair_run *run, size_t top, size_t n)
 {
 	if (scratch_reserve(run->t, (top + n) * sizeof(entry))) return true;
 	run->result = ORT_ERROR_OUT_OF_MEMORY;
@@ -118,7 +118,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || t->nodes[ci].total == 0) continue;
 		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
-		if (!pair_room(run, end, end - begin)) return;
+		if (!pair_list_reserve(run, end, end - begin)) return;
 		entry *l = t->scratch;
 		size_t top = end;
 		for (size_t j = begin; j < end; ++j)
@@ -135,7 +135,7 @@ static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const 
 	const node *x = &t->nodes[xi];
 	if (x->total == 0 || !box_overlaps_bounds(&t->content[xi], lo, hi)) return true;
 	if (x->count) {
-		if (!pair_room(run, *top, x->count)) return false;
+		if (!pair_list_reserve(run, *top, x->count)) return false;
 		entry *l = t->scratch;
 		ENTRY_LOOP(t, x, c, k)
 		{
@@ -168,7 +168,7 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 {
 	tree_t *t = run->t;
 	const node *n = &t->nodes[ni];
-	if (!pair_room(run, own, n->count)) return;
+	if (!pair_list_reserve(run, own, n->count)) return;
 	size_t end = pair_copy_own(run, n, own);
 	const entry *list = t->scratch;
 	for (size_t i = own; i < end && !run->stop; ++i) {
@@ -182,7 +182,7 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & run->mask)) continue;
 		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
-		if (!pair_room(run, end, end - anc)) return;
+		if (!pair_list_reserve(run, end, end - anc)) return;
 		entry *l = t->scratch;
 		size_t top = end;
 		for (size_t j = anc; j < end; ++j)
@@ -211,7 +211,7 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 		}
 		return;
 	}
-	if (n->count < 2 || !pair_room(run, 0, n->count)) return;
+	if (n->count < 2 || !pair_list_reserve(run, 0, n->count)) return;
 	size_t end = pair_copy_own(run, n, 0);
 	const node leaf = *n; // a copy: a callback's deferred change may move the pool
 	n = NULL;

@@ -20,7 +20,7 @@
 //
 // ## Failure leaves the tree as it was
 //
-// Every mutation first makes sure the pools hold what it can need (reserve_*),
+// Every mutation first makes sure the pools hold what it can need (the *_reserve functions),
 // so once it starts changing links it cannot fail half-way. Splits and merges
 // only make the tree better, never more correct: when one cannot get memory it
 // is skipped (a split doubles the node's retry_at and is tried again when the
@@ -31,16 +31,15 @@
 
 def_t ORTHANT_NAME(tree_default_def)(void)
 {
-	def_t d;
-	memset(&d, 0, sizeof d);
-	d.bucket_size = 16;
-	d.max_depth = 8;
-	d.min_cell_size = 0.0f;
-	d.placement = ORT_PLACEMENT_LOOSE;
-	d.looseness = 2.0f;
-	d.merge_size = -1;
-	d.prune_delay = 0;
-	return d;
+	return (def_t){
+	    .bucket_size = 16,
+	    .max_depth = 8,
+	    .min_cell_size = 0.0f,
+	    .placement = ORT_PLACEMENT_LOOSE,
+	    .looseness = 2.0f,
+	    .merge_size = -1,
+	    .prune_delay = 0,
+	};
 }
 
 static bool def_ok(const def_t *d)
@@ -79,7 +78,7 @@ ort_result ORTHANT_NAME(tree_create)(const def_t *def, tree_t **out)
 	t->root = NIL;
 	if (def->item_capacity > 0) {
 		uint32_t n = (uint32_t)def->item_capacity;
-		if (reserve_items(t, n) != ORT_OK || !chunk_reserve(t, n / CHUNK_CAP + 1) || !node_reserve(t, n / 4 + 1)) {
+		if (items_reserve(t, n) != ORT_OK || !chunks_reserve(t, n / CHUNK_CAP + 1) || !nodes_reserve(t, n / 4 + 1)) {
 			ORTHANT_NAME(tree_destroy)(t);
 			return ORT_ERROR_OUT_OF_MEMORY;
 		}
@@ -133,15 +132,15 @@ static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t
 	}
 }
 
-static bool reserve_for_insert(tree_t *t, uint32_t start, const box_t *box)
+static bool insert_reserve(tree_t *t, uint32_t start, const box_t *box)
 {
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		uint64_t nodes = 0, chunks = 0;
 		leaves_need(t, start, box, &nodes, &chunks);
 		if (nodes > UINT32_MAX / 2 || chunks > UINT32_MAX / 2) return false;
-		return node_reserve(t, (uint32_t)nodes) && chunk_reserve(t, (uint32_t)chunks);
+		return nodes_reserve(t, (uint32_t)nodes) && chunks_reserve(t, (uint32_t)chunks);
 	}
-	return node_reserve(t, (uint32_t)t->def.max_depth + 2) && chunk_reserve(t, 1);
+	return nodes_reserve(t, (uint32_t)t->def.max_depth + 2) && chunks_reserve(t, 1);
 }
 
 /// leaves: store item index in every leaf under ni that box touches. Splits
@@ -238,12 +237,12 @@ static ort_result insert_item(tree_t *t, box_t box, const sphere_t *sph, void *u
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
-	if ((r = reserve_items(t, 1)) != ORT_OK) return r;
-	if (sph && !spheres_ready(t)) return ORT_ERROR_OUT_OF_MEMORY;
+	if ((r = items_reserve(t, 1)) != ORT_OK) return r;
+	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	if (in_callback(t)) return defer_insert(t, &box, sph, user_data, out);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, &box)) != ORT_OK) return r;
-	if (!reserve_for_insert(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!insert_reserve(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
 	uint32_t i = item_new(t, user_data, true);
 	item_set_shape(t, i, sph);
 	insert_at(t, t->root, &box, i);
@@ -274,7 +273,7 @@ static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphe
 	item_set_shape(t, i, sph);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	if ((r = root_cover(t, box)) != ORT_OK) return r;
-	if (!reserve_for_insert(t, t->root, box)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!insert_reserve(t, t->root, box)) return ORT_ERROR_OUT_OF_MEMORY;
 	insert_at(t, t->root, box, i);
 	if (t->bp) bp_touch(t, i);
 	return ORT_OK;
@@ -409,7 +408,7 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move of a stale or foreign handle");
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
-	if (sph && !spheres_ready(t)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box, sph);
 	if (t->bp) {
 		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -444,7 +443,7 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
 			start = t->nodes[start].parent;
 	}
-	if (!reserve_for_insert(t, start, &box)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!insert_reserve(t, start, &box)) return ORT_ERROR_OUT_OF_MEMORY;
 	box_t old = entry_at(t, t->items[i].addr)->box;
 	uint32_t from = detach(t, i);
 	insert_at(t, start, &box, i);

@@ -15,7 +15,7 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 	node *nd = &t->nodes[ni];
 	nd->total = n;
 	if (n <= (uint32_t)t->def.bucket_size || !can_split(t, nd)) {
-		if (!chunk_reserve(t, n / CHUNK_CAP + 1)) return false;
+		if (!chunks_reserve(t, n / CHUNK_CAP + 1)) return false;
 		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[idx[k]], item_of[idx[k]]);
 		return true;
 	}
@@ -35,12 +35,12 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 	memcpy(pos, start, sizeof pos);
 	for (uint32_t k = 0; k < n; ++k) tmp[pos[cls[k]]++] = idx[k];
 	memcpy(idx, tmp, (size_t)n * sizeof *idx);
-	if (!chunk_reserve(t, counts[0] / CHUNK_CAP + 1)) return false;
+	if (!chunks_reserve(t, counts[0] / CHUNK_CAP + 1)) return false;
 	for (uint32_t k = 0; k < counts[0]; ++k) entry_append(t, ni, &boxes[idx[k]], item_of[idx[k]]);
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t m = counts[c + 1], s0 = start[c + 1];
 		if (!m) continue;
-		if (!node_reserve(t, 1)) return false;
+		if (!nodes_reserve(t, 1)) return false;
 		uint32_t ci = child_make(t, ni, c);
 		if (!build_node(t, ci, boxes, item_of, idx + s0, tmp + s0, cls + s0, m)) return false;
 		t->nodes[ni].cats |= t->nodes[ci].cats;
@@ -76,7 +76,7 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 		lo[d] = c - s;
 		hi[d] = c + s;
 	}
-	if (!node_reserve(t, 1)) return false;
+	if (!nodes_reserve(t, 1)) return false;
 	if (t->root != NIL) empty_free(t, t->root);
 	root_set(t, lo, hi);
 	return true;
@@ -102,7 +102,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		split_it = leaves_split_helps(per, n); // as split() decides
 	}
 	if (!split_it) {
-		if (!chunk_reserve(t, n / CHUNK_CAP + 1)) return false;
+		if (!chunks_reserve(t, n / CHUNK_CAP + 1)) return false;
 		const uint32_t *S = t->scratch;
 		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[S[at + k]], S[S[at + k]]);
 		nd = &t->nodes[ni];
@@ -114,7 +114,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 	uint64_t total = 0;
 	for (int c = 0; c < NCHILD; ++c) {
 		if (!per[c]) continue;
-		if (!scratch_reserve(t, (top + per[c]) * sizeof(uint32_t)) || !node_reserve(t, 1)) return false;
+		if (!scratch_reserve(t, (top + per[c]) * sizeof(uint32_t)) || !nodes_reserve(t, 1)) return false;
 		uint32_t *S = t->scratch;
 		float lo[DIM], hi[DIM];
 		child_cell(&t->nodes[ni], c, lo, hi);
@@ -145,7 +145,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 		ORTHANT_NAME(tree_clear)(t);
 		root_set(t, lo, hi); // a node freed by clear is still reserved
 	}
-	if (r == ORT_OK) r = reserve_items(t, n);
+	if (r == ORT_OK) r = items_reserve(t, n);
 	if (r == ORT_OK && t->bp && !bp_reserve(t, n, NIL)) r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r == ORT_OK && !scratch_reserve(t, (size_t)n * (3 * sizeof(uint32_t) + 1))) r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) {
@@ -190,7 +190,7 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 	if (t->live == 0) return build_empty(t, boxes, user, (uint32_t)count, out);
 	// Into a non-empty tree, one by one; undone on failure with the handles
 	// kept in scratch.
-	ort_result r = reserve_items(t, (uint32_t)count);
+	ort_result r = items_reserve(t, (uint32_t)count);
 	if (r != ORT_OK) return r;
 	if (!scratch_reserve(t, (size_t)count * sizeof(ort_handle))) return ORT_ERROR_OUT_OF_MEMORY;
 	ort_handle *made = t->scratch;

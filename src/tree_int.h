@@ -338,12 +338,16 @@ static inline int fitter_child(const fitter *f, const box_t *box)
 
 // ---- what one module calls in another ------------------------------------------------
 
-// Pools, entries and items (tree_pool.c).
+// Pools, entries and items (tree_pool.c). The reserve family (items_,
+// spheres_, nodes_, chunks_, scratch_, content_, insert_, defer_, bp_ and
+// bp_pair_reserve) makes room for what a change is about to use before the
+// change starts: true (ORT_OK) once the room is there; on failure nothing but
+// capacity has changed.
 static bool array_resize(tree_t *t, void **arr, size_t old_bytes, size_t new_bytes);
-static ort_result reserve_items(tree_t *t, uint32_t n);
-static bool spheres_ready(tree_t *t);
-static bool node_reserve(tree_t *t, uint32_t n);
-static bool chunk_reserve(tree_t *t, uint32_t n);
+static ort_result items_reserve(tree_t *t, uint32_t n);
+static bool spheres_reserve(tree_t *t);
+static bool nodes_reserve(tree_t *t, uint32_t n);
+static bool chunks_reserve(tree_t *t, uint32_t n);
 static uint32_t node_new(tree_t *t);
 static void node_release(tree_t *t, uint32_t i);
 static void chunk_release(tree_t *t, uint32_t i);

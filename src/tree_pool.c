@@ -49,7 +49,7 @@ static bool array_resize(tree_t *t, void **arr, size_t old_bytes, size_t new_byt
 
 /// Make room for n more items. The per-item side arrays (filters, the broad
 /// phase's pair lists) grow first, so a failure leaves every array as it was.
-static ort_result reserve_items(tree_t *t, uint32_t n)
+static ort_result items_reserve(tree_t *t, uint32_t n)
 {
 	uint32_t free_count = t->item_len - t->live;
 	if (free_count >= n) return ORT_OK;
@@ -136,14 +136,14 @@ static bool chunks_available(const tree_t *t, uint32_t n)
 	return (uint64_t)t->chunk_free_count + (t->chunk_cap - t->chunk_len) >= n;
 }
 
-static bool chunk_reserve(tree_t *t, uint32_t n)
+static bool chunks_reserve(tree_t *t, uint32_t n)
 {
 	if (chunks_available(t, n)) return true;
 	uint64_t need = (uint64_t)t->chunk_len + n - t->chunk_free_count;
 	return pool_grow(t, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), need);
 }
 
-static bool node_reserve(tree_t *t, uint32_t n)
+static bool nodes_reserve(tree_t *t, uint32_t n)
 {
 	uint64_t avail = (uint64_t)(t->node_len - t->node_live) + (t->node_cap - t->node_len);
 	if (avail >= n) return true;
@@ -236,7 +236,7 @@ static void item_release(tree_t *t, uint32_t i)
 }
 
 /// Make room for sphere items: the side array, sized like the items.
-static bool spheres_ready(tree_t *t)
+static bool spheres_reserve(tree_t *t)
 {
 	if (t->spheres && t->sphere_cap >= t->item_cap) return true;
 	uint32_t cap = t->item_cap ? t->item_cap : 16;

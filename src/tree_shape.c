@@ -177,7 +177,7 @@ static void split(tree_t *t, uint32_t ni)
 		}
 		useful = leaves_split_helps(per, n->count);
 	}
-	if (!useful || !node_reserve(t, NCHILD) || !chunk_reserve(t, chunks_needed)) {
+	if (!useful || !nodes_reserve(t, NCHILD) || !chunks_reserve(t, chunks_needed)) {
 		n = &t->nodes[ni];
 		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
 		return;
@@ -290,7 +290,7 @@ static void clear_marks(tree_t *t, uint32_t ni)
 /// Fold a divided node's subtree back into it (seed 000's tryMerge).
 static bool merge(tree_t *t, uint32_t ni)
 {
-	if (!chunk_reserve(t, 2)) return false;
+	if (!chunks_reserve(t, 2)) return false;
 	node *n = &t->nodes[ni];
 	uint32_t before = n->total;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
@@ -453,7 +453,7 @@ static bool cell_grow_to(float lo[DIM], float hi[DIM], const box_t *box)
 static ort_result root_cover(tree_t *t, const box_t *box)
 {
 	if (t->root == NIL) {
-		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		if (!nodes_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
 		float lo[DIM], hi[DIM];
 		if (t->def.use_region) {
 			region_cell(t, lo, hi);
@@ -465,7 +465,7 @@ static ort_result root_cover(tree_t *t, const box_t *box)
 	for (;;) {
 		node *r = &t->nodes[t->root];
 		if (cell_holds(r->lo, r->hi, box)) return ORT_OK;
-		if (!node_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
+		if (!nodes_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
 		uint32_t old = t->root;
 		r = &t->nodes[old]; // the pool may have moved
 		if (r->total == 0) {
