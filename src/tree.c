@@ -132,15 +132,28 @@ static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t
 	}
 }
 
-static bool insert_reserve(tree_t *t, uint32_t start, const box_t *box)
+/// Room for all that storing box from the root takes: the root's growth
+/// towards it (root_cover), then the descent. Reserved before either starts,
+/// so neither can fail half-way, and a failure changes nothing but capacity.
+/// ORT_ERROR_OUT_OF_RANGE when the root cannot grow to hold the box.
+static ort_result insert_reserve(tree_t *t, const box_t *box)
 {
-	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
-		uint64_t nodes = 0, chunks = 0;
-		leaves_need(t, start, box, &nodes, &chunks);
-		if (nodes > UINT32_MAX / 2 || chunks > UINT32_MAX / 2) return false;
-		return nodes_reserve(t, (uint32_t)nodes) && chunks_reserve(t, (uint32_t)chunks);
+	root_plan p;
+	if (!root_plan_for(t, box, &p)) return ORT_ERROR_OUT_OF_RANGE;
+	uint64_t nodes = p.nodes, chunks = 1;
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+		nodes += (uint64_t)t->def.max_depth + 2;
+	} else if (!p.fresh) {
+		// leaves: the leaves the box reaches now, and for each doubling the
+		// new root's other children it may touch, a node and a chunk each.
+		// (A fresh root is one empty leaf: one chunk.)
+		chunks = (uint64_t)p.doublings * (NCHILD - 1);
+		nodes += chunks;
+		leaves_need(t, t->root, box, &nodes, &chunks);
 	}
-	return nodes_reserve(t, (uint32_t)t->def.max_depth + 2) && chunks_reserve(t, 1);
+	if (nodes > UINT32_MAX / 2 || chunks > UINT32_MAX / 2) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!nodes_reserve(t, (uint32_t)nodes) || !chunks_reserve(t, (uint32_t)chunks)) return ORT_ERROR_OUT_OF_MEMORY;
+	return ORT_OK;
 }
 
 /// leaves: store item index in every leaf under ni that box touches. Splits
@@ -241,8 +254,8 @@ static ort_result insert_item(tree_t *t, box_t box, const sphere_t *sph, void *u
 	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	if (in_callback(t)) return defer_insert(t, &box, sph, user_data, out);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
-	if ((r = root_cover(t, &box)) != ORT_OK) return r;
-	if (!insert_reserve(t, t->root, &box)) return ORT_ERROR_OUT_OF_MEMORY;
+	if ((r = insert_reserve(t, &box)) != ORT_OK) return r;
+	root_cover(t, &box);
 	uint32_t i = item_new(t, user_data, true);
 	item_set_shape(t, i, sph);
 	insert_at(t, t->root, &box, i);
@@ -272,8 +285,8 @@ static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphe
 	ort_result r;
 	item_set_shape(t, i, sph);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
-	if ((r = root_cover(t, box)) != ORT_OK) return r;
-	if (!insert_reserve(t, t->root, box)) return ORT_ERROR_OUT_OF_MEMORY;
+	if ((r = insert_reserve(t, box)) != ORT_OK) return r;
+	root_cover(t, box);
 	insert_at(t, t->root, box, i);
 	if (t->bp) bp_touch(t, i);
 	return ORT_OK;
@@ -433,7 +446,8 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 	}
 	// Re-home: everything the new place needs is reserved before the item
 	// leaves the old one, so a failure leaves it untouched.
-	if ((r = root_cover(t, &box)) != ORT_OK) return r;
+	if ((r = insert_reserve(t, &box)) != ORT_OK) return r;
+	root_cover(t, &box);
 	uint32_t start = t->root;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
 		// Seed 003: climb to the first ancestor that holds the new box.
@@ -443,7 +457,6 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
 			start = t->nodes[start].parent;
 	}
-	if (!insert_reserve(t, start, &box)) return ORT_ERROR_OUT_OF_MEMORY;
 	box_t old = entry_at(t, t->items[i].addr)->box;
 	uint32_t from = detach(t, i);
 	insert_at(t, start, &box, i);

@@ -136,7 +136,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 	ORTHANT_NAME(tree_clear)(t);
 	box_t all = boxes_bounds(boxes, n);
 	if (!t->def.use_region && !root_for_batch(t, &all)) return ORT_ERROR_OUT_OF_MEMORY;
-	ort_result r = root_cover(t, &all);
+	ort_result r = root_grow(t, &all);
 	if (r == ORT_OK) {
 		// Growth may have left a chain of empty cells: start from the grown cell.
 		float lo[DIM], hi[DIM];

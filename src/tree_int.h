@@ -373,7 +373,15 @@ static void prune(tree_t *t, uint32_t ni);
 static void tidy(tree_t *t, uint32_t ni);
 static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM]);
 static void region_cell(const tree_t *t, float lo[DIM], float hi[DIM]);
-static ort_result root_cover(tree_t *t, const box_t *box);
+/// What root_cover will do for a box: the nodes it takes from the pool, how
+/// many of them double the root, and whether it leaves a fresh, empty root.
+typedef struct root_plan {
+	uint32_t nodes, doublings;
+	bool fresh;
+} root_plan;
+static bool root_plan_for(const tree_t *t, const box_t *box, root_plan *p);
+static void root_cover(tree_t *t, const box_t *box);
+static ort_result root_grow(tree_t *t, const box_t *box);
 
 // Insert and move (tree.c), which applying deferred changes calls.
 static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);

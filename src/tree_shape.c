@@ -69,6 +69,12 @@ static bool node_holds(const tree_t *t, const node *n, const box_t *box)
 	return box_within(box, lo, hi);
 }
 
+/// The split point of the cell [lo, hi): its centre.
+static inline void cell_mid(const float lo[DIM], const float hi[DIM], float mid[DIM])
+{
+	for (int d = 0; d < DIM; ++d) mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
+}
+
 /// Make child c of node pi (capacity reserved).
 static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 {
@@ -76,7 +82,7 @@ static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 	node *p = &t->nodes[pi];
 	node *n = &t->nodes[ci];
 	child_cell(p, c, n->lo, n->hi);
-	for (int d = 0; d < DIM; ++d) n->mid[d] = n->lo[d] + (n->hi[d] - n->lo[d]) * 0.5f;
+	cell_mid(n->lo, n->hi, n->mid);
 	n->parent = pi;
 	n->which = (uint8_t)c;
 	n->level = (int16_t)(p->level + 1);
@@ -387,11 +393,9 @@ static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
 {
 	uint32_t r = node_new(t);
 	node *n = &t->nodes[r];
-	for (int d = 0; d < DIM; ++d) {
-		n->lo[d] = lo[d];
-		n->hi[d] = hi[d];
-		n->mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
-	}
+	memcpy(n->lo, lo, sizeof n->lo);
+	memcpy(n->hi, hi, sizeof n->hi);
+	cell_mid(lo, hi, n->mid);
 	t->root = r;
 	t->height = 0;
 }
@@ -447,76 +451,148 @@ static bool cell_grow_to(float lo[DIM], float hi[DIM], const box_t *box)
 	return true;
 }
 
-/// Make the root hold box: create it, or double it towards the box until it
-/// does (the old root becomes a child, so nothing moves). Each step is a
-/// valid tree; on failure the items are all where they were.
-static ort_result root_cover(tree_t *t, const box_t *box)
+/// The cell a root starts from: the region's, or one around box.
+static void root_start_cell(const tree_t *t, const box_t *box, float lo[DIM], float hi[DIM])
+{
+	if (t->def.use_region)
+		region_cell(t, lo, hi);
+	else
+		root_cell_for(box, lo, hi);
+}
+
+enum root_step_kind { ROOT_HOLDS, ROOT_RESTART, ROOT_DOUBLE, ROOT_OVERFLOW };
+
+/// One step of the root towards holding a box: the next root's cell, and
+/// (ROOT_DOUBLE) where the old root goes among its children.
+typedef struct root_step {
+	float lo[DIM], mid[DIM], hi[DIM];
+	int which;
+} root_step;
+
+/// The step a root with cell [lo, hi), split at mid, takes towards holding
+/// box: none (ROOT_HOLDS); when it holds nothing, start over (ROOT_RESTART)
+/// with a root around the box — with a region, the region doubled towards the
+/// box, so cells keep its grid; else double towards the box (ROOT_DOUBLE), the
+/// old root becoming a child, so nothing moves. ROOT_OVERFLOW when that would
+/// pass a quarter of FLT_MAX.
+static int root_next(const tree_t *t, const float lo[DIM], const float mid[DIM], const float hi[DIM], bool empty,
+                     const box_t *box, root_step *s)
+{
+	if (cell_holds(lo, hi, box)) return ROOT_HOLDS;
+	if (empty) {
+		root_start_cell(t, box, s->lo, s->hi);
+		// The cell must hold the box, or root_cover would start over for ever.
+		if (!cell_grow_to(s->lo, s->hi, box)) return ROOT_OVERFLOW;
+		cell_mid(s->lo, s->hi, s->mid);
+		return ROOT_RESTART;
+	}
+	// Every axis doubles at once, so a root much longer on one axis than
+	// another could overflow there before it reaches the box.
+	for (int d = 0; d < DIM; ++d) {
+		double w = (double)hi[d] - lo[d];
+		if (fabs((double)lo[d] - w) > 0.25 * FLT_MAX || fabs((double)hi[d] + w) > 0.25 * FLT_MAX) return ROOT_OVERFLOW;
+	}
+	s->which = 0;
+	for (int d = 0; d < DIM; ++d) {
+		float w = hi[d] - lo[d];
+		float bc = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+		if (box->min[d] < lo[d] || (box->max[d] < hi[d] && bc < mid[d])) {
+			s->lo[d] = lo[d] - w; // grow down: the old root is the upper half
+			s->mid[d] = lo[d];
+			s->hi[d] = hi[d];
+			s->which |= 1 << d;
+		} else {
+			s->lo[d] = lo[d];
+			s->mid[d] = hi[d];
+			s->hi[d] = hi[d] + w;
+		}
+	}
+	return ROOT_DOUBLE;
+}
+
+/// What root_cover will do for box, worked out on a copy of the root so that
+/// its nodes can be reserved (with whatever the caller does next) before
+/// anything changes: false when the root would overflow.
+static bool root_plan_for(const tree_t *t, const box_t *box, root_plan *p)
+{
+	float lo[DIM], mid[DIM], hi[DIM];
+	bool empty = true;
+	*p = (root_plan){0, 0, false};
+	if (t->root == NIL) {
+		root_start_cell(t, box, lo, hi);
+		cell_mid(lo, hi, mid);
+		p->nodes = 1;
+		p->fresh = true;
+	} else {
+		const node *r = &t->nodes[t->root];
+		memcpy(lo, r->lo, sizeof lo);
+		memcpy(mid, r->mid, sizeof mid);
+		memcpy(hi, r->hi, sizeof hi);
+		empty = r->total == 0;
+	}
+	for (;;) {
+		root_step s;
+		int step = root_next(t, lo, mid, hi, empty, box, &s);
+		if (step == ROOT_HOLDS) return true;
+		if (step == ROOT_OVERFLOW) return false;
+		p->nodes++;
+		if (step == ROOT_RESTART)
+			p->fresh = true;
+		else
+			p->doublings++, empty = false;
+		memcpy(lo, s.lo, sizeof lo);
+		memcpy(mid, s.mid, sizeof mid);
+		memcpy(hi, s.hi, sizeof hi);
+	}
+}
+
+/// Make the root hold box: create it, start it over, or double it towards the
+/// box until it does. Cannot fail: root_plan_for said it can be done, and the
+/// pools hold the nodes it counted. Each step is a valid tree.
+static void root_cover(tree_t *t, const box_t *box)
 {
 	if (t->root == NIL) {
-		if (!nodes_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
 		float lo[DIM], hi[DIM];
-		if (t->def.use_region) {
-			region_cell(t, lo, hi);
-		} else {
-			root_cell_for(box, lo, hi);
-		}
+		root_start_cell(t, box, lo, hi);
 		root_set(t, lo, hi);
 	}
 	for (;;) {
-		node *r = &t->nodes[t->root];
-		if (cell_holds(r->lo, r->hi, box)) return ORT_OK;
-		if (!nodes_reserve(t, 1)) return ORT_ERROR_OUT_OF_MEMORY;
 		uint32_t old = t->root;
-		r = &t->nodes[old]; // the pool may have moved
-		if (r->total == 0) {
-			// Nothing to keep: start over with a root around the box (with a
-			// region, the region doubled towards the box, so cells keep its grid).
-			float lo[DIM], hi[DIM];
-			if (t->def.use_region)
-				region_cell(t, lo, hi);
-			else
-				root_cell_for(box, lo, hi);
-			// The cell must hold the box before the loop goes round again, or
-			// it would start over for ever.
-			if (!cell_grow_to(lo, hi, box)) return ORT_ERROR_OUT_OF_RANGE;
+		const node *r = &t->nodes[old];
+		root_step s;
+		int step = root_next(t, r->lo, r->mid, r->hi, r->total == 0, box, &s);
+		if (step == ROOT_HOLDS) return;
+		assert(step != ROOT_OVERFLOW);
+		if (step == ROOT_RESTART) {
 			empty_free(t, old);
-			root_set(t, lo, hi);
+			root_set(t, s.lo, s.hi);
 			continue;
-		}
-		// Every axis doubles at once, so a root much longer on one axis than
-		// another could overflow there before it reaches the box.
-		for (int d = 0; d < DIM; ++d) {
-			double w = (double)r->hi[d] - r->lo[d];
-			if (fabs((double)r->lo[d] - w) > 0.25 * FLT_MAX || fabs((double)r->hi[d] + w) > 0.25 * FLT_MAX)
-				return ORT_ERROR_OUT_OF_RANGE;
 		}
 		uint32_t nr = node_new(t);
 		node *o = &t->nodes[old];
 		node *n = &t->nodes[nr];
-		int which = 0;
-		for (int d = 0; d < DIM; ++d) {
-			float w = o->hi[d] - o->lo[d];
-			float bc = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
-			if (box->min[d] < o->lo[d] || (box->max[d] < o->hi[d] && bc < o->mid[d])) {
-				n->lo[d] = o->lo[d] - w; // grow down: the old root is the upper half
-				n->mid[d] = o->lo[d];
-				n->hi[d] = o->hi[d];
-				which |= 1 << d;
-			} else {
-				n->lo[d] = o->lo[d];
-				n->mid[d] = o->hi[d];
-				n->hi[d] = o->hi[d] + w;
-			}
-		}
+		memcpy(n->lo, s.lo, sizeof n->lo);
+		memcpy(n->mid, s.mid, sizeof n->mid);
+		memcpy(n->hi, s.hi, sizeof n->hi);
 		n->level = (int16_t)(o->level - 1);
 		n->flags = NODE_DIVIDED;
 		n->total = o->total;
 		n->cats = o->cats;
-		n->child[which] = old;
+		n->child[s.which] = old;
 		o->parent = nr;
-		o->which = (uint8_t)which;
+		o->which = (uint8_t)s.which;
 		t->root = nr;
 		t->height++;
 		if (t->height > t->def.max_depth) fold_deep(t, nr);
 	}
+}
+
+/// root_cover for a caller that reserves nothing else.
+static ort_result root_grow(tree_t *t, const box_t *box)
+{
+	root_plan p;
+	if (!root_plan_for(t, box, &p)) return ORT_ERROR_OUT_OF_RANGE;
+	if (!nodes_reserve(t, p.nodes)) return ORT_ERROR_OUT_OF_MEMORY;
+	root_cover(t, box);
+	return ORT_OK;
 }

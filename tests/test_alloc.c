@@ -345,6 +345,143 @@ static void sweep(ort_placement placement)
 	}
 }
 
+// ---- a failed change leaves the root and the shape as they were -------------------
+
+/// What a failed call must leave as it was besides the items: the root cell
+/// and the shape of the tree (capacity may have grown).
+typedef struct shape {
+	box_t root;
+	ort_tree_stats st;
+} shape;
+
+static shape shape_of(const tree_t *t)
+{
+	shape s;
+	s.root = TU(tree_root_cell)(t);
+	TU(tree_get_stats)(t, &s.st);
+	return s;
+}
+
+static void expect_same_shape(const shape *was, const shape *now, const char *what)
+{
+	if (memcmp(&was->root, &now->root, sizeof was->root)) TU_FAIL("%s failed, and the root cell changed\n", what);
+	const ort_tree_stats *a = &was->st, *b = &now->st;
+	if (a->items != b->items || a->entries != b->entries || a->nodes != b->nodes || a->leaves != b->leaves ||
+	    a->depth != b->depth || memcmp(a->items_per_level, b->items_per_level, sizeof a->items_per_level))
+		TU_FAIL("%s failed, and the tree changed shape: %d nodes, %d leaves, depth %d (were %d, %d, %d)\n", what,
+		        b->nodes, b->leaves, b->depth, a->nodes, a->leaves, a->depth);
+}
+
+/// Insert (or move an item) far outside the root with every allocation from
+/// now on refused, over trees of 0..47 items (so the node pool is left with
+/// more or less room), reaching 2, 16 and 4096 root sides away. The root must
+/// grow for the box, so a failure can come after some growth was possible:
+/// every failure must leave the root and the shape exactly as they were.
+/// Returns how many calls failed (the caller checks some did).
+static int far_failures(ort_placement placement, bool move)
+{
+	static const float reach[] = {2.0f, 16.0f, 4096.0f};
+	int failed = 0;
+	for (int k = move ? 1 : 0; k < 48; ++k)
+		for (int f = 0; f < 3; ++f) {
+			TU_CONTEXT("%s, %d items, %s %g root sides away", ort_placement_string(placement), k,
+			           move ? "move" : "insert", (double)reach[f]);
+			run u;
+			memset(&u, 0, sizeof u);
+			u.r = tu_rng_make(7 + (uint64_t)k);
+			def_t def = TU(tree_default_def)();
+			def.placement = placement;
+			def.bucket_size = 2;
+			def.allocator = (ort_allocator){fa_alloc, fa_free, &u.a};
+			assert_int_equal(TU(tree_create)(&def, &u.t), ORT_OK);
+			tu_model_init(&u.m, 64);
+			for (int i = 0; i < k; ++i) {
+				box_t b;
+				for (int d = 0; d < DIM; ++d) {
+					b.min[d] = tu_float(&u.r, 0, 10);
+					b.max[d] = b.min[d] + tu_float(&u.r, 0, 1);
+				}
+				do_insert(&u, b);
+			}
+			box_t far, root = TU(tree_root_cell)(u.t);
+			for (int d = 0; d < DIM; ++d) {
+				float side = root.max[d] - root.min[d];
+				far.min[d] = far.max[d] = root.max[d] + reach[f] * (side > 0 ? side : 10.0f);
+			}
+			shape was = shape_of(u.t);
+			u.a.fail_at = u.a.count + 1;
+			u.a.persistent = true;
+			ort_handle h;
+			ort_result r = move ? TU(tree_move)(u.t, u.m.handle[0], far) : TU(tree_insert)(u.t, far, NULL, &h);
+			u.a.fail_at = 0;
+			if (r == ORT_OK) {
+				if (move)
+					u.m.box[0] = far;
+				else
+					tu_model_add(&u.m, h, far);
+			} else {
+				assert_int_equal(r, ORT_ERROR_OUT_OF_MEMORY);
+				shape now = shape_of(u.t);
+				expect_same_shape(&was, &now, move ? "move" : "insert");
+				failed++;
+			}
+			verify(&u, true);
+			TU(tree_destroy)(u.t);
+			tu_model_free(&u.m);
+			assert_int_equal(u.a.live, 0);
+		}
+	return failed;
+}
+
+static void test_far_failure_keeps_shape(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int move = 0; move < 2; ++move) {
+			int failed = far_failures((ort_placement)p, move);
+			printf("# %s, far %s: %d calls refused memory, shape kept\n", ort_placement_string((ort_placement)p),
+			       move ? "moves" : "inserts", failed);
+			if (failed == 0) TU_FAIL("no far %s met a refused allocation: the test tests nothing\n", move ? "move" : "insert");
+		}
+}
+
+/// A root that would overflow while growing towards a box refuses it with
+/// ORT_ERROR_OUT_OF_RANGE, and leaves the root as it was: its long axis
+/// overflows after some doublings that the short axis needs more of.
+static void test_out_of_range_keeps_shape(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		TU_CONTEXT("%s", ort_placement_string((ort_placement)p));
+		def_t def = TU(tree_default_def)();
+		def.placement = (ort_placement)p;
+		def.use_region = true;
+		for (int d = 0; d < DIM; ++d) {
+			def.region.min[d] = 0;
+			def.region.max[d] = d == 1 ? 1e30f : 1.0f;
+		}
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		box_t inside = {{0}, {0}}, out = {{0}, {0}};
+		for (int d = 0; d < DIM; ++d) inside.min[d] = inside.max[d] = 0.5f;
+		out.min[0] = out.max[0] = -1e30f;
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(t, inside, NULL, &h), ORT_OK);
+		shape was = shape_of(t);
+		assert_int_equal(TU(tree_insert)(t, out, NULL, NULL), ORT_ERROR_OUT_OF_RANGE);
+		shape now = shape_of(t);
+		expect_same_shape(&was, &now, "insert");
+		assert_int_equal(TU(tree_move)(t, h, out), ORT_ERROR_OUT_OF_RANGE);
+		now = shape_of(t);
+		expect_same_shape(&was, &now, "move");
+		tu_check_valid(t);
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, h, &got), ORT_OK);
+		assert_memory_equal(&got, &inside, sizeof got);
+		TU(tree_destroy)(t);
+	}
+}
+
 static void test_oom_loose(void **s) { (void)s, sweep(ORT_PLACEMENT_LOOSE); }
 static void test_oom_tight(void **s) { (void)s, sweep(ORT_PLACEMENT_TIGHT); }
 static void test_oom_leaves(void **s) { (void)s, sweep(ORT_PLACEMENT_LEAVES); }
@@ -362,6 +499,8 @@ int main(void)
 	    cmocka_unit_test(test_oom_loose),
 	    cmocka_unit_test(test_oom_tight),
 	    cmocka_unit_test(test_oom_leaves),
+	    cmocka_unit_test(test_far_failure_keeps_shape),
+	    cmocka_unit_test(test_out_of_range_keeps_shape),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("alloc"), tests, NULL, report);
 }

@@ -77,7 +77,8 @@ ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
 
 /// Store an item. O(depth) amortised; allocates only when a pool must grow.
 /// On success *out (may be NULL) gets its handle. A box outside the root makes
-/// the root grow. On failure nothing changed.
+/// the root grow. On failure nothing changed, the root cell included (the
+/// pools may keep room they grew).
 ORTHANT_API ort_result ORTHANT_NAME(tree_insert)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(box) box, void *user_data,
                                                  ort_handle *out);
 
