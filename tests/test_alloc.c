@@ -445,43 +445,6 @@ static void test_far_failure_keeps_shape(void **s)
 		}
 }
 
-/// A root that would overflow while growing towards a box refuses it with
-/// ORT_ERROR_OUT_OF_RANGE, and leaves the root as it was: its long axis
-/// overflows after some doublings that the short axis needs more of.
-static void test_out_of_range_keeps_shape(void **s)
-{
-	(void)s;
-	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
-		TU_CONTEXT("%s", ort_placement_string((ort_placement)p));
-		def_t def = TU(tree_default_def)();
-		def.placement = (ort_placement)p;
-		def.use_region = true;
-		for (int d = 0; d < DIM; ++d) {
-			def.region.min[d] = 0;
-			def.region.max[d] = d == 1 ? 1e30f : 1.0f;
-		}
-		tree_t *t;
-		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
-		box_t inside = {{0}, {0}}, out = {{0}, {0}};
-		for (int d = 0; d < DIM; ++d) inside.min[d] = inside.max[d] = 0.5f;
-		out.min[0] = out.max[0] = -1e30f;
-		ort_handle h;
-		assert_int_equal(TU(tree_insert)(t, inside, NULL, &h), ORT_OK);
-		shape was = shape_of(t);
-		assert_int_equal(TU(tree_insert)(t, out, NULL, NULL), ORT_ERROR_OUT_OF_RANGE);
-		shape now = shape_of(t);
-		expect_same_shape(&was, &now, "insert");
-		assert_int_equal(TU(tree_move)(t, h, out), ORT_ERROR_OUT_OF_RANGE);
-		now = shape_of(t);
-		expect_same_shape(&was, &now, "move");
-		tu_check_valid(t);
-		box_t got;
-		assert_int_equal(TU(tree_get_box)(t, h, &got), ORT_OK);
-		assert_memory_equal(&got, &inside, sizeof got);
-		TU(tree_destroy)(t);
-	}
-}
-
 static void test_oom_loose(void **s) { (void)s, sweep(ORT_PLACEMENT_LOOSE); }
 static void test_oom_tight(void **s) { (void)s, sweep(ORT_PLACEMENT_TIGHT); }
 static void test_oom_leaves(void **s) { (void)s, sweep(ORT_PLACEMENT_LEAVES); }
@@ -500,7 +463,6 @@ int main(void)
 	    cmocka_unit_test(test_oom_tight),
 	    cmocka_unit_test(test_oom_leaves),
 	    cmocka_unit_test(test_far_failure_keeps_shape),
-	    cmocka_unit_test(test_out_of_range_keeps_shape),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("alloc"), tests, NULL, report);
 }

@@ -848,14 +848,21 @@ static void test_fixed_root_overflow(void **state)
 		def.region.max[d] = d == 0 ? 1.0f : 1e30f;
 	}
 	tree_t *t;
+	ort_handle h;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
-	assert_int_equal(TU(tree_insert)(t, point_box(0.5f, 0.5f), NULL, NULL), ORT_OK);
-	// The long axis would overflow before the short one reaches -1e30: refused.
+	assert_int_equal(TU(tree_insert)(t, point_box(0.5f, 0.5f), NULL, &h), ORT_OK);
+	box_t was = TU(tree_root_cell)(t);
+	// The long axis would overflow before the short one reaches -1e30 (after
+	// some doublings it could make): refused, and the root stays as it was.
 	assert_int_equal(TU(tree_insert)(t, point_box(-1e30f, 0), NULL, NULL), ORT_ERROR_OUT_OF_RANGE);
+	assert_int_equal(TU(tree_move)(t, h, point_box(-1e30f, 0)), ORT_ERROR_OUT_OF_RANGE);
 	TU_CONTEXT("KB_ROOT_OVERFLOW");
 	tu_check_valid(t);
 	assert_int_equal(TU(tree_count)(t), 1);
-	box_t root = TU(tree_root_cell)(t);
+	box_t root = TU(tree_root_cell)(t), got;
+	if (memcmp(&root, &was, sizeof root)) TU_FAIL("a refused insert or move changed the root cell\n");
+	assert_int_equal(TU(tree_get_box)(t, h, &got), ORT_OK);
+	assert_true(got.min[0] == 0.5f && got.max[0] == 0.5f);
 	for (int d = 0; d < DIM; ++d)
 		if (!isfinite(root.min[d]) || !isfinite(root.max[d])) TU_FAIL("root cell is infinite on axis %d\n", d);
 	TU(tree_destroy)(t);
