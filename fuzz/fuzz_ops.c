@@ -212,7 +212,7 @@ static void check_sphere(fuzz *f, const float c[DIM], float r)
 {
 	tu_list got = {0};
 	assert_int_equal(TU(tree_query_sphere)(f->t, c, r, ORT_MASK_ALL, tu_collect, &got), ORT_OK);
-	qsort(got.v, got.n, sizeof *got.v, tu_cmp_u64);
+	tu_sort(got.v, got.n, sizeof *got.v, tu_cmp_u64);
 	for (size_t i = 1; i < got.n; ++i) assert_true(got.v[i] != got.v[i - 1]);
 	size_t matched = 0;
 	for (int i = 0; i < f->m.n; ++i) {

@@ -66,68 +66,10 @@ typedef TU(packed_def) pdef_t;
 
 int FUZZ_RUN(const uint8_t *data, size_t size);
 
-// ---- the counting allocator --------------------------------------------------
+// ---- the allocator ----------------------------------------------------------------
 
-/// Hands out blocks, remembers each one's size (a free must name it), and
-/// refuses allocation number fail_in from now (fail_on: and every one after).
-typedef struct counting {
-	long allocs, refused;
-	int fail_in; ///< allocations to grant before refusing; -1: refuse none
-	bool fail_on;
-	size_t live;
-	int nlive;
-	struct {
-		void *p;
-		size_t size;
-	} block[LIVE_MAX];
-} counting;
-
-static void *counting_alloc(void *ctx, size_t size)
-{
-	counting *c = ctx;
-	if (c->fail_in == 0) {
-		c->refused++;
-		if (!c->fail_on) c->fail_in = -1;
-		return NULL;
-	}
-	if (c->fail_in > 0) c->fail_in--;
-	if (c->nlive == LIVE_MAX) TU_FAIL("allocator: more than %d blocks live at once\n", LIVE_MAX);
-	void *p = malloc(size ? size : 1);
-	if (!p) abort();
-	c->block[c->nlive].p = p;
-	c->block[c->nlive++].size = size;
-	c->live += size;
-	c->allocs++;
-	return p;
-}
-
-static void counting_free(void *ctx, void *p, size_t size)
-{
-	counting *c = ctx;
-	if (!p) return;
-	for (int i = 0; i < c->nlive; ++i) {
-		if (c->block[i].p != p) continue;
-		if (c->block[i].size != size)
-			TU_FAIL("allocator: %zu bytes freed of a %zu-byte block\n", size, c->block[i].size);
-		c->live -= size;
-		c->block[i] = c->block[--c->nlive];
-		free(p);
-		return;
-	}
-	TU_FAIL("allocator: a block it never handed out freed\n");
-}
-
-static void arm(counting *c, uint8_t x)
-{
-	c->fail_in = x % 8;
-	c->fail_on = x & 8;
-}
-
-static void disarm(counting *c)
-{
-	c->fail_in = -1;
-	c->fail_on = false;
-}
+/// Refuse one of the next eight allocations (bit 3: and every one after).
+static void arm(tu_alloc *c, uint8_t x) { tu_alloc_fail_in(c, x % 8 + 1, x & 8); }
 
 // ---- the state -------------------------------------------------------------------
 
@@ -135,7 +77,7 @@ typedef struct fuzz {
 	packed_t *t;
 	pdef_t def;
 	bool counted; ///< def.allocator is `alloc`
-	counting alloc;
+	tu_alloc alloc;
 	box_t box[MAX_ITEMS]; ///< the model: the array the tree holds, box i has id i
 	int n;
 	box_t last[MAX_ITEMS]; ///< the last scene built, kept across a new definition
@@ -244,6 +186,7 @@ static void check_shape(fuzz *f)
 	if (st.bytes_peak < st.bytes) TU_FAIL("stats: peak %zu bytes below the %zu held\n", st.bytes_peak, st.bytes);
 	size_t held = f->counted ? st.bytes : 0;
 	if (held != f->alloc.live) TU_FAIL("stats: %zu bytes held, the allocator has %zu live\n", held, f->alloc.live);
+	if (f->alloc.nblocks_peak > LIVE_MAX) TU_FAIL("allocator: more than %d blocks live at once\n", LIVE_MAX);
 }
 
 static void check_pairs(fuzz *f)
@@ -251,9 +194,9 @@ static void check_pairs(fuzz *f)
 	static uint64_t seen[(MAX_ITEMS * MAX_ITEMS + 63) / 64];
 	memset(seen, 0, ((size_t)f->n * (size_t)f->n + 63) / 64 * sizeof *seen);
 	pair_log got = {f, seen, 0};
-	long allocs = f->alloc.allocs;
+	long allocs = f->alloc.calls;
 	expect_result("find_pairs", TU(packed_find_pairs)(f->t, on_pair, &got), ORT_OK);
-	if (f->alloc.allocs != allocs) TU_FAIL("find_pairs allocated\n");
+	if (f->alloc.calls != allocs) TU_FAIL("find_pairs allocated\n");
 	size_t want = 0;
 	for (int i = 0; i < f->n; ++i)
 		for (int j = i + 1; j < f->n; ++j) want += tu_overlap(&f->box[i], &f->box[j]);
@@ -321,7 +264,7 @@ static void check_sphere_query(fuzz *f, const float c[DIM], float radius)
 		return;
 	}
 	expect_result("query_sphere", r, ORT_OK);
-	qsort(got.v, got.n, sizeof *got.v, tu_cmp_u64);
+	tu_sort(got.v, got.n, sizeof *got.v, tu_cmp_u64);
 	size_t matched = 0;
 	for (size_t i = 1; i < got.n; ++i)
 		if (got.v[i] == got.v[i - 1]) TU_FAIL("query_sphere: id %u twice\n", (unsigned)got.v[i]);
@@ -409,7 +352,7 @@ static void check_ray_mode(fuzz *f, const float o[DIM], const float dir[DIM], fl
 	}
 	// Clipped, filtered, stopped: every hit reported is a true hit with its t,
 	// once; the nearest (kept) one is among them.
-	qsort(l.keys.v, l.keys.n, sizeof *l.keys.v, tu_cmp_u64);
+	tu_sort(l.keys.v, l.keys.n, sizeof *l.keys.v, tu_cmp_u64);
 	for (size_t i = 0; i < l.keys.n; ++i) {
 		uint64_t k = l.keys.v[i];
 		if (i > 0 && k >> 32 == l.keys.v[i - 1] >> 32)
@@ -470,7 +413,7 @@ static void check_nearest(fuzz *f, const float p[DIM], int k, float max_distance
 	if (tracing) fprintf(stderr, "nearest k %d within %a\n", k, (double)max_distance);
 	ort_id_neighbor *out = malloc(sizeof *out * (size_t)(k + 1));
 	int found = -1;
-	long allocs = f->alloc.allocs, refused = f->alloc.refused;
+	long allocs = f->alloc.calls, refused = f->alloc.refused;
 	size_t live = f->alloc.live;
 	ort_result r = TU(packed_nearest)(f->t, p, k, max_distance, out, &found);
 	if (!point_ok(p) || isnan(max_distance) || max_distance < 0.0f) {
@@ -480,7 +423,7 @@ static void check_nearest(fuzz *f, const float p[DIM], int k, float max_distance
 		return;
 	}
 	if (f->alloc.live != live) TU_FAIL("nearest kept memory\n");
-	if (k <= 64 && f->alloc.allocs != allocs) TU_FAIL("nearest allocated with k %d\n", k);
+	if (k <= 64 && f->alloc.calls != allocs) TU_FAIL("nearest allocated with k %d\n", k);
 	if (f->alloc.refused != refused) {
 		expect_result("nearest refused memory", r, ORT_ERROR_OUT_OF_MEMORY);
 		if (found != 0) TU_FAIL("nearest out of memory found %d\n", found);
@@ -494,7 +437,7 @@ static void check_nearest(fuzz *f, const float p[DIM], int k, float max_distance
 		double d2 = tu_dist2(p, &f->box[i]);
 		if (isinf(max_distance) || d2 <= (double)max_distance * max_distance) all[n++] = (tu_near){d2, (uint32_t)i};
 	}
-	qsort(all, (size_t)n, sizeof *all, tu_cmp_near);
+	tu_sort(all, (size_t)n, sizeof *all, tu_cmp_near);
 	int want = n < k ? n : k;
 	if (found != want) TU_FAIL("nearest: %d found, brute force %d (k %d)\n", found, want, k);
 	for (int i = 0; i < found; ++i)
@@ -586,7 +529,7 @@ static pdef_t read_def(fuzz *f, input *in, bool *bad)
 	def.use_region = c & 1;
 	def.region = read_region(in, c >> 1 & 7);
 	f->counted = (c & 0x30) != 0x30;
-	if (f->counted) def.allocator = (ort_allocator){counting_alloc, counting_free, &f->alloc};
+	if (f->counted) def.allocator = tu_allocator(&f->alloc);
 	*bad = def.use_region && !box_ok(&def.region);
 	if ((c & 0xC0) == 0xC0 && (b & 0x80)) {
 		*bad = true;
@@ -596,8 +539,8 @@ static pdef_t read_def(fuzz *f, input *in, bool *bad)
 		case 2: def.bucket_size = -1; break;
 		case 3: def.max_depth = 0; break;
 		case 4: def.max_depth = DEEPEST + 1; break;
-		case 5: def.allocator = (ort_allocator){counting_alloc, NULL, &f->alloc}; break;
-		case 6: def.allocator = (ort_allocator){NULL, counting_free, &f->alloc}; break;
+		case 5: def.allocator = (ort_allocator){tu_alloc_fn, NULL, &f->alloc}; break;
+		case 6: def.allocator = (ort_allocator){NULL, tu_free_fn, &f->alloc}; break;
 		default: def.max_depth = -1; break;
 		}
 	}
@@ -621,7 +564,7 @@ static void op_def(fuzz *f, input *in)
 	packed_t *t = (packed_t *)&f->alloc; // not NULL: create must clear it on failure
 	ort_result r = TU(packed_create)(&def, &t);
 	bool refusal = f->alloc.refused != refused;
-	disarm(&f->alloc);
+	tu_alloc_disarm(&f->alloc);
 	if (bad || refusal) {
 		expect_result(bad ? "create with a bad definition" : "create refused memory", r,
 		              bad ? ORT_ERROR_INVALID_ARGUMENT : ORT_ERROR_OUT_OF_MEMORY);
@@ -822,11 +765,11 @@ static void build(fuzz *f, input *in, int n, uint8_t how)
 	for (int i = 0; i < n; ++i) trace_box("box", i, &f->next[i]);
 	size_t stride = sizeof(box_t) + (size_t)(how >> 5 & MAX_PAD);
 	for (int i = 0; i < n; ++i) memcpy(f->raw + (size_t)i * stride, &f->next[i], sizeof(box_t));
-	long allocs = f->alloc.allocs, refused = f->alloc.refused;
+	long allocs = f->alloc.calls, refused = f->alloc.refused;
 	size_t live = f->alloc.live;
 	const void *src = n == 0 && (how & 1) ? NULL : how & 4 ? (const void *)f->raw : (const void *)f->next;
 	ort_result r = how & 4 ? TU(packed_build_strided)(f->t, src, stride, n) : TU(packed_build)(f->t, src, n);
-	disarm(&f->alloc);
+	tu_alloc_disarm(&f->alloc);
 	if (tracing) fprintf(stderr, "build of %d%s: %s\n", n, how & 4 ? " (strided)" : "", ort_result_string(r));
 	bool any_bad = false, fits = false;
 	for (int i = 0; i < n; ++i) {
@@ -853,7 +796,7 @@ static void build(fuzz *f, input *in, int n, uint8_t how)
 	ort_tree_stats st;
 	TU(packed_get_stats)(f->t, &st);
 	int blocks = n ? st.nodes - st.leaves + 1 : 0;
-	long grew = f->alloc.allocs - allocs;
+	long grew = f->alloc.calls - allocs;
 	if (same && grew) TU_FAIL("rebuilding the same %d boxes allocated %ld times\n", n, grew);
 	if (f->counted && n <= f->most_items && blocks <= f->most_blocks && grew)
 		TU_FAIL("a build of %d items in %d blocks allocated %ld times after one of %d items and one of %d blocks\n", n,
@@ -907,7 +850,7 @@ static void op_query(fuzz *f, input *in)
 	check_ray(f, o, dir, max_t);
 	if (fail & 1) arm(&f->alloc, fail >> 1);
 	check_nearest(f, p, k, max_distance);
-	disarm(&f->alloc);
+	tu_alloc_disarm(&f->alloc);
 }
 
 static float never_ray(void *ctx, uint32_t id, float t)
@@ -985,7 +928,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	if (!f) abort();
 	tracing = getenv("FUZZ_TRACE") != NULL;
 	op_name = "create";
-	disarm(&f->alloc);
+	tu_alloc_disarm(&f->alloc);
 	bool bad;
 	f->def = read_def(f, &in, &bad);
 	ort_result r = TU(packed_create)(&f->def, &f->t);
@@ -993,7 +936,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	if (bad) {
 		expect_result("create with a bad definition", r, ORT_ERROR_INVALID_ARGUMENT);
 		f->def = TU(packed_default_def)();
-		f->def.allocator = (ort_allocator){counting_alloc, counting_free, &f->alloc};
+		f->def.allocator = tu_allocator(&f->alloc);
 		f->counted = true;
 		r = TU(packed_create)(&f->def, &f->t);
 	}
@@ -1031,8 +974,8 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 		check(f, op % OP_COUNT != OP_QUERY && op % OP_COUNT != OP_ARGS);
 	}
 	TU(packed_destroy)(f->t);
-	if (f->alloc.live || f->alloc.nlive)
-		TU_FAIL("destroy left %zu bytes in %d blocks\n", f->alloc.live, f->alloc.nlive);
+	if (f->alloc.live || f->alloc.nblocks)
+		TU_FAIL("destroy left %zu bytes in %d blocks\n", f->alloc.live, f->alloc.nblocks);
 	free(f);
 	return 0;
 }

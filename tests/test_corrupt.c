@@ -1,42 +1,10 @@
 // test_corrupt.c: validate against damaged memory (SQLite's integrity check
-// spirit). Through the allocator hook the test knows every block the tree
+// spirit). Through the test allocator (testutil.h) it knows every block the tree
 // owns; it flips one byte at a time in the pools (not the tree's own header)
 // and asks validate. Every answer must be ORT_OK or ORT_ERROR_CORRUPT with a
 // message — never a crash or an out-of-bounds read (ASan and valgrind watch) —
 // and most damage must be caught. The byte is restored after each try.
 #include "testutil.h"
-
-#define MAX_BLOCKS 64
-
-typedef struct blocks {
-	void *ptr[MAX_BLOCKS];
-	size_t size[MAX_BLOCKS];
-	int n;
-} blocks;
-
-static void *track_alloc(void *ctx, size_t size)
-{
-	blocks *b = ctx;
-	void *p = malloc(size);
-	if (p && b->n < MAX_BLOCKS) {
-		b->ptr[b->n] = p;
-		b->size[b->n++] = size;
-	}
-	return p;
-}
-
-static void track_free(void *ctx, void *p, size_t size)
-{
-	(void)size;
-	blocks *b = ctx;
-	for (int i = 0; i < b->n; ++i)
-		if (b->ptr[i] == p) {
-			b->ptr[i] = b->ptr[--b->n];
-			b->size[i] = b->size[b->n];
-			break;
-		}
-	free(p);
-}
 
 typedef ort_result validate_fn(const void *tree, char *msg, size_t size);
 
@@ -50,7 +18,7 @@ static ort_result validate_packed(const void *t, char *msg, size_t size)
 /// at a time, asking validate after each (and restoring it). Every answer
 /// must be ORT_OK or ORT_ERROR_CORRUPT with a message; returns how many of
 /// *tries were caught.
-static int flip_bits(const blocks *bl, int nblocks, const void *header, tu_rng *r, const void *tree,
+static int flip_bits(const tu_alloc *bl, int nblocks, const void *header, tu_rng *r, const void *tree,
                      validate_fn *validate, int *tries)
 {
 	int caught = 0;
@@ -58,8 +26,9 @@ static int flip_bits(const blocks *bl, int nblocks, const void *header, tu_rng *
 	*tries = 0;
 	for (int k = 0; k < 6000; ++k) {
 		int i = tu_int(r, 0, nblocks - 1);
-		if (bl->ptr[i] == header || bl->size[i] == 0) continue;
-		unsigned char *p = (unsigned char *)bl->ptr[i] + tu_int(r, 0, (int)bl->size[i] - 1);
+		const tu_block *b = &bl->blocks[i];
+		if (b->p == header || b->size == 0) continue;
+		unsigned char *p = (unsigned char *)b->p + tu_int(r, 0, (int)b->size - 1);
 		unsigned char old = *p;
 		*p ^= (unsigned char)(1u << tu_int(r, 0, 7));
 		ort_result v = validate(tree, msg, sizeof msg);
@@ -76,15 +45,16 @@ static int flip_bits(const blocks *bl, int nblocks, const void *header, tu_rng *
 
 static void run(ort_placement placement, uint64_t seed)
 {
-	blocks bl = {{0}, {0}, 0};
+	static tu_alloc bl;
+	memset(&bl, 0, sizeof bl);
 	def_t def = TU(tree_default_def)();
 	def.placement = placement;
 	def.bucket_size = 4;
 	def.prune_delay = placement == ORT_PLACEMENT_TIGHT ? 4 : 0;
-	def.allocator = (ort_allocator){track_alloc, track_free, &bl};
+	def.allocator = tu_allocator(&bl);
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
-	void *header = bl.ptr[0]; // the tree itself: its counts are trusted
+	void *header = bl.blocks[0].p; // the tree itself: its counts are trusted
 	tu_rng r = tu_rng_make(seed);
 	ort_handle hs[300];
 	for (int i = 0; i < 300; ++i) {
@@ -107,13 +77,13 @@ static void run(ort_placement placement, uint64_t seed)
 	assert_int_equal(TU(tree_set_filter)(t, hs[1], f), ORT_OK);
 	tu_check_valid(t);
 	int tries;
-	int caught = flip_bits(&bl, bl.n, header, &r, t, validate_tree, &tries);
+	int caught = flip_bits(&bl, bl.nblocks, header, &r, t, validate_tree, &tries);
 	tu_check_valid(t); // everything restored
 	print_message("# %s: %d of %d flipped bits caught (the rest hit unused or free memory, or values that stay valid)\n",
 	              ort_placement_string(placement), caught, tries);
 	assert_true(caught > tries / 20);
 	TU(tree_destroy)(t);
-	assert_int_equal(bl.n, 0);
+	assert_int_equal(bl.nblocks, 0);
 }
 
 static void test_corrupt(void **state)
@@ -127,13 +97,14 @@ static void test_corrupt(void **state)
 static void test_corrupt_packed(void **state)
 {
 	(void)state;
-	blocks bl = {{0}, {0}, 0};
+	static tu_alloc bl;
+	memset(&bl, 0, sizeof bl);
 	TU(packed_def) def = TU(packed_default_def)();
 	def.bucket_size = 4;
-	def.allocator = (ort_allocator){track_alloc, track_free, &bl};
+	def.allocator = tu_allocator(&bl);
 	TU(packed) *t;
 	assert_int_equal(TU(packed_create)(&def, &t), ORT_OK);
-	void *header = bl.ptr[0];
+	void *header = bl.blocks[0].p;
 	tu_rng r = tu_rng_make(11u);
 	box_t boxes[300];
 	for (int i = 0; i < 300; ++i)
@@ -146,14 +117,14 @@ static void test_corrupt_packed(void **state)
 	assert_int_equal(TU(packed_validate)(t, msg, sizeof msg), ORT_OK);
 	// Only the tree's own blocks: validate's scratch comes and goes past them.
 	int tries;
-	int caught = flip_bits(&bl, bl.n, header, &r, t, validate_packed, &tries);
+	int caught = flip_bits(&bl, bl.nblocks, header, &r, t, validate_packed, &tries);
 	assert_int_equal(TU(packed_validate)(t, msg, sizeof msg), ORT_OK); // everything restored
 	print_message("# packed: %d of %d flipped bits caught (the rest hit build scratch, spare room, or values that "
 	              "stay valid)\n",
 	              caught, tries);
 	assert_true(caught > tries / 20);
 	TU(packed_destroy)(t);
-	assert_int_equal(bl.n, 0);
+	assert_int_equal(bl.nblocks, 0);
 }
 
 int main(void)

@@ -225,23 +225,11 @@ static void test_destroy_inside(void **state)
 /// Spheres, filters, ticks and out-of-memory from inside a callback.
 typedef struct odd_ctx {
 	tree_t *t;
-	int fail_after; ///< the allocator fails once this many more allocations pass (-1: never)
 	int done;
 } odd_ctx;
 
-static void *odd_alloc(void *ctx, size_t size)
-{
-	odd_ctx *o = ctx;
-	if (o->fail_after == 0) return NULL;
-	if (o->fail_after > 0) o->fail_after--;
-	return malloc(size);
-}
-
-static void odd_free(void *ctx, void *p, size_t size)
-{
-	(void)ctx, (void)size;
-	free(p);
-}
+/// The allocator of test_odd_changes' tree.
+static tu_alloc odd_alloc;
 
 static bool odd_hit(void *ctx, ort_handle h, void *user)
 {
@@ -269,7 +257,7 @@ static bool odd_hit(void *ctx, ort_handle h, void *user)
 	assert_int_equal(TU(tree_set_filter)(t, h, f), ORT_OK);
 	TU(tree_tick)(t);
 	// Memory runs out: the change is refused now, and nothing is queued.
-	o->fail_after = 0;
+	tu_alloc_fail_in(&odd_alloc, 1, true);
 	box_t far;
 	for (int d = 0; d < DIM; ++d) {
 		far.min[d] = 1e6f;
@@ -278,17 +266,17 @@ static bool odd_hit(void *ctx, ort_handle h, void *user)
 	ort_handle lost;
 	ort_result rr = TU(tree_insert)(t, far, NULL, &lost);
 	assert_true(rr == ORT_OK || rr == ORT_ERROR_OUT_OF_MEMORY);
-	o->fail_after = -1;
+	tu_alloc_disarm(&odd_alloc);
 	return true;
 }
 
 static void test_odd_changes(void **state)
 {
 	(void)state;
-	odd_ctx o = {NULL, -1, 0};
+	odd_ctx o = {NULL, 0};
 	def_t def = TU(tree_default_def)();
 	def.prune_delay = 2;
-	def.allocator = (ort_allocator){odd_alloc, odd_free, &o};
+	def.allocator = tu_allocator(&odd_alloc);
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	o.t = t;
@@ -303,6 +291,7 @@ static void test_odd_changes(void **state)
 	assert_true(f.is_static);
 	assert_true(TU(tree_count)(t) >= 2);
 	TU(tree_destroy)(t);
+	assert_int_equal(odd_alloc.live, 0);
 }
 
 /// Every result and placement has a name.

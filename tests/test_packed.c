@@ -15,7 +15,7 @@
 // - rebuilding one tree with other scenes, larger and smaller;
 // - bad input (NaN, infinite, inverted, out of range, bad counts and pointers)
 //   refused with the documented error and the previous scene kept;
-// - a counting allocator that refuses each allocation in turn: out of memory,
+// - the test allocator refusing each allocation in turn: out of memory,
 //   the previous scene kept, every byte returned with its size; rebuilds of
 //   a size and shape the tree has held, queries, find_pairs and nearest up to
 //   k = 64 allocate nothing;
@@ -389,7 +389,7 @@ static void scene_init(scene *s, const char *name, box_t *boxes, int n, uint64_t
 			double d2 = tu_dist2(s->npoint[q], b);
 			s->near[q][i] = (near_item){d2, (float)sqrt(d2), (uint32_t)i};
 		}
-		if (n > 1) qsort(s->near[q], (size_t)n, sizeof(near_item), cmp_near);
+		tu_sort(s->near[q], (size_t)n, sizeof(near_item), cmp_near);
 	}
 }
 
@@ -550,7 +550,7 @@ static void check_ray(const packed_t *t, const scene *s, int q)
 	// also the 0 that stops.
 	ray_log l = {NULL, 0, 0, q % 3 == 1 && tmax == 0 ? 0 : q % 3, tmax};
 	EXPECT(TU(packed_ray_cast)(t, o, dir, tmax, collect_hit, &l), ORT_OK);
-	if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_hit);
+	tu_sort(l.v, (size_t)l.n, sizeof *l.v, cmp_hit);
 	for (int i = 0; i < l.n; ++i) {
 		const hit *w = find_hit(s, q, l.v[i].id);
 		if (i > 0 && l.v[i].id == l.v[i - 1].id) ray_fail(s, q, "hit reported twice", l.v[i].id, l.v[i].t, 0);
@@ -613,7 +613,7 @@ static void check_nearest(const packed_t *t, const scene *s, int q, int k, float
 
 // ---- a whole tree against its scene --------------------------------------------------
 
-/// The pause switch of the counting allocator the allocation tests give the
+/// The pause switch of the test allocator the allocation tests give the
 /// tree: validate (not promised to allocate nothing) runs with it paused.
 static bool *validate_pauses;
 
@@ -959,66 +959,17 @@ static void test_null_arguments(void **state)
 
 // ---- 7, 8: allocation failure, and rebuilds that allocate nothing ----------------------
 
-/// Hands out blocks and remembers each one's size; refuses allocation number
-/// fail_at (1-based, 0 never), or every one from it on when fail_rest. Paused,
-/// it neither counts nor refuses.
-typedef struct counting {
-	long calls, fail_at, refused, bad_frees;
-	bool fail_rest, paused;
-	size_t live;
-	struct block {
-		void *p;
-		size_t size;
-	} blocks[256];
-	int nblocks;
-} counting;
-
-static void *counting_alloc(void *ctx, size_t size)
-{
-	counting *c = ctx;
-	bool refuse = false;
-	if (!c->paused) {
-		c->calls++;
-		refuse = c->fail_at && (c->calls == c->fail_at || (c->fail_rest && c->calls > c->fail_at));
-	}
-	if (refuse) {
-		c->refused++;
-		return NULL;
-	}
-	assert_true(c->nblocks < 256);
-	void *p = malloc(size ? size : 1);
-	c->blocks[c->nblocks++] = (struct block){p, size};
-	c->live += size;
-	return p;
-}
-
-static void counting_free(void *ctx, void *p, size_t size)
-{
-	counting *c = ctx;
-	if (!p) return;
-	int i = 0;
-	while (i < c->nblocks && c->blocks[i].p != p) i++;
-	if (i == c->nblocks || c->blocks[i].size != size) {
-		c->bad_frees++;
-		if (i == c->nblocks) return; // not ours: leave it alone
-	}
-	c->live -= c->blocks[i].size;
-	c->blocks[i] = c->blocks[--c->nblocks];
-	free(p);
-}
-
-static void check_bytes(const packed_t *t, const counting *c)
+static void check_bytes(const packed_t *t, const tu_alloc *c)
 {
 	ort_tree_stats st;
 	TU(packed_get_stats)(t, &st);
 	if (st.bytes != c->live) TU_FAIL("stats.bytes %zu, the allocator has %zu live\n", st.bytes, c->live);
-	assert_int_equal(c->bad_frees, 0);
 }
 
 /// Build s into t with allocation N refused, N = 0, 1, ... (all from N on when
 /// rest) until a build meets no refusal. A refused build must say out of memory
 /// and leave prev, whole and valid.
-static void sweep_build(packed_t *t, counting *c, const scene *s, const scene *prev, bool rest)
+static void sweep_build(packed_t *t, tu_alloc *c, const scene *s, const scene *prev, bool rest)
 {
 	for (long n = 0;; ++n) {
 		long refused = c->refused;
@@ -1039,12 +990,12 @@ static void sweep_build(packed_t *t, counting *c, const scene *s, const scene *p
 	}
 }
 
-/// A packed tree over a fresh counting allocator, each of create's
+/// A packed tree over a fresh test allocator, each of create's
 /// allocations refused in turn first (rest: all from that one on).
-static packed_t *create_counted(counting *c, bool rest)
+static packed_t *create_counted(tu_alloc *c, bool rest)
 {
 	pdef_t def = TU(packed_default_def)();
-	def.allocator = (ort_allocator){counting_alloc, counting_free, c};
+	def.allocator = tu_allocator(c);
 	validate_pauses = &c->paused;
 	for (long n = 0;; ++n) {
 		long refused = c->refused;
@@ -1063,11 +1014,10 @@ static packed_t *create_counted(counting *c, bool rest)
 	}
 }
 
-static void destroy_counted(packed_t *t, counting *c)
+static void destroy_counted(packed_t *t, tu_alloc *c)
 {
 	TU(packed_destroy)(t);
 	if (c->live != 0 || c->nblocks != 0) TU_FAIL("%zu bytes in %d blocks never freed\n", c->live, c->nblocks);
-	assert_int_equal(c->bad_frees, 0);
 	validate_pauses = NULL;
 	free(c);
 }
@@ -1081,7 +1031,7 @@ static void test_out_of_memory(void **state)
 	scene_make(&big, kind_of("clustered"), 2000, 922u);
 	scene_make(&bigger, kind_of("huge"), 2500, 923u);
 	for (int rest = 0; rest < 2; ++rest) {
-		counting *c = calloc(1, sizeof *c);
+		tu_alloc *c = calloc(1, sizeof *c);
 		packed_t *t = create_counted(c, rest);
 		sweep_build(t, c, &small, &empty, rest);
 		sweep_build(t, c, &big, &small, rest);
@@ -1107,7 +1057,7 @@ static void test_rebuild_allocates_nothing(void **state)
 	static const char *const firsts[] = {"clustered", "duplicates"};
 	k_cap = NO_ALLOC_K;
 	for (int f = 0; f < 2; ++f) {
-		counting *c = calloc(1, sizeof *c);
+		tu_alloc *c = calloc(1, sizeof *c);
 		packed_t *t = create_counted(c, false);
 		scene first;
 		scene_make(&first, kind_of(firsts[f]), 2000, 922u);
@@ -1150,7 +1100,7 @@ static void test_queries_allocate_nothing(void **state)
 {
 	(void)state;
 	for (int kind = 0; kind < KINDS; kind += 2) {
-		counting *c = calloc(1, sizeof *c);
+		tu_alloc *c = calloc(1, sizeof *c);
 		packed_t *t = create_counted(c, false);
 		scene s;
 		scene_make(&s, kind, 1000, 960u + (unsigned)kind);
@@ -1213,13 +1163,13 @@ static void test_bad_defs(void **state)
 		assert_null(t);
 	}
 	// A partial allocator override is refused, and nothing is allocated.
-	counting c = {0};
+	tu_alloc c = {0};
 	pdef_t half = def;
-	half.allocator = (ort_allocator){counting_alloc, NULL, &c};
+	half.allocator = (ort_allocator){tu_alloc_fn, NULL, &c};
 	t = (packed_t *)&def;
 	EXPECT(TU(packed_create)(&half, &t), ORT_ERROR_INVALID_ARGUMENT);
 	assert_null(t);
-	half.allocator = (ort_allocator){NULL, counting_free, &c};
+	half.allocator = (ort_allocator){NULL, tu_free_fn, &c};
 	EXPECT(TU(packed_create)(&half, &t), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(c.calls, 0);
 	// The extremes are accepted.

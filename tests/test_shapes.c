@@ -449,7 +449,7 @@ static int oracle_ray_all(const model *m, const float o[DIM], const float dir[DI
 		if (sp && !tu_ray_sphere(o, dir, tmax, sp->c, sp->r, &t)) continue;
 		out[n++] = oracle_record(m, i, o, dir, t);
 	}
-	qsort(out, (size_t)n, sizeof *out, cmp_hit);
+	tu_sort(out, (size_t)n, sizeof *out, cmp_hit);
 	return n;
 }
 

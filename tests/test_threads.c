@@ -26,8 +26,8 @@ typedef struct reader {
 /// Whether two result lists hold the same keys, each once; empties both.
 static bool same_set(tu_list *got, tu_list *want)
 {
-	if (got->n > 1) qsort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
-	if (want->n > 1) qsort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
+	tu_sort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
+	tu_sort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
 	bool same = got->n == want->n && (got->n == 0 || memcmp(got->v, want->v, got->n * sizeof *got->v) == 0);
 	free(got->v);
 	free(want->v);
@@ -136,7 +136,7 @@ static void reader_round(reader *rd, tu_rng *r)
 	expect(rd, TU(tree_nearest)(t, q.min, K, INFINITY, ORT_MASK_ALL, out, &n) == ORT_OK, "nearest status");
 	tu_near *all = malloc(sizeof *all * (size_t)m->n);
 	for (int i = 0; i < m->n; ++i) all[i] = (tu_near){tu_dist2(q.min, &m->box[i]), m->handle[i].id};
-	qsort(all, (size_t)m->n, sizeof *all, tu_cmp_near);
+	tu_sort(all, (size_t)m->n, sizeof *all, tu_cmp_near);
 	expect(rd, n == (m->n < K ? m->n : K), "nearest count");
 	for (int k = 0; k < n && k < m->n; ++k)
 		expect(rd, out[k].handle.id == all[k].id && out[k].distance == (float)sqrt(all[k].d2), "nearest");

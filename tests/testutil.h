@@ -195,6 +195,94 @@ static inline bool tu_ray_sphere(const float o[DIM], const float dir[DIM], float
 	return true;
 }
 
+// ---- sorting ---------------------------------------------------------------------------
+
+/// qsort for lists that may be empty: qsort's pointer is declared non-null, so
+/// qsort(NULL, 0, ...) (a result list that never got an array) is undefined,
+/// and UBSan says so.
+static inline void tu_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1) qsort(base, n, size, cmp);
+}
+
+// ---- the test allocator -----------------------------------------------------------------
+//
+// Handed to a tree as its allocator (tu_allocator(&a)), it counts the
+// allocations, refuses the one numbered fail_at (with fail_rest, every one
+// from it on), and remembers every block it hands out: a test can compare the
+// bytes a tree reports with what it holds, read or damage the tree's memory
+// block by block, and every free must name a block it handed out with that
+// block's size (anything else fails the test at once). Paused, it neither
+// counts nor refuses: checks between the calls under test run that way.
+
+/// The most blocks a test allocator tracks at once.
+#define TU_BLOCKS_MAX 1024
+
+typedef struct tu_block {
+	void *p;
+	size_t size;
+} tu_block;
+
+typedef struct tu_alloc {
+	long calls;       ///< allocations asked for while not paused
+	long fail_at;     ///< the call to refuse, 1-based; 0: none
+	bool fail_rest;   ///< refuse every call from fail_at on
+	bool paused;      ///< neither count nor refuse
+	long refused;     ///< calls refused so far
+	size_t live;      ///< bytes handed out and not yet freed
+	int nblocks;      ///< blocks live now: blocks[0..nblocks), in the order handed out
+	int nblocks_peak; ///< the most blocks live at once
+	tu_block blocks[TU_BLOCKS_MAX]; ///< a freed block's place goes to the last one
+} tu_alloc;
+
+static inline void *tu_alloc_fn(void *ctx, size_t size)
+{
+	tu_alloc *a = ctx;
+	if (!a->paused) {
+		a->calls++;
+		if (a->fail_at && (a->calls == a->fail_at || (a->fail_rest && a->calls > a->fail_at))) {
+			a->refused++;
+			return NULL;
+		}
+	}
+	if (a->nblocks == TU_BLOCKS_MAX) TU_FAIL("test allocator: more than %d blocks live at once\n", TU_BLOCKS_MAX);
+	void *p = malloc(size ? size : 1);
+	if (!p) abort();
+	a->blocks[a->nblocks++] = (tu_block){p, size};
+	if (a->nblocks > a->nblocks_peak) a->nblocks_peak = a->nblocks;
+	a->live += size;
+	return p;
+}
+
+static inline void tu_free_fn(void *ctx, void *p, size_t size)
+{
+	tu_alloc *a = ctx;
+	if (!p) return;
+	int i = 0;
+	while (i < a->nblocks && a->blocks[i].p != p) i++;
+	if (i == a->nblocks) TU_FAIL("test allocator: a block it never handed out freed\n");
+	if (a->blocks[i].size != size)
+		TU_FAIL("test allocator: %zu bytes freed of a %zu-byte block\n", size, a->blocks[i].size);
+	a->live -= size;
+	a->blocks[i] = a->blocks[--a->nblocks];
+	free(p);
+}
+
+static inline ort_allocator tu_allocator(tu_alloc *a) { return (ort_allocator){tu_alloc_fn, tu_free_fn, a}; }
+
+/// Refuse the n-th allocation from now (n >= 1), and with rest every one after.
+static inline void tu_alloc_fail_in(tu_alloc *a, long n, bool rest)
+{
+	a->fail_at = a->calls + n;
+	a->fail_rest = rest;
+}
+
+static inline void tu_alloc_disarm(tu_alloc *a)
+{
+	a->fail_at = 0;
+	a->fail_rest = false;
+}
+
 // ---- set comparison ------------------------------------------------------------------
 
 static inline uint64_t tu_key(ort_handle h) { return (uint64_t)h.id << 32 | h.gen; }
@@ -222,8 +310,8 @@ static inline void tu_push(tu_list *l, uint64_t v)
 /// Sorted equality; a duplicate in got fails too (results must be unique).
 static inline void tu_expect_same(tu_list *got, tu_list *want, const char *what)
 {
-	if (got->n) qsort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
-	if (want->n) qsort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
+	tu_sort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
+	tu_sort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
 	for (size_t i = 1; i < got->n; ++i)
 		if (got->v[i] == got->v[i - 1]) TU_FAIL("%s: result %llx reported twice\n", what, (unsigned long long)got->v[i]);
 	if (got->n != want->n) TU_FAIL("%s: %zu results, brute force has %zu\n", what, got->n, want->n);
@@ -371,7 +459,7 @@ static inline void tu_check_nearest(const tree_t *t, const model *m, const float
 		double d2 = tu_dist2(p, &m->box[i]);
 		if (d2 <= (double)maxd * maxd || isinf(maxd)) all[n++] = (tu_near){d2, m->handle[i].id};
 	}
-	qsort(all, (size_t)n, sizeof *all, tu_cmp_near);
+	tu_sort(all, (size_t)n, sizeof *all, tu_cmp_near);
 	int want = n < k ? n : k;
 	neighbor_t *out = malloc(sizeof *out * (size_t)k);
 	int found = -1;
