@@ -151,7 +151,7 @@ static void brute_knn(void *st, const bench_frame *f, bench_queries *q)
 //
 // A dense grid over the world box, rebuilt every frame by a counting sort of
 // box-cell references. The cell side is twice the mean box extent (the readers'
-// advice in seed 003), grown if the grid would have more than 4 cells per box.
+// advice for uniform grids), grown if the grid would have more than 4 cells per box.
 // A pair (or a query hit) found in several cells is reported only from the
 // cell holding the lower corner of the two boxes' intersection.
 

@@ -142,7 +142,7 @@ typedef struct bench_scenario {
 } bench_scenario;
 
 static const bench_scenario g_dynamic[] = {
-	{"S1", "seed scene: bouncing boxes side 1..20 in 600x800, all moving", SCN_BOUNCING, 2, 1000, 1000, 1.0f, 100, 20, 7, 1},
+	{"S1", "bouncing-boxes scene: boxes side 1..20 in 600x800, all moving", SCN_BOUNCING, 2, 1000, 1000, 1.0f, 100, 20, 7, 1},
 	{"S2", "10k small boxes, all moving a small step", SCN_UNIFORM, 2, 10000, 2000, 1.0f, 30, 4, 5, 1},
 	{"S3", "100k small boxes, all moving a small step", SCN_UNIFORM, 2, 100000, 10000, 1.0f, 10, 3, 3, 1},
 	{"S4", "as S3, 5% moving per frame", SCN_UNIFORM, 2, 100000, 10000, 0.05f, 10, 3, 3, 1},
@@ -811,7 +811,7 @@ static void write_svg(const char *path)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, y, W - R, y);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g ms</text>\n", L - 6, y + 4, pow(10, e));
 	}
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">N (boxes; S1 seed scene, S2/S3 small boxes)</text>\n",
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">N (boxes; S1 bouncing boxes, S2/S3 small boxes)</text>\n",
 	        (L + W - R) / 2, H - 12);
 	static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
 	                               "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aa4499", "#44aa99", "#999933",

@@ -1,6 +1,6 @@
 // orthant.c: orthant in every placement, each driven two ways in dynamic scenes:
-// "rebuild" (ortN_tree_clear + ortN_tree_build every frame, seeds 001/002) and
-// "move" (ortN_tree_move for the boxes that moved, seed 003), "broadphase"
+// "rebuild" (ortN_tree_clear + ortN_tree_build every frame) and
+// "move" (ortN_tree_move for the boxes that moved), "broadphase"
 // (move, then ortN_tree_update_pairs keeps the pair set; all pairs =
 // ortN_tree_current_pairs), whose cost follows the movers, not the world; and
 // the packed tree (ortN_packed_build every frame, then ortN_packed_find_pairs).

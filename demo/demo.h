@@ -1,5 +1,5 @@
 /// @file demo.h
-/// orthant's demo: seed 001's bouncing boxes (and seed 003's cubes and bullets in
+/// orthant's demo: the classic bouncing boxes (and a 3D game's cubes and bullets in
 /// 3D), the tree's cells drawn live, colliding boxes in red.
 ///
 /// The demo is three parts that know little of each other:
@@ -28,7 +28,7 @@
 /// object's index (its ID) never changes while it lives.
 #define DEMO_BULLET_SLOTS 256
 
-/// The window: the field (600x800, seed 001) on the left, the panel on the right.
+/// The window: the field (600x800, as in the classic demo) on the left, the panel on the right.
 #define DEMO_FIELD_W 600
 #define DEMO_FIELD_H 800
 #define DEMO_PANEL_W 320

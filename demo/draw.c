@@ -240,7 +240,7 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 	SDL_snprintf(line, sizeof line, "exact tests / frame: %s", demo_fmt(sim->tests, a, sizeof a));
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);
 	if (!sim->brute) {
-		// What brute force would test on the same objects (seed 002's comparison).
+		// What brute force would test on the same objects (the classic comparison).
 		SDL_snprintf(line, sizeof line, "  brute force would test %s",
 		             demo_fmt((long long)sim->objects * (sim->objects - 1) / 2, a, sizeof a));
 		y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);

@@ -17,7 +17,7 @@
 #define DEMO_DEFAULT_COUNT_3D 2000
 #define DEMO_DEFAULT_FRAMES 120
 #define DEMO_DEFAULT_OUT "orthant-demo.png"
-/// Seed 001 moved its boxes every 50 ms; a little faster reads well at 60 fps.
+/// The classic demo moved its boxes every 50 ms; a little faster reads well at 60 fps.
 #define DEMO_DEFAULT_TICK_MS 30
 
 typedef struct demo_options {
@@ -55,7 +55,7 @@ static void demo_usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: orthant_demo [options]\n"
-	        "  Seed 001's bouncing boxes in a window: the quadtree's cells drawn live,\n"
+	        "  The classic bouncing boxes in a window: the quadtree's cells drawn live,\n"
 	        "  colliding boxes red. Press h in the window for the keys.\n"
 	        "options:\n"
 	        "  --3d                 cubes in a room, the octree as wireframe\n"

@@ -52,7 +52,7 @@ static ort_result demo_sim_create_tree(demo_sim *sim)
 		def.use_region = true;
 		def.placement = sim->placement;
 		def.item_capacity = sim->total;
-		// Seed 003: emptied branches wait a few frames, so a stream of bullets
+		// As in a game octree: emptied branches wait a few frames, so a stream of bullets
 		// reuses its nodes instead of freeing and making them every frame.
 		def.prune_delay = sim->incremental ? 8 : 0;
 		return ort2_tree_create(&def, &sim->t2);
@@ -175,7 +175,7 @@ const char *demo_sim_mode(const demo_sim *sim, char *buf, size_t size)
 	return buf;
 }
 
-// Bullets (seed 003): small fast cubes fired from the left wall, sweeping up and
+// Bullets (as in a 3D game): small fast cubes fired from the left wall, sweeping up and
 // down, gone when they leave the room.
 static void demo_sim_bullets_step(demo_sim *sim)
 {
@@ -266,7 +266,7 @@ static void demo_sim_brute(demo_sim *sim)
 	sim->tests = (long long)n * (n - 1) / 2;
 }
 
-// Seeds 001/002: clear the tree and store every object again, in one batch.
+// Rebuild: clear the tree and store every object again, in one batch.
 static ort_result demo_sim_rebuild(demo_sim *sim)
 {
 	int n = 0;
@@ -286,7 +286,7 @@ static ort_result demo_sim_rebuild(demo_sim *sim)
 	return ort3_tree_build(sim->t3, sim->packed, (void *const *)sim->udata, n, NULL);
 }
 
-// Seed 003: keep the items and move them; bullets come and go.
+// Incremental: keep the items and move them; bullets come and go.
 static ort_result demo_sim_update(demo_sim *sim)
 {
 	int n = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo.sh: the main job. Builds orthant and runs the demo on its default scene
-# (seed 001's bouncing boxes): a window when there is a display, otherwise a
+# (the classic bouncing boxes): a window when there is a display, otherwise a
 # headless run that writes a picture and prints where it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,5 +16,5 @@ if [ -x "$demo" ]; then
   "$demo" --headless --frames 120 -o out/demo.png "$@"
 else
   # Without the demo (no SDL2): the same scene, measured, as text.
-  exec build/release/orthant_seed_scene "$@"
+  exec build/release/orthant_classic_scene "$@"
 fi

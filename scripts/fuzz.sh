@@ -6,7 +6,7 @@
 # committed seeds stay as they are). Prints executions per second and in total.
 # A crash lands in build-fuzzer/crashes/<name>/: copy it into fuzz/corpus/<name>/
 # so fuzz_<name>_replay in ctest keeps it fixed.
-# ORTHANT_TEST_KNOWN_BUGS=1 lets the inputs reach the known library bugs.
+# ORTHANT_TEST_KNOWN_BUGS=1 lifts fuzz_ops' clamp of coordinates past 1e15.
 set -euo pipefail
 
 total=${1:-60}

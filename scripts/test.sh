@@ -2,7 +2,7 @@
 # test.sh: every test, as CI runs it. Installs what it needs, then:
 #   1. the suite, optimised, warnings as errors;
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the soak: seed 001's scene for 1,000,000 frames of incremental updates;
+#   3. the soak: the bouncing-boxes scene for 1,000,000 frames of incremental updates;
 #   4. every library test under valgrind memcheck;
 #   5. the concurrent-readers test under ThreadSanitizer;
 #   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);

@@ -1,4 +1,4 @@
-// contact.c: intersection records for a pair (seed 003's IntersectionRecord):
+// contact.c: intersection records for a pair (as the classic game octree keeps them):
 // the direction to push b out of a, how deep they overlap, and a point in
 // both. Exact for box-box, sphere-sphere and box-sphere, in double.
 #include "tree_int.h"

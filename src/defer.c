@@ -2,7 +2,7 @@
 //
 // A game removes the bullet that hit and inserts the debris from inside the
 // pair or query callback that found the hit. Changing the links a traversal is
-// walking would be undefined behaviour (Box2D #384), so every query counts
+// walking would be undefined behaviour, so every query counts
 // itself in `readers`, and while any query runs:
 //
 // - insert gives out a handle at once (the item exists, ITEM_PENDING, and its

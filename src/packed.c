@@ -7,10 +7,7 @@
 
 // ---- create / destroy ----------------------------------------------------------
 
-pdef_t ORTHANT_NAME(packed_default_def)(void)
-{
-	return (pdef_t){.bucket_size = 16, .max_depth = PK_MAX_DEPTH};
-}
+pdef_t ORTHANT_NAME(packed_default_def)(void) { return (pdef_t){.bucket_size = 16, .max_depth = PK_MAX_DEPTH}; }
 
 ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 {

@@ -1,6 +1,6 @@
 // pairs.c: every overlapping pair exactly once.
 //
-// loose and tight (seed 003's pass-down, seed 000's findAllIntersections): a
+// loose and tight (the game octree's pass-down of ancestors' items): a
 // node tests its own entries against each other and against the entries of
 // its ancestors that reach into its bounds, then hands both lists, filtered
 // by each child's bounds, down to the child. An ancestor entry that misses a

@@ -10,13 +10,14 @@
 // child the item fits (fit_child); store it where it stops. A leaf that then
 // holds more than bucket_size entries splits: every entry that fits a child
 // moves down, and children that end up over-full split in turn. An item in a
-// divided node therefore never fits one of its children — seed 000's "smallest
-// node that fully contains it" for tight, and for loose "the deepest loose cell
-// that holds it, the cell chosen by its centre", which never refuses an item
-// for straddling a split line.
+// divided node therefore never fits one of its children — the generic
+// quadtree's "smallest node that fully contains it" for tight, and for loose
+// "the deepest loose cell that holds it, the cell chosen by its centre", which
+// never refuses an item for straddling a split line.
 //
 // leaves: the item goes down every child its box touches and is stored in each
-// leaf reached (seed 002). Splits copy entries into every child they touch.
+// leaf reached (as the quadtree that rebuilds every frame does). Splits copy
+// entries into every child they touch.
 //
 // ## Failure leaves the tree as it was
 //
@@ -450,7 +451,8 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 	root_cover(t, &box);
 	uint32_t start = t->root;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
-		// Seed 003: climb to the first ancestor that holds the new box.
+		// As the game octree moves items: climb to the first ancestor that
+		// holds the new box.
 		// The cell itself must hold it (not only the loose cell): a descent
 		// from there goes where an insert from the root would.
 		start = t->items[i].node;

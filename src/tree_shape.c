@@ -128,7 +128,8 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 		}
 		n->total = (uint32_t)((int64_t)n->total + delta);
 		if (delta > 0 && (n->flags & NODE_WAITING)) {
-			// A branch reused during its grace period earns a longer one (seed 003).
+			// A branch reused during its grace period earns a longer one (the game octree's
+			// prune countdown).
 			n->flags &= (uint8_t)~NODE_WAITING;
 			uint32_t life = (uint32_t)n->lifespan * 2;
 			uint32_t cap = (uint32_t)t->def.prune_delay * 8;
@@ -293,7 +294,7 @@ static void clear_marks(tree_t *t, uint32_t ni)
 	ENTRY_LOOP(t, n, c, k) t->items[t->chunks[c].e[k].item].flags &= ~(uint32_t)ITEM_MARK;
 }
 
-/// Fold a divided node's subtree back into it (seed 000's tryMerge).
+/// Fold a divided node's subtree back into it (the generic quadtree's merge).
 static bool merge(tree_t *t, uint32_t ni)
 {
 	if (!chunks_reserve(t, 2)) return false;
@@ -402,7 +403,7 @@ static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
 
 /// The root cell for def.region. Cells are half-open, so the upper faces go
 /// one ulp past the region's: a box resting on the region's far wall (closed
-/// boxes, seed 001's bouncing field) still fits without the root doubling.
+/// boxes, the bouncing-boxes demo's field) still fits without the root doubling.
 static void region_cell(const tree_t *t, float lo[DIM], float hi[DIM])
 {
 	for (int d = 0; d < DIM; ++d) {

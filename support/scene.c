@@ -71,7 +71,7 @@ int scn_scene_make(scn_scene *s, scn_kind kind, int dim, int count, uint64_t see
 	float side;
 	float speed;
 	if (kind == SCN_BOUNCING) {
-		// Seed 001's field: 600 wide, 800 high; in 3D a 600x800x600 room.
+		// The bouncing-boxes demo's field: 600 wide, 800 high; in 3D a 600x800x600 room.
 		s->world = (ort3_box){{0, 0, 0}, {600, 800, dim == 3 ? 600.0f : 0.0f}};
 		side = 0;
 		speed = 10.0f;

@@ -24,7 +24,7 @@ int scn_rng_int(scn_rng *rng, int lo, int hi);
 
 /// The kinds of scene.
 typedef enum scn_kind {
-	SCN_BOUNCING,  ///< seed 001: side 1..20, speed up to 10, in a 600x800 field
+	SCN_BOUNCING,  ///< the bouncing-boxes demo: side 1..20, speed up to 10, in a 600x800 field
 	SCN_UNIFORM,   ///< small boxes (side 0.5..2) spread so each overlaps 1-3 others
 	SCN_CLUSTERED, ///< a few dense clusters
 	SCN_MIXED,     ///< many small boxes and a few huge ones
@@ -51,7 +51,7 @@ int scn_scene_make(scn_scene *scene, scn_kind kind, int dim, int count, uint64_t
 void scn_scene_free(scn_scene *scene);
 
 /// Advance one tick: each moving box steps by its velocity and bounces off the
-/// world's walls (seed 001).
+/// world's walls (as the bouncing-boxes demo does).
 void scn_scene_step(scn_scene *scene);
 
 static inline ort2_box scn_box2(const scn_scene *s, int i)

@@ -1,4 +1,4 @@
-// soak.c: seed 001's scene for many frames with incremental updates — every
+// soak.c: the bouncing-boxes scene for many frames with incremental updates — every
 // box moves (ortN_tree_move) and all pairs are found (ortN_tree_find_pairs)
 // each frame; every 100th frame the broad phase also reports what began and
 // ended (ortN_tree_update_pairs), replayed into a pair count. Memory must stay

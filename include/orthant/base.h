@@ -100,9 +100,10 @@ typedef enum ort_placement {
 	/// goes as deep as a child's loose bounds can hold it, chosen by its centre,
 	/// so nothing piles up on split lines. The default.
 	ORT_PLACEMENT_LOOSE = 0,
-	/// The smallest cell that fully contains the item (seeds 000, 001, 003).
+	/// The smallest cell that fully contains the item (the classic quadtree's rule).
 	ORT_PLACEMENT_TIGHT,
-	/// Items only in leaves, referenced from every leaf they overlap (seed 002).
+	/// Items only in leaves, referenced from every leaf they overlap (as a quadtree
+	/// rebuilt every frame often keeps them).
 	/// Results are never duplicated.
 	ORT_PLACEMENT_LEAVES,
 	ORT_PLACEMENT_COUNT
@@ -111,13 +112,13 @@ typedef enum ort_placement {
 /// A name for a placement ("loose", "tight", "leaves").
 ORTHANT_API const char *ort_placement_string(ort_placement placement);
 
-/// Which items meet which (Box2D's category/mask scheme, seed 003's type
+/// Which items meet which (Box2D's category/mask scheme, a game octree's type
 /// bitmask and static objects). Two items pair only when each one's category
 /// meets the other's mask, and never when both are static.
 typedef struct ort_filter {
 	uint64_t category; ///< the kinds this item is (default 1)
 	uint64_t mask;     ///< the kinds it pairs with (default all)
-	bool is_static;    ///< static items never pair with each other (seed 003)
+	bool is_static;    ///< static items never pair with each other
 } ort_filter;
 
 /// Every item starts with this filter.

@@ -10,8 +10,9 @@
 /// - build is a radix sort of the items' Morton keys and a few linear passes
 ///   (Karras 2012's linear trees, with loose-octree levels so that large boxes
 ///   sit high instead of inflating the leaves);
-/// - nodes, boxes and ids are contiguous in traversal order; a query walks the
-///   node array front to back, skipping subtrees, without a stack;
+/// - boxes and ids are contiguous in tree order, and nodes are kept in blocks
+///   of siblings, their bounds axis by axis; a query walks the blocks with a
+///   small fixed stack, testing a block's children at once;
 /// - a rebuild allocates only when the count, or the node blocks the scene's
 ///   shape needs, outgrow what earlier builds made room for.
 ///

@@ -35,22 +35,22 @@ typedef struct ORTHANT_NAME(tree_def) {
 	/// are never refused: the root grows (doubles) until it holds them.
 	ORTHANT_NAME(box) region;
 	bool use_region;
-	/// Items a leaf holds before it splits (seed 000: 16). >= 1.
+	/// Items a leaf holds before it splits (default 16). >= 1.
 	int bucket_size;
-	/// Splits stop this many levels below the root (seed 000: 8). 0..ORTHANT_MAX_DEPTH.
+	/// Splits stop this many levels below the root (default 8). 0..ORTHANT_MAX_DEPTH.
 	int max_depth;
-	/// Splits stop at cells this small on their shortest axis (seed 003: 1). >= 0.
+	/// Splits stop at cells this small on their shortest axis (default 0). >= 0.
 	float min_cell_size;
 	/// Where items live; see ort_placement.
 	ort_placement placement;
 	/// Loose cell side / cell side, for ORT_PLACEMENT_LOOSE. 1 < looseness <= 4; default 2.
 	float looseness;
 	/// A divided node whose subtree holds at most this many entries folds its
-	/// children back into itself (seed 000's tryMerge). -1 (the default) means
-	/// bucket_size / 2: below the split point, so one item moving to and fro
+	/// children back into itself (underfull siblings merge). -1 (the default)
+	/// means bucket_size / 2: below the split point, so one item moving to and fro
 	/// cannot split and merge on every frame. -1 <= merge_size <= bucket_size.
 	int merge_size;
-	/// Frames an emptied branch is kept before it is freed (seed 003: 8, doubled
+	/// Frames an emptied branch is kept before it is freed (a prune countdown; doubled
 	/// each time the branch is reused, capped at 8x). 0 frees at once. A frame is
 	/// one call of ortN_tree_tick.
 	int prune_delay;
@@ -105,7 +105,7 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_remove)(ORTHANT_NAME(tree) * tree, ort_
 /// Give an item a new box, keeping its handle. While the box still fits the
 /// item's node (and could go no deeper) only the stored box changes; otherwise
 /// the item climbs to the first ancestor that holds it and goes down as deep as
-/// it fits (seed 003). On failure the item keeps its old box and place.
+/// it fits. On failure the item keeps its old box and place, and the root its cell.
 ORTHANT_API ort_result ORTHANT_NAME(tree_move)(ORTHANT_NAME(tree) * tree, ort_handle handle, ORTHANT_NAME(box) box);
 
 /// The item's box, or ORT_ERROR_STALE_HANDLE.
@@ -121,12 +121,12 @@ ORTHANT_API bool ORTHANT_NAME(tree_is_valid)(const ORTHANT_NAME(tree) * tree, or
 /// Live items.
 ORTHANT_API int ORTHANT_NAME(tree_count)(const ORTHANT_NAME(tree) * tree);
 
-/// Forget every item (seeds 001/002 rebuild each frame). Keeps the memory for
+/// Forget every item (for trees rebuilt every frame). Keeps the memory for
 /// the next frame, so clear + insert/build allocates nothing in steady state.
 /// Every handle becomes stale. The root returns to the definition's region.
 ORTHANT_API void ORTHANT_NAME(tree_clear)(ORTHANT_NAME(tree) * tree);
 
-/// Store count items in one pass (seed 003's batched build). Into an empty tree
+/// Store count items in one pass (a batched build). Into an empty tree
 /// it partitions the whole batch top-down, O(n * depth), much faster than n
 /// inserts; into a non-empty tree it inserts one by one. user_data and
 /// handles_out may be NULL. On failure nothing of the batch is stored.
@@ -193,9 +193,9 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_nearest)(const ORTHANT_NAME(tree) * tre
 typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *user_a, void *user_b);
 
 /// Every pair of items whose boxes overlap and whose filters allow it (see
-/// ort_filter), each pair exactly once (seed 000's findAllIntersections, seed
-/// 003's pass-down). Uses scratch memory kept in the tree, so in steady state
-/// it allocates nothing.
+/// ort_filter), each pair exactly once (a pass down the tree of each node's
+/// entries to its descendants). Uses scratch memory kept in the tree, so in
+/// steady state it allocates nothing.
 ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, uint64_t mask, ORTHANT_NAME(pair_fn) * fn,
                                                      void *ctx);
 
@@ -231,7 +231,7 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_current_pairs)(const ORTHANT_NAME(tree)
 /// Pairs in the broad phase's current set.
 ORTHANT_API int ORTHANT_NAME(tree_pair_count)(const ORTHANT_NAME(tree) * tree);
 
-/// An intersection record for a pair (seed 003's IntersectionRecord).
+/// An intersection record for a pair.
 typedef struct ORTHANT_NAME(contact) {
 	ort_handle a, b;
 	bool touching;              ///< the exact bounds meet (depth >= 0)

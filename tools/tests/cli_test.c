@@ -817,7 +817,7 @@ static void t_group_stats(void)
 			      "entries %ld for %ld items", entries, items);
 			CHECK(nodes >= 1 && leaves >= 1 && leaves <= nodes, "nodes %ld leaves %ld", nodes, leaves);
 			// With leaves placement the core currently splits past max_depth when
-			// the root has grown to reach far boxes (reported with issue 4), so
+			// the root has grown to reach far boxes, so
 			// the bound is checked for the other placements only.
 			CHECK(depth >= 0 &&
 			          (depth <= t_config_depth(&t_configs[c], s.dim) || !strcmp(t_configs[c].placement, "leaves")),

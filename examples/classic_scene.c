@@ -1,13 +1,14 @@
-// seed_scene.c: the seeds' collision step without a window, measured. Each
+// classic_scene.c: the classic collision step without a window, measured. Each
 // frame moves every box, brings the tree up to date and finds all pairs; the
 // table compares brute force with every placement, both ways of keeping the
-// tree current (rebuild every frame, as seeds 001/002 do, or move each item),
-// and the incremental broad phase that answers seed 002's closing question;
+// tree current (rebuild every frame, as the bouncing-boxes demo does, or move
+// each item), and the incremental broad phase: the answer to whether a tree
+// rebuilt every frame could be kept up to date instead;
 // last, the packed tree rebuilt every frame. Every method's pairs per frame must
 // equal brute force's.
 //
-//   orthant_seed_scene [count] [frames] [bouncing|uniform] [moving fraction]
-//     bouncing: seed 001's boxes (side 1..20, speed <= 10) in 600x800 (default, 1000 boxes)
+//   orthant_classic_scene [count] [frames] [bouncing|uniform] [moving fraction]
+//     bouncing: the bouncing-boxes demo's boxes (side 1..20, speed <= 10) in 600x800 (default, 1000 boxes)
 //     uniform:  small boxes (side 0.5..2) spread so each overlaps 1-3 others
 //     moving fraction: the share of boxes that move each frame (default 1); only
 //     boxes that moved are passed to move, as a game would.
@@ -99,11 +100,11 @@ int main(int argc, char **argv)
 	float moving = argc > 4 ? (float)atof(argv[4]) : 1.0f;
 	if (count < 2 || frames < 1 || (argc > 3 && kind == SCN_BOUNCING && strcmp(argv[3], "bouncing") != 0) ||
 	    !(moving > 0.0f && moving <= 1.0f)) {
-		fprintf(stderr, "usage: orthant_seed_scene [count >= 2] [frames >= 1] [bouncing|uniform] [moving 0..1]\n");
+		fprintf(stderr, "usage: orthant_classic_scene [count >= 2] [frames >= 1] [bouncing|uniform] [moving 0..1]\n");
 		return 2;
 	}
 	printf("%s scene: %d boxes, %d frames, %.0f%% moving; per frame: move, update, all pairs\n",
-	       kind == SCN_BOUNCING ? "seed 001 (bouncing, 600x800)" : "uniform small boxes", count, frames,
+	       kind == SCN_BOUNCING ? "bouncing boxes (600x800)" : "uniform small boxes", count, frames,
 	       (double)moving * 100.0);
 	printf("%-8s %-18s %12s %12s %10s\n", "placement", "keeping current", "pairs/frame", "us/frame", "vs brute");
 	// Brute force is O(n^2): time it on as few frames as give a stable figure.
@@ -181,6 +182,6 @@ int main(int argc, char **argv)
 	printf("%-8s %-18s %12.1f %12.1f %9.3fx\n", "packed", "rebuild", (double)pairs / frames, us, us / brute_us);
 	if (frames == brute_frames && pairs != brute_total) status = 1;
 	scn_scene_free(&s);
-	if (status) fprintf(stderr, "orthant_seed_scene: a method's pairs differ from brute force\n");
+	if (status) fprintf(stderr, "orthant_classic_scene: a method's pairs differ from brute force\n");
 	return status;
 }
