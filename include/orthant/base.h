@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file base.h
 /// orthant: what every dimension shares — results, handles, the allocator hook,
 /// the assert hook and the version.

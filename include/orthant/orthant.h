@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file orthant.h
 /// Everything: the quadtree (ort2_*) and the octree (ort3_*).
 #ifndef ORTHANT_ORTHANT_H

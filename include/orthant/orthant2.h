@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file orthant2.h
 /// The quadtree: orthant's tree in two dimensions, names `ort2_*`.
 #ifndef ORTHANT_ORTHANT2_H

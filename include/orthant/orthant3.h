@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file orthant3.h
 /// The octree: orthant's tree in three dimensions, names `ort3_*`.
 #ifndef ORTHANT_ORTHANT3_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file packed_dim.h
 /// The packed tree, written once for any dimension: a loose quadtree (2D,
 /// `ort2_packed_*`) or octree (3D, `ort3_packed_*`) built whole from an array

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT. Copyright (c) 2026 the orthant authors; the terms are in LICENSE.
 /// @file tree_dim.h
 /// The tree API, written once for any dimension. Do not include this file
 /// directly: include <orthant/orthant2.h> (quadtree, names `ort2_*`) or
