@@ -16,7 +16,7 @@
 // children of their lowest common ancestor.
 //
 // leaves: pairs are tested inside each leaf, and reported only by the leaf
-// that owns the low corner of their overlap (leaf_owns in dim.h), so a pair
+// that owns the low corner of their overlap (leaf_owns in tree_int.h), so a pair
 // sharing several leaves is reported once.
 //
 // Filtering uses each node's content bounds — the union of the boxes its

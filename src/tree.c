@@ -21,11 +21,13 @@
 //
 // ## Failure leaves the tree as it was
 //
-// Every mutation first makes sure the pools hold what it can need (the *_reserve functions),
-// so once it starts changing links it cannot fail half-way. Splits and merges
-// only make the tree better, never more correct: when one cannot get memory it
-// is skipped (a split doubles the node's retry_at and is tried again when the
-// node has grown that much), and the operation that triggered it still succeeds.
+// Every mutation first makes sure the pools hold what it can need (the
+// *_reserve functions; insert_reserve works out the root's growth on a copy
+// first), so once it starts changing links it cannot fail half-way: a failed
+// call changes nothing but capacity. Splits and merges only make the tree
+// better, never more correct: when one cannot get memory it is skipped (a
+// split doubles the node's retry_at and is tried again when the node has grown
+// that much), and the operation that triggered it still succeeds.
 #include "tree_int.h"
 
 // ---- create / destroy ---------------------------------------------------------
