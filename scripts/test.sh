@@ -16,7 +16,7 @@ passed=0
 run_suite() {
   local dir=$1; shift
   echo "== $dir: cmake $*" >&2
-  cmake -S . -B "$dir" -DORTHANT_WERROR=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -DORTHANT_WERROR=ON -DORTHANT_REQUIRE_ALL=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" | tee "$dir/ctest.log"
   passed=$((passed + $(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$dir/ctest.log")))

@@ -5,7 +5,9 @@
 #include "cli.h"
 
 #include <math.h>
+#ifdef ORTHANT_HAVE_PNG
 #include <png.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +154,14 @@ static const unsigned char cli_ray_colour[3] = {20, 150, 40};
 // ---------------------------------------------------------------------------
 // PNG
 
+#ifndef ORTHANT_HAVE_PNG
+static int cli_write_png(const cli_drawing *d, const cli_view *v, const char *path)
+{
+	(void)d, (void)v, (void)CLI_PI;
+	return cli_fail("cannot write %s: this orthant was built without libpng (Debian: libpng-dev); -o OUT.svg works",
+	                path);
+}
+#else
 typedef struct cli_raster {
 	unsigned char *rgb;
 	int w, h;
@@ -246,6 +256,7 @@ static int cli_write_png(const cli_drawing *d, const cli_view *v, const char *pa
 		return cli_fail("cannot write %s: %s", path, image.message);
 	return CLI_EXIT_OK;
 }
+#endif
 
 // ---------------------------------------------------------------------------
 // SVG
