@@ -8,8 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/coverage
 min_lines=${ORTHANT_MIN_LINES:-95}
 min_branches=${ORTHANT_MIN_BRANCHES:-90}
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DORTHANT_COVERAGE=ON -DORTHANT_BUILD_DEMO=OFF \
-	-DORTHANT_BUILD_TOOLS=OFF -DORTHANT_BUILD_BENCH=OFF >/dev/null
+(cd "$root" && cmake --preset coverage >/dev/null) # CMakePresets.json: Debug, --coverage, library only
 find "$build" -name '*.gcda' -delete 2>/dev/null || true
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 ctest --test-dir "$build" -j"$(nproc 2>/dev/null || echo 2)" -E soak >/dev/null
