@@ -44,7 +44,7 @@ for f in liborthant.a liborthant.so tools/orthant orthant_example_quickstart ben
 done
 [ ! -e "$work/b1/demo/orthant_demo" ] || fail "the demo was built without SDL2"
 printf '1 0 0 1 1\n2 0.5 0.5 2 2\n3 5 5 6 6\n' >"$work/scene.txt"
-"$work/b1/tools/orthant" pairs "$work/scene.txt" | grep -q "^1 2$" || fail "orthant pairs"
+[ "$("$work/b1/tools/orthant" pairs "$work/scene.txt")" = "1 2" ] || fail "orthant pairs"
 "$work/b1/tools/orthant" render -o "$work/scene.svg" "$work/scene.txt" || fail "render to SVG"
 grep -q "<svg" "$work/scene.svg" || fail "render wrote no SVG"
 if "$work/b1/tools/orthant" render -o "$work/scene.png" "$work/scene.txt" 2>"$work/png.err"; then
