@@ -181,13 +181,21 @@ static bool cli_parse_values(const char *text, cli_values *v, const char **why)
 	}
 }
 
-/// Parse a decimal integer in [lo, hi].
+/// Parse a decimal integer in [lo, hi] (0 <= lo): digits only, so a sign, a
+/// space, a hex prefix or an empty value is refused rather than read loosely.
 static bool cli_parse_int(const char *s, long lo, long hi, int *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
+	long v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (*s - '0');
+		if (v > hi)
+			return false; // also stops the overflow of a long run of digits
+	}
+	if (v < lo)
 		return false;
 	*out = (int)v;
 	return true;
@@ -357,7 +365,7 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 				                       value);
 		} else if (bit == CLI_OPT_K) {
 			if (!cli_parse_int(value, 1, INT_MAX, &o->k))
-				return cli_usage_error(o, "--k takes a positive integer, not '%s'", value);
+				return cli_usage_error(o, "--k takes an integer from 1 to %d, not '%s'", INT_MAX, value);
 		} else if (bit == CLI_OPT_WIDTH) {
 			if (!cli_parse_int(value, 16, 16384, &o->width))
 				return cli_usage_error(o, "--width takes an integer from 16 to 16384, not '%s'", value);

@@ -12,10 +12,11 @@
 #include "orthant/base.h"
 
 enum {
-	SF_BLOCK = 1 << 20,       // bytes read at a time (the buffer's starting size)
+	SF_BLOCK = 1 << 20,       // the read buffer: bytes read at a time, plus a kept partial line
 	SF_MAX_FIELDS = 7,        // ID + 6 coordinates
 	SF_PROGRESS_LINES = 1 << 16,
 	SF_QUOTE_MAX = 40,        // longest token quoted in a message
+	SF_LINE_MAX = 4096,       // the longest line, in bytes, its line end excluded (scene_file.h)
 };
 
 static const char *const sf_names2[] = {"ID", "MINX", "MINY", "MAXX", "MAXY"};
@@ -263,11 +264,78 @@ static bool sf_parse_id(sf_reader *r, uint64_t line, const char *s, const char *
 	return true;
 }
 
-static bool sf_is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// Only space and tab separate fields: anything else is a character of a field,
+// and the bytes that cannot be (sf_check_bytes) are named before parsing.
+static bool sf_is_space(char c) { return c == ' ' || c == '\t'; }
 
-// Parse one line [s, end); *end is writable. Returns false on a bad line.
+// The first non-blank character of [s, end) is '#'.
+static bool sf_is_comment(const char *s, const char *end)
+{
+	while (s < end && sf_is_space(*s))
+		s++;
+	return s < end && *s == '#';
+}
+
+// Refuse the bytes that make a line unreadable, with a message that names them
+// and their column: NUL (a binary file), a CR that does not end the line (the
+// line end is LF or CRLF; a CR-only file would be one endless line), and, on
+// object lines, the other control characters (\v and \f are not separators), a
+// byte order mark past the start of the file, and commas. [s, end) is the line
+// without its LF; a CR just before the LF is its line end, not its content.
+static bool sf_check_bytes(sf_reader *r, uint64_t line, const char *s, const char *end)
+{
+	bool comment = sf_is_comment(s, end);
+	for (const char *p = s; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+		unsigned long col = (unsigned long)(p - s) + 1;
+		if (c >= 0x20 && c != ',' && c != 0xEF)
+			continue;
+		if (c == '\t')
+			continue;
+		if (c == 0) {
+			sf_fail(r, line, "a NUL byte at column %lu (is this a text file?)", col);
+			return false;
+		}
+		if (c == '\r') {
+			if (p + 1 == end)
+				continue;
+			sf_fail(r, line, "a carriage return (CR) at column %lu that does not end the line: lines end with LF or CRLF",
+			        col);
+			return false;
+		}
+		if (comment)
+			continue;
+		if (c == ',') {
+			sf_fail(r, line, "a comma at column %lu: separate numbers with spaces", col);
+			return false;
+		}
+		if (c == 0xEF) {
+			if (end - p >= 3 && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF) {
+				sf_fail(r, line, "a UTF-8 byte order mark at column %lu (allowed only at the start of the file)", col);
+				return false;
+			}
+			continue;
+		}
+		static const char *const names[] = {['\v'] = "vertical tab (\\v)", ['\f'] = "form feed (\\f)"};
+		const char *name = c < sizeof names / sizeof names[0] && names[c] ? names[c] : NULL;
+		if (name)
+			sf_fail(r, line, "a %s at column %lu: only spaces and tabs separate fields", name, col);
+		else
+			sf_fail(r, line, "a control character (byte 0x%02X) at column %lu: only spaces and tabs separate fields",
+			        (unsigned)c, col);
+		return false;
+	}
+	return true;
+}
+
+// Parse one line [s, end), its LF excluded; *end is writable. Returns false on a
+// bad line.
 static bool sf_parse_line(sf_reader *r, uint64_t line, char *s, char *end)
 {
+	if (!sf_check_bytes(r, line, s, end))
+		return false;
+	if (end > s && end[-1] == '\r')
+		end--; // CRLF
 	char *tok[SF_MAX_FIELDS], *tok_end[SF_MAX_FIELDS];
 	int n = 0;
 	char *p = s;
@@ -377,23 +445,41 @@ static bool sf_parse_line(sf_reader *r, uint64_t line, char *s, char *end)
 	return true;
 }
 
+// A line longer than SF_LINE_MAX: a comment is skipped (true, and *skip set so
+// the rest of it is dropped as it arrives); anything else is refused, after the
+// bytes it has so far are checked, so a NUL or a lone CR is named before length.
+static bool sf_long_line(sf_reader *r, uint64_t line, const char *s, bool *skip)
+{
+	if (!sf_check_bytes(r, line, s, s + SF_LINE_MAX))
+		return false;
+	if (sf_is_comment(s, s + SF_LINE_MAX)) {
+		*skip = true;
+		return true;
+	}
+	sf_fail(r, line, "the line is longer than %d bytes", SF_LINE_MAX);
+	return false;
+}
+
 sf_status sf_read(FILE *in, sf_scene *scene, sf_error *err, sf_progress_fn *progress, void *progress_ctx)
 {
 	memset(scene, 0, sizeof *scene);
 	memset(err, 0, sizeof *err);
 	sf_reader r = {.scene = scene, .err = err, .ascending = true, .status = SF_OK};
 
-	size_t cap = SF_BLOCK;
-	char *buf = malloc(cap + 1); // + 1: room to terminate a last line without '\n'
+	// The buffer holds the unfinished line (at most SF_LINE_MAX + 1 bytes: the
+	// limit and a CR) followed by new data; it never grows, so memory is bounded
+	// whatever the file holds. + 1: room to terminate a last line without '\n'.
+	char *buf = malloc(SF_BLOCK + 1);
 	if (!buf) {
 		r.status = SF_ERROR_MEMORY;
 		goto done;
 	}
 	size_t filled = 0;
 	uint64_t line = 0;
-	bool eof = false;
+	bool eof = false, started = false;
+	bool skip = false; // inside an over-long comment line: drop bytes up to its LF
 	while (!eof && r.status == SF_OK) {
-		size_t got = fread(buf + filled, 1, cap - filled, in);
+		size_t got = fread(buf + filled, 1, SF_BLOCK - filled, in);
 		if (got == 0) {
 			if (ferror(in)) {
 				err->errnum = errno;
@@ -404,11 +490,38 @@ sf_status sf_read(FILE *in, sf_scene *scene, sf_error *err, sf_progress_fn *prog
 		}
 		filled += got;
 		char *p = buf, *limit = buf + filled;
-		while (r.status == SF_OK) {
+		if (!started) {
+			// A UTF-8 byte order mark at the start of the file (some editors write
+			// one) is skipped; anywhere else it is refused (sf_check_bytes).
+			if (filled < 3 && !eof)
+				continue;
+			started = true;
+			if (filled >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3))
+				p += 3;
+		}
+		while (r.status == SF_OK && p < limit) {
 			char *nl = memchr(p, '\n', (size_t)(limit - p));
-			if (!nl) {
-				if (!eof || p == limit)
+			if (skip) {
+				char *stop = nl ? nl : limit;
+				if (memchr(p, '\0', (size_t)(stop - p))) {
+					sf_fail(&r, line, "a NUL byte in a comment (is this a text file?)");
 					break;
+				}
+				skip = nl == NULL;
+				p = nl ? nl + 1 : limit;
+				continue;
+			}
+			size_t len = (size_t)((nl ? nl : limit) - p);
+			if (len > SF_LINE_MAX && !(len == SF_LINE_MAX + 1 && p[SF_LINE_MAX] == '\r' && (nl || eof))) {
+				line++;
+				if (!sf_long_line(&r, line, p, &skip))
+					break;
+				p += SF_LINE_MAX; // the rest goes by the skip above
+				continue;
+			}
+			if (!nl) {
+				if (!eof)
+					break; // wait for the rest of the line
 				nl = limit; // the last line, without a newline
 			}
 			line++;
@@ -418,18 +531,9 @@ sf_status sf_read(FILE *in, sf_scene *scene, sf_error *err, sf_progress_fn *prog
 				progress(progress_ctx, scene->count);
 			p = nl < limit ? nl + 1 : limit;
 		}
-		// Keep the unfinished line; grow the buffer when it fills it.
+		// Keep the unfinished line (at most SF_LINE_MAX + 1 bytes) for the next read.
 		filled = (size_t)(limit - p);
 		memmove(buf, p, filled);
-		if (filled == cap && !eof) {
-			char *bigger = realloc(buf, cap * 2 + 1);
-			if (!bigger) {
-				r.status = SF_ERROR_MEMORY;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
 	}
 done:
 	free(buf);

@@ -2,14 +2,21 @@
 /// The streaming reader of orthant's plain scene files, for the command-line tool.
 ///
 /// A scene file holds one object per line: `ID MINX MINY MAXX MAXY` (2D) or
-/// `ID MINX MINY MINZ MAXX MAXY MAXZ` (3D), fields separated by spaces or tabs.
-/// ID is an unsigned 64-bit decimal integer, unique in the file. Blank lines and
-/// lines whose first non-blank character is `#` are ignored; a trailing `\r` is
-/// whitespace, so CRLF files read the same. The dimension comes from the first
-/// object line and every later line must agree.
+/// `ID MINX MINY MINZ MAXX MAXY MAXZ` (3D), fields separated by spaces or tabs
+/// (only those: `\v`, `\f` and other control characters are refused, and so is
+/// a comma, with the hint to separate numbers with spaces). ID is an unsigned
+/// 64-bit decimal integer, unique in the file. Blank lines and lines whose first
+/// non-blank character is `#` are ignored. Lines end with LF or CRLF; a CR
+/// anywhere else is refused, as is a NUL byte anywhere. A UTF-8 byte order mark
+/// is skipped at the start of the file and refused elsewhere. A line holds at
+/// most 4096 bytes, its line end excluded; a longer comment is skipped, a longer
+/// object line refused. The dimension comes from the first object line and every
+/// later line must agree.
 ///
-/// How it reads: the file is read in large blocks into one buffer and parsed in
-/// place; only the growing result arrays allocate (by doubling), never a line.
+/// How it reads: the file is read in 1 MiB blocks into one buffer that never
+/// grows (an unfinished line, at most 4097 bytes, is carried to the next block),
+/// so memory is bounded whatever the file holds; lines are parsed in place and
+/// only the growing result arrays allocate (by doubling), never a line.
 /// Numbers take a fast exact path (Clinger: at most 15 significant digits and a
 /// small power of ten, where one double multiply or divide is correctly rounded)
 /// and fall back to strtod otherwise, so every number reads as the nearest double

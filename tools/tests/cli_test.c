@@ -6,8 +6,9 @@
 /// number and exit status.
 ///
 /// usage: cli_test GROUP ORTHANT WORKDIR   (GROUP: parse errors usage pairs query
-///                                          ray knn stats render)
+///                                          ray knn stats render limits)
 ///        cli_test gen COUNT DIM FILE      (write a large scene, for timing)
+#define _DEFAULT_SOURCE // wait4, for the child's peak memory
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -981,6 +985,15 @@ static void t_group_errors(void)
 		{h2, "2 5 5 6 6", 2, "duplicate ID 2 (first on line 4)"},
 		{h2, "0003 5 5 6 6", 2, "duplicate ID 3 (first on line 7)"},
 		{h3, "10 5 5 5 6 6 6", 3, "duplicate ID 10 (first on line 1)"},
+		// Only spaces and tabs separate fields; the rest is named with its column.
+		{h2, "4 0,0 1 1", 2, "a comma at column 4: separate numbers with spaces"},
+		{h2, "4 0 0 1,5 2", 2, "a comma at column 8: separate numbers with spaces"},
+		{h2, "4\v0 0 1 1", 2, "a vertical tab (\\v) at column 2: only spaces and tabs separate fields"},
+		{h2, "4 0 0 1\f1", 2, "a form feed (\\f) at column 8: only spaces and tabs separate fields"},
+		{h2, "4 0 0 1 1\x1b", 2, "a control character (byte 0x1B) at column 10"},
+		{h2, "4 0 0\r1 1", 2, "a carriage return (CR) at column 6 that does not end the line"},
+		{h2, "# a comment\rwith a lone CR", 2, "a carriage return (CR) at column 12"},
+		{h2, "\xEF\xBB\xBF" "4 0 0 1 1", 2, "a UTF-8 byte order mark at column 1 (allowed only at the start"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		t_error_case(cases[i].header, cases[i].bad, cases[i].dim, cases[i].reason, 0);
@@ -1103,7 +1116,24 @@ static void t_group_usage(void)
 		{{"pairs", "--placement", "sideways", path}, "--placement takes"},
 		{{"pairs", "--bucket", "0", path}, "--bucket takes"},
 		{{"pairs", "--bucket", "x", path}, "--bucket takes"},
-		{{"pairs", "--max-depth", "33", path}, "--max-depth takes"},
+		{{"pairs", "--max-depth", "33", path}, "--max-depth takes an integer from 0 to 32, not '33'"},
+		// Integers are digits only: no sign, space, hex or emptiness, no overflow;
+		// every message gives the range.
+		{{"pairs", "--bucket", " 3", path}, "--bucket takes an integer from 1 to 1048576, not ' 3'"},
+		{{"pairs", "--bucket", "+3", path}, "--bucket takes an integer from 1 to 1048576, not '+3'"},
+		{{"pairs", "--bucket", "3 ", path}, "--bucket takes an integer from 1 to 1048576, not '3 '"},
+		{{"pairs", "--bucket", "0x10", path}, "--bucket takes an integer from 1 to 1048576, not '0x10'"},
+		{{"pairs", "--bucket", "", path}, "--bucket takes an integer from 1 to 1048576, not ''"},
+		{{"pairs", "--bucket=", path}, "--bucket takes an integer from 1 to 1048576, not ''"},
+		{{"pairs", "--bucket", "-1", path}, "--bucket takes an integer from 1 to 1048576"},
+		{{"pairs", "--bucket", "1048577", path}, "--bucket takes an integer from 1 to 1048576"},
+		{{"pairs", "--bucket", "99999999999999999999999", path}, "--bucket takes an integer from 1 to 1048576"},
+		{{"pairs", "--max-depth", "-0", path}, "--max-depth takes an integer from 0 to 32"},
+		{{"pairs", "--max-depth", "1e1", path}, "--max-depth takes an integer from 0 to 32"},
+		{{"knn", "--point", "0,0", "--k", "+2", path}, "--k takes an integer from 1 to 2147483647, not '+2'"},
+		{{"knn", "--point", "0,0", "--k", "2147483648", path}, "--k takes an integer from 1 to 2147483647"},
+		{{"render", "-o", "x.png", "--width", " 100", path}, "--width takes an integer from 16 to 16384"},
+		{{"render", "-o", "x.png", "--width", "16385", path}, "--width takes an integer from 16 to 16384"},
 		{{"pairs", "--max-depth", path}, "--max-depth takes"},
 		{{"pairs", path, "--max-depth"}, "--max-depth needs a value"},
 		{{"query", path}, "exactly one of"},
@@ -1191,6 +1221,209 @@ static void t_group_usage(void)
 }
 
 // ---------------------------------------------------------------------------
+// Limits: bytes a text editor does not show, the line-length limit, memory.
+
+/// Write len bytes to path (the text may hold NUL).
+static void t_write_bytes(const char *path, const char *bytes, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(bytes, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "cannot write %s\n", path);
+		exit(2);
+	}
+}
+
+/// Expect `orthant pairs FILE` to refuse the file with exactly "FILE:LINE: reason...".
+static void t_expect_refused(const char *path, int line, const char *reason)
+{
+	char want[256];
+	snprintf(want, sizeof want, "%s:%d: %s", path, line, reason);
+	t_run r = RUN("pairs", path);
+	CHECK(r.status == 1, "exit status %d, want 1", r.status);
+	CHECK(r.out_len == 0, "stdout not empty: %s", r.out);
+	CHECK(!strncmp(r.err, want, strlen(want)), "stderr '%s' does not start with '%s'", r.err, want);
+	CHECK(t_count(r.err, "\n") == 1, "more than one line on stderr: %s", r.err);
+	t_run_free(&r);
+}
+
+/// One line of `ID 0 0 1 X` padded with zeros after X's point to exactly len bytes.
+static void t_line_of(t_str *b, int id, size_t len)
+{
+	size_t start = b->len;
+	t_printf(b, "%d 0 0 1 1.", id);
+	while (b->len - start < len)
+		t_printf(b, "0");
+}
+
+/// Run the binary with its standard input fed from a pipe, by `feed` writing
+/// `total` bytes in pieces (so no file holds them); returns the exit status and
+/// the child's peak resident memory in KiB (wait4's ru_maxrss).
+static int t_exec_piped(const char *const *args, void (*feed)(char *chunk, size_t n, size_t at), size_t total,
+                        long *maxrss_kib, char **err)
+{
+	int fds[2];
+	if (pipe(fds) != 0) {
+		perror("pipe");
+		exit(2);
+	}
+	char *argv[16];
+	int n = 0;
+	argv[n++] = (char *)t_bin;
+	snprintf(t_context, sizeof t_context, "orthant (stdin from a pipe, %zu bytes)", total);
+	for (; *args && n < 15; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	posix_spawn_file_actions_addopen(&fa, 1, "stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, "stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	if (posix_spawn(&pid, t_bin, &fa, NULL, argv, environ) != 0) {
+		fprintf(stderr, "cannot run %s\n", t_bin);
+		exit(2);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	signal(SIGPIPE, SIG_IGN); // the child may stop reading early: that is the point
+	enum { CHUNK = 1 << 16 };
+	static char chunk[CHUNK];
+	for (size_t at = 0; at < total;) {
+		size_t k = total - at < CHUNK ? total - at : CHUNK;
+		feed(chunk, k, at);
+		ssize_t w = write(fds[1], chunk, k);
+		if (w <= 0)
+			break; // EPIPE: the child has refused the input
+		at += (size_t)w;
+	}
+	close(fds[1]);
+	int ws;
+	struct rusage ru;
+	while (wait4(pid, &ws, 0, &ru) < 0 && errno == EINTR) {
+	}
+	*maxrss_kib = ru.ru_maxrss;
+	*err = t_slurp("stderr.txt", NULL);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+}
+
+static void t_feed_nul(char *chunk, size_t n, size_t at)
+{
+	(void)at;
+	memset(chunk, 0, n);
+}
+
+static void t_feed_digits(char *chunk, size_t n, size_t at)
+{
+	for (size_t i = 0; i < n; i++)
+		chunk[i] = (char)('0' + (at + i) % 10);
+}
+
+/// A comment of (nearly) the whole input, then one line ending it and two objects.
+static size_t t_comment_total;
+static void t_feed_comment(char *chunk, size_t n, size_t at)
+{
+	static const char tail[] = "\n1 0 0 1 1\n2 1 1 2 2\n";
+	size_t body = t_comment_total - (sizeof tail - 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = at + i;
+		chunk[i] = k == 0 ? '#' : k < body ? 'c' : tail[k - body];
+	}
+}
+
+static void t_group_limits(void)
+{
+	char *path = t_path("bytes.txt");
+
+	// NUL bytes, in an object line and in a comment; the first bad line counts.
+	t_write_bytes(path, "1 0 0 1 1\n2 0 0\0 1 1\n", 21);
+	t_expect_refused(path, 2, "a NUL byte at column 6 (is this a text file?)");
+	t_write_bytes(path, "# x\0y\n1 0 0 1 1\n", 16);
+	t_expect_refused(path, 1, "a NUL byte at column 4");
+
+	// A UTF-8 byte order mark is skipped at the start of the file, refused after it.
+	t_write_file(path, "\xEF\xBB\xBF" "1 0 0 1 1\r\n2 1 1 2 2\r\n");
+	EXPECT_EACH("1 2\n", "pairs", path);
+	t_write_file(path, "\xEF\xBB\xBF# a comment first\n1 0 0 1 1\n");
+	EXPECT_EACH("1\n", "query", "--point", "0,0", path);
+	t_write_file(path, "1 0 0 1 1\n\xEF\xBB\xBF" "2 1 1 2 2\n");
+	t_expect_refused(path, 2, "a UTF-8 byte order mark at column 1");
+	t_write_file(path, "\xEF\xBB\xBF\xEF\xBB\xBF" "1 0 0 1 1\n");
+	t_expect_refused(path, 1, "a UTF-8 byte order mark at column 1");
+
+	// A classic Mac file (CR only) is one line with CRs in it: named, not misread.
+	t_write_file(path, "1 0 0 1 1\r2 1 1 2 2\r");
+	t_expect_refused(path, 1, "a carriage return (CR) at column 10 that does not end the line");
+	// CRLF, and a file whose last line ends in a lone CR, are line ends.
+	t_write_file(path, "1 0 0 1 1\r\n2 1 1 2 2\r");
+	EXPECT_EACH("1 2\n", "pairs", path);
+
+	// The line limit, 4096 bytes without the line end: exactly the limit is read
+	// (with LF, CRLF, and as the last line), one byte more is refused.
+	t_str text = {0};
+	t_line_of(&text, 1, 4096);
+	t_printf(&text, "\n");
+	t_line_of(&text, 2, 4096);
+	t_printf(&text, "\r\n");
+	t_line_of(&text, 3, 4096);
+	t_write_file(path, t_cstr(&text));
+	EXPECT_EACH("1 2\n1 3\n2 3\n", "pairs", path);
+	text.len = 0;
+	t_printf(&text, "1 0 0 1 1\n");
+	t_line_of(&text, 2, 4097);
+	t_printf(&text, "\n");
+	t_write_file(path, t_cstr(&text));
+	t_expect_refused(path, 2, "the line is longer than 4096 bytes");
+	text.len = 0;
+	t_line_of(&text, 1, 4097); // the last line, without a newline
+	t_write_file(path, t_cstr(&text));
+	t_expect_refused(path, 1, "the line is longer than 4096 bytes");
+	text.len = 0;
+	t_printf(&text, "1 0 0 1 1\n2 0 0 1 1 ");
+	for (int i = 0; i < 3000; i++)
+		t_printf(&text, "\t "); // blanks count: a line of 6000+ bytes
+	t_printf(&text, "\n");
+	t_write_file(path, t_cstr(&text));
+	t_expect_refused(path, 2, "the line is longer than 4096 bytes");
+	free(text.s);
+
+	// Huge lines through a pipe: refused (or, a comment, skipped) with the memory
+	// of a small file. A run on a small file first gives the baseline; the reader
+	// must stay within a few MiB of it, where buffering the line would take 50.
+	const size_t huge = (size_t)50 << 20;
+	long base_kib, kib;
+	char *err;
+	const char *const pairs_stdin[] = {"pairs", "-", NULL};
+	int st = t_exec_piped(pairs_stdin, t_feed_digits, 0, &base_kib, &err);
+	CHECK(st == 0, "empty input: status %d, stderr %s", st, err);
+	free(err);
+	struct {
+		void (*feed)(char *, size_t, size_t);
+		int status;
+		const char *err;
+	} cases[] = {
+		{t_feed_nul, 1, "<stdin>:1: a NUL byte at column 1 (is this a text file?)\n"},
+		{t_feed_digits, 1, "<stdin>:1: the line is longer than 4096 bytes\n"},
+		{t_feed_comment, 0, ""},
+	};
+	t_comment_total = huge;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		st = t_exec_piped(pairs_stdin, cases[i].feed, huge, &kib, &err);
+		CHECK(st == cases[i].status && !strcmp(err, cases[i].err), "huge line %zu: status %d, stderr '%s'", i, st,
+		      err);
+		CHECK(kib < base_kib + 8 * 1024, "huge line %zu: peak memory %ld KiB, %ld KiB on an empty file", i, kib,
+		      base_kib);
+		printf("huge line %zu (%zu MiB through a pipe): exit %d, peak RSS %ld KiB (empty input: %ld KiB)\n", i,
+		       huge >> 20, st, kib, base_kib);
+		free(err);
+	}
+	char *out = t_slurp("stdout.txt", NULL);
+	CHECK(!strcmp(out, "1 2\n"), "the objects after a 50 MiB comment: '%s'", out);
+	free(out);
+}
+
+// ---------------------------------------------------------------------------
 
 /// Write a large uniform scene (for timing `pairs`): boxes of side 0.5..2 spread
 /// so each overlaps a few others.
@@ -1238,6 +1471,7 @@ int main(int argc, char **argv)
 		{"parse", t_group_parse}, {"errors", t_group_errors}, {"usage", t_group_usage},
 		{"pairs", t_group_pairs}, {"query", t_group_query},   {"ray", t_group_ray},
 		{"knn", t_group_knn},     {"stats", t_group_stats},   {"render", t_group_render},
+		{"limits", t_group_limits},
 	};
 	for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
 		if (strcmp(argv[1], groups[i].name))
