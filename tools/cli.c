@@ -76,8 +76,8 @@ static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
 	                "draw the objects and the tree's cells as PNG or SVG",
 	                "Draw the objects (blue), the tree's cells (grey) and, if given, a query\n"
 	                "(orange) with the objects it finds (red). 3D scenes are drawn as their\n"
-	                "projection on two axes. Not with --placement packed, whose cells the\n"
-	                "library does not expose.\n"
+	                "projection on two axes. With --placement packed the cells drawn are the\n"
+	                "packed tree's node bounds (a packed node keeps no cell).\n"
 	                "  -o OUT                   the picture; .png or .svg\n"
 	                "  --box, --sphere, --point a query, as for `orthant query`\n"
 	                "  --ray X,Y[,Z],DX,DY[,DZ] a ray: origin then direction (as `orthant ray`)\n"
@@ -92,7 +92,7 @@ static const char cli_common_help[] =
 	"                           where the tree keeps objects (default loose);\n"
 	"                           packed: the library's packed tree, built whole in\n"
 	"                           one pass and read from flat arrays; the fastest on\n"
-	"                           large scenes (not for render)\n"
+	"                           large scenes\n"
 	"  --bucket N               objects a cell holds before it splits (default 16;\n"
 	"                           packed: 1..64)\n"
 	"  --max-depth N            deepest level of the tree, 0..32 (default 8;\n"
@@ -100,7 +100,9 @@ static const char cli_common_help[] =
 	"  -h, --help               this help\n"
 	"  --version                the version\n"
 	"FILE holds one object per line, `ID MINX MINY MAXX MAXY` (2D) or\n"
-	"`ID MINX MINY MINZ MAXX MAXY MAXZ` (3D); `-` reads standard input.\n"
+	"`ID MINX MINY MINZ MAXX MAXY MAXZ` (3D), separated by spaces or tabs, at\n"
+	"most 4096 bytes a line; `-` reads standard input. Query values are rounded\n"
+	"to floats, as the file's coordinates are.\n"
 	"A bad line is reported as FILE:LINE: reason (exit 1); a bad command line\n"
 	"exits 2. See orthant(1).\n";
 

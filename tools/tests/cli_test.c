@@ -1201,6 +1201,11 @@ static void t_group_usage(void)
 	t_run r = RUN("--help");
 	CHECK(r.status == 0 && strstr(r.out, "usage: orthant COMMAND") && strstr(r.out, "render"), "--help");
 	CHECK(strstr(r.out, "tight|leaves|loose|packed") != NULL, "--help does not name --placement packed");
+	CHECK(strstr(r.out, "not for render") == NULL, "--help says render refuses packed; it draws it");
+	t_run_free(&r);
+	r = RUN("render", "--help");
+	CHECK(r.status == 0 && strstr(r.out, "packed tree's node bounds") && !strstr(r.out, "Not with"),
+	      "render --help on --placement packed: '%s'", r.out);
 	t_run_free(&r);
 	r = RUN("--version");
 	CHECK(r.status == 0 && !strcmp(r.out, "orthant 0.1.0\n"), "--version: '%s'", r.out);
