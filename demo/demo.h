@@ -24,6 +24,35 @@
 #define DEMO_COUNT_MIN 10
 #define DEMO_COUNT_MAX 100000
 
+/// The two scenes: the classic bouncing boxes spread over the field, or most of
+/// them crowded in a few drifting clusters over a thin uniform background — the
+/// scene where a tree's cells adapt (deep where objects crowd, shallow where the
+/// field is empty) and a uniform grid's cannot.
+typedef enum demo_scene {
+	DEMO_SCENE_UNIFORM,
+	DEMO_SCENE_CLUSTERED,
+	DEMO_SCENE_COUNT
+} demo_scene;
+const char *demo_scene_string(demo_scene scene);
+
+/// The count up to which boxes keep the classic sizes (side 1..20); above it box
+/// sides and speeds shrink as 1/sqrt(count) (3D: 1/cbrt), so the field's density,
+/// and the picture, stay as readable at 100,000 objects as at 500.
+#define DEMO_SCALE_COUNT_2D 500
+#define DEMO_SCALE_COUNT_3D 2000
+
+/// The clusters of DEMO_SCENE_CLUSTERED, and the share of objects in them.
+#define DEMO_CLUSTERS 6
+#define DEMO_CLUSTERED_SHARE 0.75f
+
+/// Brute force against the tree, as the panel shows it: every DEMO_COMPARE_EVERY
+/// steps the method not running is timed once on the same boxes; brute force on
+/// more than DEMO_BRUTE_SAMPLE objects is timed on an evenly spread sample of
+/// that many and scaled by n(n-1) / m(m-1) — its cost is one test per pair,
+/// whatever the boxes — so a 100,000-object frame (5e9 tests) never stalls.
+#define DEMO_COMPARE_EVERY 30
+#define DEMO_BRUTE_SAMPLE 4000
+
 /// Bullet slots: bullets live in fixed slots after the scene's boxes, so an
 /// object's index (its ID) never changes while it lives.
 #define DEMO_BULLET_SLOTS 256
@@ -55,7 +84,14 @@ typedef struct demo_sim {
 	int dim;         ///< 2 or 3
 	int count;       ///< boxes of the scene (without bullets)
 	uint64_t seed;
+	demo_scene kind;
+	float scale;     ///< box sides and speeds relative to the classic scene (<= 1)
 	scn_scene scene;
+	/// DEMO_SCENE_CLUSTERED: the clusters (a box drifting over the field) and the
+	/// region each object bounces in (a cluster's index, or -1 for the field).
+	ort3_box clusters[DEMO_CLUSTERS];
+	float cluster_vel[DEMO_CLUSTERS][3];
+	signed char *region; ///< [count]
 	/// Objects: the scene's boxes, then DEMO_BULLET_SLOTS bullet slots.
 	int total;       ///< count + DEMO_BULLET_SLOTS
 	ort3_box *boxes; ///< [total]; z is 0 in 2D
@@ -87,12 +123,23 @@ typedef struct demo_sim {
 	long long pairs;
 	long long tests;  ///< exact tests: pairs reported (tree), n(n-1)/2 (brute)
 	double step_us;   ///< the collision step (update + pairs), microseconds
+	/// The other method, timed every DEMO_COMPARE_EVERY steps on the same boxes:
+	/// brute force while the tree runs (estimated from a sample when objects >
+	/// DEMO_BRUTE_SAMPLE), the tree (rebuild + pairs) while brute force runs.
+	double compare_us;  ///< 0 until measured
+	int compare_sample; ///< objects brute force was timed on (== objects: exact)
+	int compare_objects;
+	double compare_step_us; ///< the running method's step on the same frame
+	long long steps;    ///< collision steps run
 	ort_tree_stats tree_stats;
 	ort_result last_error;
 	long long frame;
 } demo_sim;
 
+/// A uniform scene (demo_sim_set_scene changes it).
 int demo_sim_init(demo_sim *sim, int dim, int count, uint64_t seed);
+/// Make a new scene of that kind, same count and seed.
+int demo_sim_set_scene(demo_sim *sim, demo_scene kind);
 void demo_sim_free(demo_sim *sim);
 /// Change the number of scene boxes: a new scene of that size, same seed.
 int demo_sim_set_count(demo_sim *sim, int count);

@@ -73,12 +73,27 @@ static const char *demo_fmt(long long v, char *buf, size_t size)
 	return buf;
 }
 
-// A box's pixels: at least one pixel wide, so the smallest box is seen.
+// The pixels [*at, *at + *len) a span covers: every pixel it touches, but one
+// pixel, the one at its centre, when it is narrower than a pixel — so the
+// smallest box is seen, and a crowd of 100,000 sub-pixel boxes does not fill the
+// field with boxes drawn two or four times their size.
+static void demo_span(float lo, float hi, int *at, int *len)
+{
+	if (hi - lo < 1.0f) {
+		*at = (int)floorf(0.5f * (lo + hi));
+		*len = 1;
+		return;
+	}
+	*at = (int)floorf(lo);
+	*len = (int)ceilf(hi) - *at;
+}
+
+// A box's pixels.
 static SDL_Rect demo_rect(const ort3_box *b)
 {
-	int x0 = (int)floorf(b->min[0]), y0 = (int)floorf(b->min[1]);
-	int x1 = (int)ceilf(b->max[0]), y1 = (int)ceilf(b->max[1]);
-	SDL_Rect r = {x0, y0, x1 - x0 > 1 ? x1 - x0 : 1, y1 - y0 > 1 ? y1 - y0 : 1};
+	SDL_Rect r;
+	demo_span(b->min[0], b->max[0], &r.x, &r.w);
+	demo_span(b->min[1], b->max[1], &r.y, &r.h);
 	return r;
 }
 
@@ -179,10 +194,70 @@ static void demo_draw_field(demo_draw *d, demo_sim *sim, demo_ui *ui)
 	}
 }
 
+// A time for the panel: microseconds below 10 ms, milliseconds above.
+static const char *demo_fmt_us(double us, char *buf, size_t size)
+{
+	if (us < 10000.0)
+		SDL_snprintf(buf, size, "%.0f \xc2\xb5s", us);
+	else
+		SDL_snprintf(buf, size, "%.1f ms", us / 1000.0);
+	return buf;
+}
+
+// Brute force against the tree on this scene: one bar each, to the same scale
+// (linear: the point is how much shorter the tree's is), and how it was timed.
+static int demo_draw_compare(demo_draw *d, demo_sim *sim, int x, int y)
+{
+	SDL_Renderer *r = d->renderer;
+	char line[160], a[32], b[32];
+	y += demo_draw_text(d, d->font, x, y, demo_accent, "collision step, brute force vs tree");
+	if (sim->compare_us <= 0.0) {
+		y += demo_draw_text(d, d->font_small, x, y, demo_grey, "  (measuring)");
+		return y;
+	}
+	// Both from the frame the other method was timed on: like against like.
+	double tree = sim->brute ? sim->compare_us : sim->compare_step_us;
+	double brute = sim->brute ? sim->compare_step_us : sim->compare_us;
+	double most = tree > brute ? tree : brute;
+	const int bar_w = DEMO_PANEL_W - 32 - 96;
+	struct {
+		const char *name;
+		double us;
+		Uint8 rgb[3];
+	} rows[2] = {{"brute force", brute, {230, 150, 50}}, {"tree", tree, {120, 200, 255}}};
+	for (int k = 0; k < 2; ++k) {
+		int h = TTF_FontLineSkip(d->font_small);
+		demo_draw_text(d, d->font_small, x, y, demo_white, rows[k].name);
+		int w = most > 0 ? (int)(bar_w * rows[k].us / most + 0.5) : 0;
+		SDL_Rect bar = {x + 84, y + 3, w > 2 ? w : 2, h - 6};
+		SDL_SetRenderDrawColor(r, rows[k].rgb[0], rows[k].rgb[1], rows[k].rgb[2], 255);
+		SDL_RenderFillRect(r, &bar);
+		y += h;
+		demo_draw_text(d, d->font_small, x + 84, y - 2, demo_grey, demo_fmt_us(rows[k].us, a, sizeof a));
+		y += h;
+	}
+	if (tree > 0 && brute >= tree)
+		SDL_snprintf(line, sizeof line, "the tree is %.1fx faster", brute / tree);
+	else
+		SDL_snprintf(line, sizeof line, "brute force is %.1fx faster (few objects)", brute > 0 ? tree / brute : 0.0);
+	y += demo_draw_text(d, d->font, x, y, demo_white, line);
+	// Say how the other method was timed: it does not run every frame.
+	SDL_snprintf(line, sizeof line, "%s timed every %dth frame%s", sim->brute ? "the tree" : "brute force",
+	             DEMO_COMPARE_EVERY, !sim->brute && sim->compare_sample < sim->compare_objects ? " on" : "");
+	y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
+	if (!sim->brute && sim->compare_sample < sim->compare_objects) {
+		SDL_snprintf(line, sizeof line, "%s of %s objects, scaled by n\xc2\xb2", demo_fmt(sim->compare_sample, a, sizeof a),
+		             demo_fmt(sim->compare_objects, b, sizeof b));
+		y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
+	}
+	return y;
+}
+
 // The key help: what to press, and what it does.
 static const char *const demo_help[][2] = {
 	{"+ / -", "more / fewer objects (10 .. 100,000)"},
 	{"b", "brute force / tree"},
+	{"c", "scene: clustered / uniform"},
 	{"p", "placement: tight, leaves, loose"},
 	{"u", "rebuild every frame / incremental move"},
 	{"g", "cells on / off"},
@@ -233,6 +308,11 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 	demo_sim_mode(sim, mode, sizeof mode);
 	SDL_snprintf(line, sizeof line, "mode: %s%s", mode, ui->paused ? "  (paused)" : "");
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);
+	if (sim->scale < 1.0f)
+		SDL_snprintf(line, sizeof line, "scene: %s, box size x%.2f", demo_scene_string(sim->kind), sim->scale);
+	else
+		SDL_snprintf(line, sizeof line, "scene: %s", demo_scene_string(sim->kind));
+	y += demo_draw_text(d, d->font, x, y, demo_white, line);
 	SDL_snprintf(line, sizeof line, "objects: %s", demo_fmt(sim->objects, a, sizeof a));
 	y += demo_draw_text(d, d->font, x, y, demo_white, line);
 	SDL_snprintf(line, sizeof line, "pairs: %s", demo_fmt(sim->pairs, a, sizeof a));
@@ -260,6 +340,9 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 		SDL_snprintf(line, sizeof line, "memory: %s KiB", demo_fmt((long long)(sim->tree_stats.bytes / 1024), a, sizeof a));
 		y += demo_draw_text(d, d->font, x, y, demo_grey, line);
 	}
+	y += 8;
+	y = demo_draw_compare(d, sim, x, y);
+	y += 8;
 	if (sim->last_error != ORT_OK) {
 		SDL_snprintf(line, sizeof line, "error: %s", ort_result_string(sim->last_error));
 		y += demo_draw_text(d, d->font, x, y, demo_white, line);
@@ -313,7 +396,7 @@ static void demo_draw_panel(demo_draw *d, demo_sim *sim, demo_ui *ui)
 		demo_draw_text(d, d->font_small, x, y, demo_accent, ui->message);
 	}
 	int bottom = DEMO_WINDOW_H - 3 * TTF_FontLineSkip(d->font_small) - 10;
-	demo_draw_text(d, d->font_small, x, bottom, demo_grey, "h: keys   +/-: objects   b: brute force");
+	demo_draw_text(d, d->font_small, x, bottom, demo_grey, "h: keys  +/-: objects  b: brute force  c: scene");
 	demo_draw_text(d, d->font_small, x, bottom + TTF_FontLineSkip(d->font_small), demo_grey,
 	               "p: placement   u: update   g: cells");
 	demo_draw_text(d, d->font_small, x, bottom + 2 * TTF_FontLineSkip(d->font_small), demo_grey,

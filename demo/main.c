@@ -30,6 +30,7 @@ typedef struct demo_options {
 	const char *out;     ///< PNG of the last frame
 	const char *script;  ///< one step a frame from frame 2: a key, '.' (none), "(l,x0,y0,x1,y1)"...
 	bool brute, incremental, bullets, no_cells, help;
+	demo_scene scene;
 	ort_placement placement;
 	bool has_query, has_ray, has_mouse;
 	float query[4], ray[4], mouse[2];
@@ -61,6 +62,8 @@ static void demo_usage(FILE *f)
 	        "  --3d                 cubes in a room, the octree as wireframe\n"
 	        "  --count N            objects (10..100000; default %d, 3D %d)\n"
 	        "  --seed S             the scene's seed (default 1)\n"
+	        "  --scene K            clustered (default: crowds drifting over a thin background,\n"
+	        "                       where the tree's cells adapt) or uniform (the classic scene)\n"
 	        "  --brute              brute force instead of the tree\n"
 	        "  --placement P        tight, leaves or loose (default loose)\n"
 	        "  --incremental        move items (ortN_tree_move) instead of rebuilding\n"
@@ -75,8 +78,8 @@ static void demo_usage(FILE *f)
 	        "  --script STEPS       one step a frame: a key, '.' (none), or a mouse gesture\n"
 	        "                       (l,x0,y0,x1,y1) left drag, (r,...) right drag, (m,x,y) move;\n"
 	        "                       e.g. \"b..(l,100,100,300,300)s\"\n"
-	        "  --query X0,Y0,X1,Y1  a query box (2D)\n"
-	        "  --ray X0,Y0,X1,Y1    a ray (2D)\n"
+	        "  --query X0,Y0,X1,Y1  a query box, in field pixels (2D only)\n"
+	        "  --ray X0,Y0,X1,Y1    a ray, in field pixels (2D only)\n"
 	        "  --mouse X,Y          where the mouse hovers\n"
 	        "With no display the demo runs headless by itself.\n",
 	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_TICK_MS,
@@ -98,12 +101,84 @@ static bool demo_parse_floats(const char *s, float *out, int n)
 	return *s == '\0';
 }
 
+// A decimal integer in [lo, hi] (0 <= lo): digits only, no sign, space or prefix.
 static bool demo_parse_int(const char *s, long lo, long hi, long *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < lo || v > hi) return false;
+	long v = 0;
+	if (!*s) return false;
+	for (; *s; ++s) {
+		if (*s < '0' || *s > '9') return false;
+		if (v > (LONG_MAX - (*s - '0')) / 10) return false;
+		v = v * 10 + (*s - '0');
+	}
+	if (v < lo || v > hi) return false;
 	*out = v;
+	return true;
+}
+
+// The options that take a value, in one table: the name, an integer's range
+// (lo > hi: not an integer), what else the value is, for a message.
+typedef struct demo_option {
+	const char *name;
+	long lo, hi;
+	const char *takes;
+} demo_option;
+
+static const demo_option demo_value_options[] = {
+	{"--count", DEMO_COUNT_MIN, DEMO_COUNT_MAX, NULL},
+	{"--seed", 0, LONG_MAX, NULL},
+	{"--frames", 1, INT_MAX, NULL},
+	{"--tick-ms", 0, 10000, NULL},
+	{"-o", 1, 0, "a file name"},
+	{"--script", 1, 0, "steps (see --help)"},
+	{"--scene", 1, 0, "clustered or uniform"},
+	{"--placement", 1, 0, "tight, leaves or loose"},
+	{"--query", 1, 0, "X0,Y0,X1,Y1 (four numbers)"},
+	{"--ray", 1, 0, "X0,Y0,X1,Y1 (four numbers)"},
+	{"--mouse", 1, 0, "X,Y (two numbers)"},
+};
+
+// Say what an option takes; returns -1 (a bad option).
+static int demo_bad_value(const demo_option *opt, const char *value)
+{
+	if (opt->lo <= opt->hi)
+		fprintf(stderr, "orthant_demo: %s takes an integer from %ld to %ld, not '%s'\n", opt->name, opt->lo, opt->hi,
+		        value ? value : "");
+	else if (value)
+		fprintf(stderr, "orthant_demo: %s takes %s, not '%s'\n", opt->name, opt->takes, value);
+	else
+		fprintf(stderr, "orthant_demo: %s needs a value: %s\n", opt->name, opt->takes);
+	return -1;
+}
+
+// One option with its value (opt's range applied); false when the value is bad.
+static bool demo_parse_value(demo_options *o, const demo_option *opt, const char *v)
+{
+	const char *a = opt->name;
+	long n = 0;
+	if (opt->lo <= opt->hi && !demo_parse_int(v, opt->lo, opt->hi, &n)) return false;
+	if (!strcmp(a, "--count")) o->count = (int)n;
+	else if (!strcmp(a, "--seed")) o->seed = (uint64_t)n;
+	else if (!strcmp(a, "--frames")) o->frames = (int)n;
+	else if (!strcmp(a, "--tick-ms")) o->tick_ms = (int)n;
+	else if (!strcmp(a, "-o")) o->out = v;
+	else if (!strcmp(a, "--script")) o->script = v;
+	else if (!strcmp(a, "--query")) return o->has_query = demo_parse_floats(v, o->query, 4);
+	else if (!strcmp(a, "--ray")) return o->has_ray = demo_parse_floats(v, o->ray, 4);
+	else if (!strcmp(a, "--mouse")) return o->has_mouse = demo_parse_floats(v, o->mouse, 2);
+	else if (!strcmp(a, "--scene")) {
+		int k = -1;
+		for (int i = 0; i < DEMO_SCENE_COUNT; ++i)
+			if (!strcmp(v, demo_scene_string((demo_scene)i))) k = i;
+		if (k < 0) return false;
+		o->scene = (demo_scene)k;
+	} else if (!strcmp(a, "--placement")) {
+		int p = -1;
+		for (int k = 0; k < ORT_PLACEMENT_COUNT; ++k)
+			if (!strcmp(v, ort_placement_string((ort_placement)k))) p = k;
+		if (p < 0) return false;
+		o->placement = (ort_placement)p;
+	}
 	return true;
 }
 
@@ -114,12 +189,12 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 	o->dim = 2;
 	o->seed = 1;
 	o->placement = ORT_PLACEMENT_LOOSE;
+	o->scene = DEMO_SCENE_CLUSTERED;
 	o->frames = -1;
 	o->tick_ms = -1;
 	for (int i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long n;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			demo_usage(stdout);
 			return 1;
@@ -137,50 +212,26 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 			o->help = true;
 		} else if (!strcmp(a, "--headless")) {
 			o->headless = true;
-		} else if (!v) {
-			fprintf(stderr, "orthant_demo: unknown option or missing value: %s\n", a);
-			return -1;
-		} else if (!strcmp(a, "--count") && demo_parse_int(v, DEMO_COUNT_MIN, DEMO_COUNT_MAX, &n)) {
-			o->count = (int)n;
-			++i;
-		} else if (!strcmp(a, "--seed") && demo_parse_int(v, 0, LONG_MAX, &n)) {
-			o->seed = (uint64_t)n;
-			++i;
-		} else if (!strcmp(a, "--frames") && demo_parse_int(v, 1, INT_MAX, &n)) {
-			o->frames = (int)n;
-			++i;
-		} else if (!strcmp(a, "--tick-ms") && demo_parse_int(v, 0, 10000, &n)) {
-			o->tick_ms = (int)n;
-			++i;
-		} else if (!strcmp(a, "-o")) {
-			o->out = v;
-			++i;
-		} else if (!strcmp(a, "--script")) {
-			o->script = v;
-			++i;
-		} else if (!strcmp(a, "--placement")) {
-			int p = -1;
-			for (int k = 0; k < ORT_PLACEMENT_COUNT; ++k)
-				if (!strcmp(v, ort_placement_string((ort_placement)k))) p = k;
-			if (p < 0) {
-				fprintf(stderr, "orthant_demo: --placement takes tight, leaves or loose\n");
+		} else {
+			const demo_option *opt = NULL;
+			for (size_t k = 0; k < sizeof demo_value_options / sizeof demo_value_options[0]; ++k)
+				if (!strcmp(a, demo_value_options[k].name)) opt = &demo_value_options[k];
+			if (!opt) {
+				fprintf(stderr, "orthant_demo: unknown option '%s' (see --help)\n", a);
 				return -1;
 			}
-			o->placement = (ort_placement)p;
+			if (!v || !demo_parse_value(o, opt, v)) return demo_bad_value(opt, v);
 			++i;
-		} else if (!strcmp(a, "--query") && demo_parse_floats(v, o->query, 4)) {
-			o->has_query = true;
-			++i;
-		} else if (!strcmp(a, "--ray") && demo_parse_floats(v, o->ray, 4)) {
-			o->has_ray = true;
-			++i;
-		} else if (!strcmp(a, "--mouse") && demo_parse_floats(v, o->mouse, 2)) {
-			o->has_mouse = true;
-			++i;
-		} else {
-			fprintf(stderr, "orthant_demo: bad option: %s %s (see --help)\n", a, v);
-			return -1;
 		}
+	}
+	// --query and --ray are field pixels of the 2D view; the 3D view has no such
+	// plane (its mouse orbits the camera and hovers, --mouse), so they are refused
+	// rather than silently dropped.
+	if (o->dim == 3 && (o->has_query || o->has_ray)) {
+		fprintf(stderr, "orthant_demo: %s is 2D only (a box or segment in field pixels); in 3D the mouse orbits and "
+		                "hovers (--mouse X,Y)\n",
+		        o->has_query ? "--query" : "--ray");
+		return -1;
 	}
 	if (!o->count) o->count = o->dim == 2 ? DEMO_DEFAULT_COUNT_2D : DEMO_DEFAULT_COUNT_3D;
 	return 0;
@@ -233,6 +284,13 @@ static void demo_key(demo_app *app, SDL_Keycode key)
 		break;
 	}
 	case SDLK_b: demo_sim_set_brute(sim, !sim->brute); break;
+	case SDLK_c:
+		if (demo_sim_set_scene(sim, (demo_scene)((sim->kind + 1) % DEMO_SCENE_COUNT)) != 0) {
+			fprintf(stderr, "orthant_demo: out of memory for the scene\n");
+			app->quit = true;
+		}
+		ui->hover = -1;
+		break;
 	case SDLK_p: demo_sim_set_placement(sim, (ort_placement)((sim->placement + 1) % ORT_PLACEMENT_COUNT)); break;
 	case SDLK_u: demo_sim_set_incremental(sim, !sim->incremental); break;
 	case SDLK_g: ui->show_cells = !ui->show_cells; break;
@@ -497,8 +555,8 @@ static void demo_print_stats(demo_app *app, demo_totals *tot, int frames)
 {
 	demo_sim *sim = &app->sim;
 	char mode[64];
-	printf("orthant demo: %dD, %d objects, %d frames, mode %s\n", sim->dim, sim->objects, frames,
-	       demo_sim_mode(sim, mode, sizeof mode));
+	printf("orthant demo: %dD, %s scene, %d objects, %d frames, mode %s\n", sim->dim, demo_scene_string(sim->kind),
+	       sim->objects, frames, demo_sim_mode(sim, mode, sizeof mode));
 	int colliding = 0;
 	for (int i = 0; i < sim->total; ++i) colliding += sim->alive[i] && sim->hit[i];
 	printf("last frame: pairs %lld, exact tests %lld, colliding objects %d\n", sim->pairs, sim->tests, colliding);
@@ -508,6 +566,19 @@ static void demo_print_stats(demo_app *app, demo_totals *tot, int frames)
 	printf("collision step: median %.1f us, mean %.1f us, min %.1f us, max %.1f us over %d frames; last %.1f us\n",
 	       demo_median(tot), tot->frames ? tot->sum_us / tot->frames : 0.0, tot->min_us, tot->max_us, tot->frames,
 	       sim->step_us);
+	if (sim->compare_us > 0) {
+		double step = sim->compare_step_us;
+		double tree = sim->brute ? sim->compare_us : step, brute = sim->brute ? step : sim->compare_us;
+		printf("brute force vs tree: %.1f us vs %.1f us a step, same frame (%.1fx); ", brute, tree,
+		       tree > 0 ? brute / tree : 0.0);
+		if (sim->brute)
+			printf("the tree timed every %d steps\n", DEMO_COMPARE_EVERY);
+		else if (sim->compare_sample < sim->compare_objects)
+			printf("brute force timed every %d steps on %d of %d objects, scaled by n^2\n", DEMO_COMPARE_EVERY,
+			       sim->compare_sample, sim->compare_objects);
+		else
+			printf("brute force timed every %d steps\n", DEMO_COMPARE_EVERY);
+	}
 	if (app->ui.query_hits >= 0) printf("query box: %d hits\n", app->ui.query_hits);
 	if (app->ui.ray_hits >= 0)
 		printf("ray: %d hits, nearest #%d (%s)\n", app->ui.ray_hits, app->ui.ray_nearest,
@@ -623,6 +694,10 @@ int main(int argc, char **argv)
 	if (rc != 0) return rc > 0 ? 0 : 2;
 	const demo_options *o = &app.opt;
 	if (demo_sim_init(&app.sim, o->dim, o->count, o->seed) != 0) {
+		fprintf(stderr, "orthant_demo: cannot make the scene (out of memory?)\n");
+		return 1;
+	}
+	if (o->scene != app.sim.kind && demo_sim_set_scene(&app.sim, o->scene) != 0) {
 		fprintf(stderr, "orthant_demo: cannot make the scene (out of memory?)\n");
 		return 1;
 	}

@@ -69,6 +69,8 @@ static ort_result demo_sim_create_tree(demo_sim *sim)
 static void demo_sim_free_objects(demo_sim *sim)
 {
 	scn_scene_free(&sim->scene);
+	free(sim->region);
+	sim->region = NULL;
 	free(sim->boxes);
 	free(sim->alive);
 	free(sim->hit);
@@ -92,11 +94,135 @@ static void demo_sim_free_objects(demo_sim *sim)
 	sim->packed2 = NULL;
 }
 
+const char *demo_scene_string(demo_scene scene) { return scene == DEMO_SCENE_CLUSTERED ? "clustered" : "uniform"; }
+
+// Box sides and speeds for count objects: the classic sizes up to the scale
+// count, then shrinking so that count * side^dim, the density, stays that of the
+// scale count — the same scene seen from further away.
+static float demo_scale_for(int dim, int count)
+{
+	int ref = dim == 2 ? DEMO_SCALE_COUNT_2D : DEMO_SCALE_COUNT_3D;
+	if (count <= ref) return 1.0f;
+	return dim == 2 ? sqrtf((float)ref / (float)count) : cbrtf((float)ref / (float)count);
+}
+
+static void demo_box_scale(ort3_box *b, int dim, float f)
+{
+	for (int d = 0; d < dim; ++d) {
+		float c = 0.5f * (b->min[d] + b->max[d]), h = 0.5f * (b->max[d] - b->min[d]) * f;
+		b->min[d] = c - h;
+		b->max[d] = c + h;
+	}
+}
+
+// A normal deviate (Box-Muller) from the scene's generator.
+static float demo_gauss(scn_rng *rng)
+{
+	float u = scn_rng_float(rng, 1e-6f, 1.0f), v = scn_rng_float(rng, 0.0f, 6.2831853f);
+	return sqrtf(-2.0f * logf(u)) * cosf(v);
+}
+
+// Crowd the scene: DEMO_CLUSTERED_SHARE of the objects move, smaller and slower,
+// inside a few clusters of different sizes that drift over the field; the rest
+// keep bouncing over the whole field. Members are spread normally around their
+// cluster's centre, so the crowd is densest in its middle.
+static void demo_sim_cluster(demo_sim *sim)
+{
+	scn_scene *s = &sim->scene;
+	scn_rng rng = scn_rng_make(sim->seed * 0x9E3779B97F4A7C15ULL + 1);
+	const ort3_box *w = &s->world;
+	float side = w->max[0] - w->min[0];
+	for (int k = 0; k < DEMO_CLUSTERS; ++k) {
+		float half = side * (0.08f + 0.025f * (float)k);
+		for (int d = 0; d < 3; ++d) {
+			bool on = d < sim->dim;
+			float c = on ? scn_rng_float(&rng, w->min[d] + half, w->max[d] - half) : 0.0f;
+			sim->clusters[k].min[d] = on ? c - half : 0.0f;
+			sim->clusters[k].max[d] = on ? c + half : 0.0f;
+			sim->cluster_vel[k][d] = on ? scn_rng_float(&rng, -1.0f, 1.0f) : 0.0f;
+		}
+	}
+	for (int i = 0; i < sim->count; ++i) {
+		sim->region[i] = -1;
+		if (scn_rng_float(&rng, 0.0f, 1.0f) >= DEMO_CLUSTERED_SHARE) continue;
+		int k = i % DEMO_CLUSTERS;
+		sim->region[i] = (signed char)k;
+		const ort3_box *c = &sim->clusters[k];
+		ort3_box *b = &s->boxes[i];
+		for (int d = 0; d < sim->dim; ++d) {
+			float half_c = 0.5f * (c->max[d] - c->min[d]), centre = c->min[d] + half_c;
+			float h = 0.5f * (b->max[d] - b->min[d]) * 0.3f;
+			float x = centre + 0.35f * half_c * demo_gauss(&rng);
+			if (x < c->min[d] + h) x = c->min[d] + h;
+			if (x > c->max[d] - h) x = c->max[d] - h;
+			b->min[d] = x - h;
+			b->max[d] = x + h;
+			s->vel[i][d] *= 0.3f;
+		}
+	}
+}
+
+// Keep b (moving at v) inside region: a box that crosses a wall is put back
+// against it and its velocity on that axis turns (as the scene's own step does).
+static void demo_bounce(ort3_box *b, float v[3], const ort3_box *region, int dim)
+{
+	for (int d = 0; d < dim; ++d) {
+		float o = 0.0f;
+		if (b->min[d] < region->min[d] && v[d] <= 0.0f)
+			o = region->min[d] - b->min[d];
+		else if (b->max[d] > region->max[d] && v[d] >= 0.0f)
+			o = region->max[d] - b->max[d];
+		else
+			continue;
+		b->min[d] += o;
+		b->max[d] += o;
+		v[d] = -v[d];
+	}
+}
+
+// One tick of the clustered scene: the clusters drift (bouncing off the field's
+// walls), their members ride along and bounce inside them, the rest bounce in
+// the field.
+static void demo_sim_step_clustered(demo_sim *sim)
+{
+	scn_scene *s = &sim->scene;
+	float shift[DEMO_CLUSTERS][3];
+	for (int k = 0; k < DEMO_CLUSTERS; ++k) {
+		ort3_box before = sim->clusters[k];
+		for (int d = 0; d < sim->dim; ++d) {
+			sim->clusters[k].min[d] += sim->cluster_vel[k][d];
+			sim->clusters[k].max[d] += sim->cluster_vel[k][d];
+		}
+		demo_bounce(&sim->clusters[k], sim->cluster_vel[k], &s->world, sim->dim);
+		for (int d = 0; d < 3; ++d) shift[k][d] = sim->clusters[k].min[d] - before.min[d];
+	}
+	for (int i = 0; i < sim->count; ++i) {
+		int k = sim->region[i];
+		ort3_box *b = &s->boxes[i];
+		for (int d = 0; d < sim->dim; ++d) {
+			float m = s->vel[i][d] + (k >= 0 ? shift[k][d] : 0.0f);
+			b->min[d] += m;
+			b->max[d] += m;
+		}
+		demo_bounce(b, s->vel[i], k >= 0 ? &sim->clusters[k] : &s->world, sim->dim);
+	}
+}
+
 static int demo_sim_make_objects(demo_sim *sim, int count)
 {
 	demo_sim_destroy_tree(sim);
 	demo_sim_free_objects(sim);
 	if (scn_scene_make(&sim->scene, SCN_BOUNCING, sim->dim, count, sim->seed) != 0) return -1;
+	sim->scale = demo_scale_for(sim->dim, count);
+	for (int i = 0; i < count; ++i) {
+		demo_box_scale(&sim->scene.boxes[i], sim->dim, sim->scale);
+		for (int d = 0; d < 3; ++d) sim->scene.vel[i][d] *= sim->scale;
+	}
+	sim->region = malloc((size_t)(count > 0 ? count : 1));
+	if (!sim->region) return -1;
+	if (sim->kind == DEMO_SCENE_CLUSTERED) demo_sim_cluster(sim);
+	sim->compare_us = 0.0;
+	sim->steps = 0;
 	sim->count = count;
 	sim->total = count + DEMO_BULLET_SLOTS;
 	size_t n = (size_t)sim->total;
@@ -134,6 +260,15 @@ void demo_sim_free(demo_sim *sim)
 	free(sim->cells);
 	sim->cells = NULL;
 	sim->cell_count = sim->cell_cap = 0;
+}
+
+int demo_sim_set_scene(demo_sim *sim, demo_scene kind)
+{
+	sim->kind = kind;
+	bool bullets = sim->bullets;
+	int rc = demo_sim_make_objects(sim, sim->count);
+	sim->bullets = bullets;
+	return rc;
 }
 
 int demo_sim_set_count(demo_sim *sim, int count)
@@ -226,24 +361,34 @@ static bool demo_pair2(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub
 	return true;
 }
 
-// Brute force over every unordered pair: n(n-1)/2 exact tests, on flat arrays
-// so that the comparison with the tree is not lost to memory layout.
-static void demo_sim_brute(demo_sim *sim)
+// Gather objects into the flat arrays brute force reads: every live object, or
+// (sample > 0) an evenly spread sample of at most that many. Returns how many.
+static int demo_brute_gather(demo_sim *sim, int sample)
 {
 	int n = 0;
 	for (int i = 0; i < sim->total; ++i)
 		if (sim->alive[i]) sim->ids[n++] = i;
-	float *lo[3], *hi[3];
-	for (int d = 0; d < 3; ++d) {
-		lo[d] = sim->soa + (size_t)(2 * d) * (size_t)sim->total;
-		hi[d] = lo[d] + sim->total;
+	if (sample > 0 && n > sample) {
+		for (int k = 0; k < sample; ++k) sim->ids[k] = sim->ids[(long long)k * n / sample];
+		n = sample;
 	}
-	for (int k = 0; k < n; ++k)
-		for (int d = 0; d < 3; ++d) {
-			lo[d][k] = sim->boxes[sim->ids[k]].min[d];
-			hi[d][k] = sim->boxes[sim->ids[k]].max[d];
+	for (int d = 0; d < 3; ++d) {
+		float *lo = sim->soa + (size_t)(2 * d) * (size_t)sim->total, *hi = lo + sim->total;
+		for (int k = 0; k < n; ++k) {
+			lo[k] = sim->boxes[sim->ids[k]].min[d];
+			hi[k] = sim->boxes[sim->ids[k]].max[d];
 		}
-	const float *x0 = lo[0], *x1 = hi[0], *y0 = lo[1], *y1 = hi[1], *z0 = lo[2], *z1 = hi[2];
+	}
+	return n;
+}
+
+// Brute force over every unordered pair of the n gathered objects: n(n-1)/2
+// exact tests, on flat arrays so that the comparison with the tree is not lost
+// to memory layout. hit_scratch[k] gets whether gathered object k overlaps one.
+static long long demo_brute_pairs(demo_sim *sim, int n)
+{
+	const float *x0 = sim->soa, *y0 = sim->soa + 2 * (size_t)sim->total, *z0 = sim->soa + 4 * (size_t)sim->total;
+	const float *x1 = x0 + sim->total, *y1 = y0 + sim->total, *z1 = z0 + sim->total;
 	unsigned char *hit = sim->hit_scratch;
 	memset(hit, 0, (size_t)n);
 	long long pairs = 0;
@@ -260,7 +405,14 @@ static void demo_sim_brute(demo_sim *sim)
 		if (found) hit[i] = 1;
 		pairs += found;
 	}
-	for (int k = 0; k < n; ++k) sim->hit[sim->ids[k]] = hit[k] != 0;
+	return pairs;
+}
+
+static void demo_sim_brute(demo_sim *sim)
+{
+	int n = demo_brute_gather(sim, 0);
+	long long pairs = demo_brute_pairs(sim, n);
+	for (int k = 0; k < n; ++k) sim->hit[sim->ids[k]] = sim->hit_scratch[k] != 0;
 	sim->objects = n;
 	sim->pairs = pairs;
 	sim->tests = (long long)n * (n - 1) / 2;
@@ -340,10 +492,49 @@ static void demo_node3(void *ctx, const ort3_box *cell, const ort3_box *bounds, 
 	demo_cell_add(ctx, *cell, depth, entries);
 }
 
+static bool demo_count_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a;
+	(void)b;
+	(void)ua;
+	(void)ub;
+	++*(long long *)ctx;
+	return true;
+}
+
+// Time the method that is not running on the boxes of this step, leaving the
+// step's results (hits, pairs, the tree's items in incremental mode) alone.
+static void demo_sim_compare(demo_sim *sim)
+{
+	double t0 = demo_now_us();
+	if (!sim->brute) {
+		int m = demo_brute_gather(sim, DEMO_BRUTE_SAMPLE);
+		demo_brute_pairs(sim, m);
+		double us = demo_now_us() - t0, n = sim->objects;
+		sim->compare_us = m > 1 ? us * (n * (n - 1.0)) / ((double)m * (m - 1.0)) : us;
+		sim->compare_sample = m;
+	} else {
+		// Brute force keeps no items in the tree, so it is free to rebuild it;
+		// switching back to the tree starts it afresh (demo_sim_set_brute).
+		long long pairs = 0;
+		ort_result r = demo_sim_rebuild(sim);
+		if (r == ORT_OK)
+			r = sim->dim == 2 ? ort2_tree_find_pairs(sim->t2, ORT_MASK_ALL, demo_count_pair, &pairs)
+			                  : ort3_tree_find_pairs(sim->t3, ORT_MASK_ALL, demo_count_pair, &pairs);
+		sim->compare_us = r == ORT_OK ? demo_now_us() - t0 : 0.0;
+		sim->compare_sample = sim->objects;
+	}
+	sim->compare_objects = sim->objects;
+	sim->compare_step_us = sim->step_us;
+}
+
 int demo_sim_frame(demo_sim *sim, bool move)
 {
 	if (move) {
-		scn_scene_step(&sim->scene);
+		if (sim->kind == DEMO_SCENE_CLUSTERED)
+			demo_sim_step_clustered(sim);
+		else
+			scn_scene_step(&sim->scene);
 		demo_sim_bullets_step(sim);
 		++sim->frame;
 	}
@@ -354,6 +545,7 @@ int demo_sim_frame(demo_sim *sim, bool move)
 
 	// The collision step: everything between the moved boxes and the pairs.
 	double t0 = demo_now_us();
+	++sim->steps;
 	if (sim->brute) {
 		demo_sim_brute(sim);
 	} else {
@@ -367,6 +559,9 @@ int demo_sim_frame(demo_sim *sim, bool move)
 		sim->tests = sim->pairs;
 	}
 	sim->step_us = demo_now_us() - t0;
+	// The third step first: by then the tree has its nodes (an incremental tree is
+	// filled from nothing on the first), so both methods are timed warm.
+	if (sim->last_error == ORT_OK && sim->steps % DEMO_COMPARE_EVERY == 3 % DEMO_COMPARE_EVERY) demo_sim_compare(sim);
 
 	sim->cell_count = 0;
 	memset(&sim->tree_stats, 0, sizeof sim->tree_stats);
