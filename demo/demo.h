@@ -51,6 +51,7 @@ const char *demo_scene_string(demo_scene scene);
 /// that many and scaled by n(n-1) / m(m-1) — its cost is one test per pair,
 /// whatever the boxes — so a 100,000-object frame (5e9 tests) never stalls.
 #define DEMO_COMPARE_EVERY 30
+#define DEMO_COMPARE_KEEP 4
 #define DEMO_BRUTE_SAMPLE 4000
 
 /// Bullet slots: bullets live in fixed slots after the scene's boxes, so an
@@ -126,10 +127,14 @@ typedef struct demo_sim {
 	/// The other method, timed every DEMO_COMPARE_EVERY steps on the same boxes:
 	/// brute force while the tree runs (estimated from a sample when objects >
 	/// DEMO_BRUTE_SAMPLE), the tree (rebuild + pairs) while brute force runs.
-	double compare_us;  ///< 0 until measured
+	double compare_us;  ///< the least of its recent timings; 0 until measured
 	int compare_sample; ///< objects brute force was timed on (== objects: exact)
 	int compare_objects;
-	double compare_step_us; ///< the running method's step on the same frame
+	double compare_step_us; ///< the running method: its least step since the last comparison
+	double compare_times[DEMO_COMPARE_KEEP]; ///< the other method's last timings (a ring)
+	int compare_kept;   ///< timings taken for this count and mode
+	bool compare_brute; ///< the mode they were taken in
+	double step_min_us; ///< the least step since the last comparison (0: none yet)
 	long long steps;    ///< collision steps run
 	ort_tree_stats tree_stats;
 	ort_result last_error;

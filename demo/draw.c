@@ -215,7 +215,7 @@ static int demo_draw_compare(demo_draw *d, demo_sim *sim, int x, int y)
 		y += demo_draw_text(d, d->font_small, x, y, demo_grey, "  (measuring)");
 		return y;
 	}
-	// Both from the frame the other method was timed on: like against like.
+	// Like against like: both are the least of recent timings (demo_sim_compare).
 	double tree = sim->brute ? sim->compare_us : sim->compare_step_us;
 	double brute = sim->brute ? sim->compare_step_us : sim->compare_us;
 	double most = tree > brute ? tree : brute;
@@ -250,6 +250,7 @@ static int demo_draw_compare(demo_draw *d, demo_sim *sim, int x, int y)
 		             demo_fmt(sim->compare_objects, b, sizeof b));
 		y += demo_draw_text(d, d->font_small, x, y, demo_grey, line);
 	}
+	y += demo_draw_text(d, d->font_small, x, y, demo_grey, "both: the least of recent timings");
 	return y;
 }
 
