@@ -283,7 +283,7 @@ static int cli_check_values(cli_options *o, int *dim)
 				return cli_usage_error(o, "--box has min > max on axis %c", "xyz"[i]);
 	}
 	if (o->sphere.n && o->sphere.v[o->sphere.n - 1] < 0)
-		return cli_usage_error(o, "--sphere has a negative radius");
+		return cli_usage_error(o, "--sphere has a negative radius (R takes 0 or more)");
 	return CLI_EXIT_OK;
 }
 
