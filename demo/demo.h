@@ -3,8 +3,9 @@
 /// 3D), the tree's cells drawn live, colliding boxes in red.
 ///
 /// The demo is three parts that know little of each other:
-///   - the simulation (sim.c): the shared scene, the collision step by tree or by
-///     brute force, queries, the statistics;
+///   - the simulation (sim.c): the shared scene (uniform or clustered, box sizes
+///     following the count), the collision step by tree or by brute force, the
+///     other method timed now and then for the comparison, queries, the statistics;
 ///   - the drawing (draw.c, draw3.c): everything on one SDL_Renderer, which is a
 ///     window's renderer or a software renderer on an SDL_Surface — so the window
 ///     and the headless mode draw with the same code;

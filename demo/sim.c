@@ -1,6 +1,13 @@
 // sim.c: the demo's simulation — the shared scene, the collision step by tree
 // or by brute force, the queries, and the numbers the panel shows.
 //
+// The scene is the benchmark's bouncing boxes, shrunk about their centres when
+// the count is large (demo_scale_for), and for the clustered scene re-placed
+// into drifting swarms that this file moves itself (demo_sim_step_clustered).
+// Every DEMO_COMPARE_EVERY steps the method that is not running is timed on the
+// same boxes (demo_sim_compare), so the panel can set brute force against the
+// tree without running both every frame.
+//
 // Objects are the scene's boxes followed by DEMO_BULLET_SLOTS bullet slots; an
 // object's index is its ID and the user data stored with its item. Boxes are
 // kept as ort3_box in both dimensions (z is 0 in 2D), and every library call is
