@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 		for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
 			demo_compare(dim, 1000, (ort_placement)p, false, DEMO_SCENE_UNIFORM);
 			demo_compare(dim, 1000, (ort_placement)p, true, DEMO_SCENE_UNIFORM);
-			demo_compare(dim, 3000, (ort_placement)p, p == ORT_PLACEMENT_LOOSE, DEMO_SCENE_CLUSTERED);
+			demo_compare(dim, 2000, (ort_placement)p, p == ORT_PLACEMENT_LOOSE, DEMO_SCENE_CLUSTERED);
 		}
 	}
 	printf("2D frames without/with pairs: %d/%d, 3D: %d/%d\n", seen[0][0], seen[0][1], seen[1][0], seen[1][1]);
