@@ -52,6 +52,8 @@ const char *demo_scene_string(demo_scene scene);
 /// that many and scaled by n(n-1) / m(m-1) — its cost is one test per pair,
 /// whatever the boxes — so a 100,000-object frame (5e9 tests) never stalls.
 #define DEMO_COMPARE_EVERY 30
+/// The most objects brute force runs on every frame (demo_brute_limit in main.c).
+#define DEMO_BRUTE_MAX 20000
 #define DEMO_COMPARE_KEEP 4
 #define DEMO_BRUTE_SAMPLE 4000
 

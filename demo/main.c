@@ -67,7 +67,7 @@ static void demo_usage(FILE *f)
 	        "  --seed S             the scene's seed (default 1)\n"
 	        "  --scene K            clustered (default: crowds drifting over a thin background,\n"
 	        "                       where the tree's cells adapt) or uniform (the classic scene)\n"
-	        "  --brute              brute force instead of the tree\n"
+	        "  --brute              brute force instead of the tree (up to %d objects)\n"
 	        "  --placement P        tight, leaves or loose (default loose)\n"
 	        "  --incremental        move items (ortN_tree_move) instead of rebuilding\n"
 	        "  --bullets            fire a stream of small fast objects\n"
@@ -85,7 +85,7 @@ static void demo_usage(FILE *f)
 	        "  --ray X0,Y0,X1,Y1    a ray, in field pixels (2D only)\n"
 	        "  --mouse X,Y          where the mouse hovers\n"
 	        "With no display the demo runs headless by itself.\n",
-	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_TICK_MS,
+	        DEMO_DEFAULT_COUNT_2D, DEMO_DEFAULT_COUNT_3D, DEMO_BRUTE_MAX, DEMO_DEFAULT_FRAMES, DEMO_DEFAULT_TICK_MS,
 	        DEMO_DEFAULT_OUT);
 }
 
@@ -145,8 +145,8 @@ static const demo_option demo_value_options[] = {
 static int demo_bad_value(const demo_option *opt, const char *value)
 {
 	if (opt->lo <= opt->hi)
-		fprintf(stderr, "orthant_demo: %s takes an integer from %ld to %ld, not '%s'\n", opt->name, opt->lo, opt->hi,
-		        value ? value : "");
+		fprintf(stderr, "orthant_demo: %s %s an integer from %ld to %ld%s%s%s\n", opt->name, value ? "takes" : "needs",
+		        opt->lo, opt->hi, value ? ", not '" : "", value ? value : "", value ? "'" : "");
 	else if (value)
 		fprintf(stderr, "orthant_demo: %s takes %s, not '%s'\n", opt->name, opt->takes, value);
 	else
@@ -237,6 +237,12 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 		return -1;
 	}
 	if (!o->count) o->count = o->dim == 2 ? DEMO_DEFAULT_COUNT_2D : DEMO_DEFAULT_COUNT_3D;
+	if (o->brute && o->count > DEMO_BRUTE_MAX) {
+		fprintf(stderr, "orthant_demo: --brute takes at most %d objects (--count %d): above, brute force takes "
+		                "seconds a frame; the tree's panel times it on a sample instead\n",
+		        DEMO_BRUTE_MAX, o->count);
+		return -1;
+	}
 	return 0;
 }
 
@@ -267,6 +273,23 @@ static void demo_message(demo_app *app, const char *text)
 	app->ui.message_frames = 180;
 }
 
+// Brute force runs every frame while it is on; above DEMO_BRUTE_MAX objects
+// that is seconds a frame and the window would freeze, so it is not turned on
+// there (and turned off when + goes past it). The panel's comparison still
+// times it, on a sample.
+static void demo_brute_limit(demo_app *app, bool want)
+{
+	if (want && app->sim.count > DEMO_BRUTE_MAX) {
+		char msg[128];
+		SDL_snprintf(msg, sizeof msg, "no brute force above %d objects (too slow)", DEMO_BRUTE_MAX);
+		demo_message(app, msg);
+		printf("orthant demo: %s\n", msg); // where the tests read it
+		fflush(stdout);
+		want = false;
+	}
+	if (want != app->sim.brute) demo_sim_set_brute(&app->sim, want);
+}
+
 static void demo_key(demo_app *app, SDL_Keycode key)
 {
 	demo_sim *sim = &app->sim;
@@ -283,10 +306,11 @@ static void demo_key(demo_app *app, SDL_Keycode key)
 			fprintf(stderr, "orthant_demo: out of memory for %d objects\n", count);
 			app->quit = true;
 		}
+		if (sim->brute) demo_brute_limit(app, true);
 		ui->hover = -1;
 		break;
 	}
-	case SDLK_b: demo_sim_set_brute(sim, !sim->brute); break;
+	case SDLK_b: demo_brute_limit(app, !sim->brute); break;
 	case SDLK_c:
 		if (demo_sim_set_scene(sim, (demo_scene)((sim->kind + 1) % DEMO_SCENE_COUNT)) != 0) {
 			fprintf(stderr, "orthant_demo: out of memory for the scene\n");
