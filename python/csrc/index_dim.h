@@ -1,0 +1,380 @@
+// index_dim.h: the extension's work for one dimension, written once and
+// included twice by ext.c (XD 2, then XD 3), as the library writes its own
+// modules once for both. Nothing here touches Python objects: these functions
+// run with the GIL released, on plain arrays, and report failure by result.
+//
+// The packed tree stores float boxes. float64 input is rounded outward (min
+// down, max up) into the tree, so the float tree finds a superset of the exact
+// answer; every box test is then redone in double against the caller's
+// coordinates, so answers are exact for float32 and float64 alike.
+// Distances are computed in double by one rule, the one numpy's brute force
+// uses too: gap[d] = max(lo - p, p - hi, 0), dist = sqrt(sum gap[d]^2).
+
+#define XBOX ORT_X(box)
+#define XN(name) XCAT(name, XD)
+
+/// One tree with the caller's boxes kept beside it (float or double, by input
+/// dtype) for the exact tests.
+typedef struct XN(core) {
+	ORT_X(packed) * tree;
+	int n;
+	int is64;
+	void *boxes; // n rows of 2*XD floats or doubles, in input order
+} XN(core);
+
+/// Row i's box in double.
+static inline void XN(data_box)(const XN(core) * c, uint32_t i, double out[2 * XD])
+{
+	if (c->is64) {
+		const double *b = (const double *)c->boxes + (size_t)i * 2 * XD;
+		for (int d = 0; d < 2 * XD; ++d) out[d] = b[d];
+	} else {
+		const float *b = (const float *)c->boxes + (size_t)i * 2 * XD;
+		for (int d = 0; d < 2 * XD; ++d) out[d] = b[d];
+	}
+}
+
+/// Row i of an input array as a float box holding it (outward rounding) and,
+/// when q64, the exact double box in qd.
+static inline XBOX XN(row_box)(const void *data, int is64, size_t i, double qd[2 * XD])
+{
+	XBOX b;
+	if (is64) {
+		const double *r = (const double *)data + i * 2 * XD;
+		for (int d = 0; d < XD; ++d) {
+			b.min[d] = round_down(r[d]);
+			b.max[d] = round_up(r[XD + d]);
+		}
+		if (qd)
+			for (int d = 0; d < 2 * XD; ++d) qd[d] = r[d];
+	} else {
+		memcpy(&b, (const float *)data + i * 2 * XD, sizeof b);
+		if (qd)
+			for (int d = 0; d < XD; ++d) {
+				qd[d] = b.min[d];
+				qd[XD + d] = b.max[d];
+			}
+	}
+	return b;
+}
+
+/// The first bad row of an (n, 2*XD) array, or -1; *why says what is wrong.
+static long XN(check_boxes)(const void *data, int is64, size_t n, const char **why, int *axis)
+{
+	for (size_t i = 0; i < n; ++i) {
+		for (int d = 0; d < XD; ++d) {
+			double lo, hi;
+			if (is64) {
+				lo = ((const double *)data)[i * 2 * XD + d];
+				hi = ((const double *)data)[i * 2 * XD + XD + d];
+			} else {
+				lo = ((const float *)data)[i * 2 * XD + d];
+				hi = ((const float *)data)[i * 2 * XD + XD + d];
+			}
+			*axis = d;
+			if (!isfinite(lo) || !isfinite(hi)) {
+				*why = "NaN or infinite coordinate";
+				return (long)i;
+			}
+			if (lo > hi) {
+				*why = "min > max";
+				return (long)i;
+			}
+			if (fabs(lo) > COORD_LIMIT || fabs(hi) > COORD_LIMIT) {
+				*why = "coordinate beyond 1e30";
+				return (long)i;
+			}
+		}
+	}
+	return -1;
+}
+
+/// The first bad row of an (n, XD) array of points (or directions), or -1.
+static long XN(check_points)(const void *data, int is64, size_t n, int *axis)
+{
+	for (size_t i = 0; i < n * XD; ++i) {
+		double v = is64 ? ((const double *)data)[i] : ((const float *)data)[i];
+		if (!isfinite(v) || fabs(v) > COORD_LIMIT) {
+			*axis = (int)(i % XD);
+			return (long)(i / XD);
+		}
+	}
+	return -1;
+}
+
+/// Build: the boxes were checked. Keeps a copy of them for the exact tests.
+static ort_result XN(core_build)(XN(core) * c, const void *data, int is64, int n)
+{
+	size_t row = (is64 ? sizeof(double) : sizeof(float)) * 2 * XD;
+	c->n = n;
+	c->is64 = is64;
+	c->boxes = malloc(n ? (size_t)n * row : 1);
+	if (!c->boxes) return ORT_ERROR_OUT_OF_MEMORY;
+	memcpy(c->boxes, data, (size_t)n * row);
+	ORT_X(packed_def) def = ORT_X(packed_default_def)();
+	ort_result r = ORT_X(packed_create)(&def, &c->tree);
+	if (r != ORT_OK) return r;
+	if (!is64) return ORT_X(packed_build)(c->tree, (const XBOX *)data, n);
+	XBOX *f = malloc(n ? (size_t)n * sizeof *f : 1);
+	if (!f) return ORT_ERROR_OUT_OF_MEMORY;
+	for (int i = 0; i < n; ++i) f[i] = XN(row_box)(data, 1, (size_t)i, NULL);
+	r = ORT_X(packed_build)(c->tree, f, n);
+	free(f);
+	return r;
+}
+
+static void XN(core_free)(XN(core) * c)
+{
+	ORT_X(packed_destroy)(c->tree);
+	free(c->boxes);
+	c->tree = NULL;
+	c->boxes = NULL;
+}
+
+// ---- box queries ----------------------------------------------------------------
+
+typedef struct XN(hit_ctx) {
+	const XN(core) * c;
+	const double *qd; // the exact query box, or NULL when the float test is exact
+	uint32_t after;   // keep only ids > after (UINT32_MAX: keep all)
+	u32vec *out;
+} XN(hit_ctx);
+
+static inline bool XN(overlap_d)(const double a[2 * XD], const double b[2 * XD])
+{
+	for (int d = 0; d < XD; ++d)
+		if (a[d] > b[XD + d] || b[d] > a[XD + d]) return false;
+	return true;
+}
+
+static bool XN(on_hit)(void *ctx, uint32_t id)
+{
+	XN(hit_ctx) *h = ctx;
+	if (h->after != UINT32_MAX && id <= h->after) return true;
+	if (h->qd) {
+		double b[2 * XD];
+		XN(data_box)(h->c, id, b);
+		if (!XN(overlap_d)(b, h->qd)) return true;
+	}
+	return u32vec_push(h->out, id);
+}
+
+/// Row q of queries (float or double), its hits appended to out, sorted; only
+/// ids > after when after != UINT32_MAX. False when out of memory.
+static bool XN(query_row)(const XN(core) * c, const void *queries, int q64, size_t q, uint32_t after, u32vec *out)
+{
+	double qd[2 * XD];
+	XBOX fb = XN(row_box)(queries, q64, q, qd);
+	size_t start = out->n;
+	XN(hit_ctx) h = {c, (q64 || c->is64) ? qd : NULL, after, out};
+	ORT_X(packed_query_box)(c->tree, fb, XN(on_hit), &h);
+	if (out->failed) return false;
+	sort_u32(out->p + start, out->n - start);
+	return true;
+}
+
+/// Queries [lo, hi): their hits appended to out, counts[q] set.
+static bool XN(query_range)(const XN(core) * c, const void *queries, int q64, size_t lo, size_t hi, u32vec *out,
+                            int64_t *counts)
+{
+	for (size_t q = lo; q < hi; ++q) {
+		size_t before = out->n;
+		if (!XN(query_row)(c, queries, q64, q, UINT32_MAX, out)) return false;
+		counts[q] = (int64_t)(out->n - before);
+	}
+	return true;
+}
+
+/// Self-join rows [lo, hi): pairs (i, j > i), appended to out as i then j.
+static bool XN(pairs_range)(const XN(core) * c, size_t lo, size_t hi, u32vec *out, u32vec *scratch)
+{
+	for (size_t i = lo; i < hi; ++i) {
+		scratch->n = 0;
+		if (!XN(query_row)(c, c->boxes, c->is64, i, (uint32_t)i, scratch)) return false;
+		for (size_t k = 0; k < scratch->n; ++k)
+			if (!u32vec_push(out, (uint32_t)i) || !u32vec_push(out, scratch->p[k])) return false;
+	}
+	return true;
+}
+
+// ---- all pairs in one pass (find_pairs), ordered by a counting sort ----------------
+
+typedef struct XN(pair_ctx) {
+	const XN(core) * c;
+	u32vec *out;
+} XN(pair_ctx);
+
+static bool XN(on_pair)(void *ctx, uint32_t a, uint32_t b)
+{
+	XN(pair_ctx) *p = ctx;
+	if (p->c->is64) {
+		double x[2 * XD], y[2 * XD];
+		XN(data_box)(p->c, a, x);
+		XN(data_box)(p->c, b, y);
+		if (!XN(overlap_d)(x, y)) return true;
+	}
+	if (a > b) {
+		uint32_t t = a;
+		a = b;
+		b = t;
+	}
+	return u32vec_push(p->out, a) && u32vec_push(p->out, b);
+}
+
+/// Every pair once, into out as (i, j) with i < j (unordered).
+static bool XN(find_pairs)(const XN(core) * c, u32vec *out)
+{
+	XN(pair_ctx) p = {c, out};
+	ORT_X(packed_find_pairs)(c->tree, XN(on_pair), &p);
+	return !out->failed;
+}
+
+// ---- k nearest ----------------------------------------------------------------------
+
+static inline double XN(dist_d)(const double b[2 * XD], const double p[XD])
+{
+	double s = 0.0;
+	for (int d = 0; d < XD; ++d) {
+		double g = b[d] - p[d];
+		double h = p[d] - b[XD + d];
+		double v = g > h ? g : h;
+		if (v < 0.0) v = 0.0;
+		s += v * v;
+	}
+	return sqrt(s);
+}
+
+typedef struct XN(knn_job) {
+	const XN(core) * c;
+	const void *points;
+	int p64;
+	int k;
+	double max_distance;
+	const int64_t *exclude; // NULL or one index per point (-1: none)
+	double *dist;           // (m, k)
+	int64_t *idx;           // (m, k)
+	double coord_max;       // largest |coordinate| of the stored boxes
+} XN(knn_job);
+
+/// Point q's k nearest into row q of dist/idx. The float tree ranks by the
+/// stored (rounded) boxes; candidates are taken wide enough that the exact
+/// double ranking is found among them, then ranked exactly.
+static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, int *cap, dpair **cand, int *ccap)
+{
+	const XN(core) *c = j->c;
+	double pd[XD];
+	float pf[XD];
+	double pmax = j->coord_max;
+	for (int d = 0; d < XD; ++d) {
+		pd[d] = j->p64 ? ((const double *)j->points)[q * XD + d] : ((const float *)j->points)[q * XD + d];
+		pf[d] = (float)pd[d];
+		if (fabs(pd[d]) > pmax) pmax = fabs(pd[d]);
+	}
+	// How far a float distance may be from the exact one: the outward rounding of
+	// boxes and the point (an ulp of the largest coordinate on each axis; none
+	// when both are float32), and the float the library returns (2^-24
+	// relative). Generous, so never too small.
+	double slack = (!c->is64 && !j->p64) ? 0.0 : pmax * 0x1p-20 + 0x1p-120;
+	double rel = 0x1p-21;
+	int extra = j->exclude && j->exclude[q] >= 0 ? 1 : 0;
+	int k = j->k;
+	float fmax = INFINITY;
+	if (isfinite(j->max_distance)) {
+		double m = j->max_distance * (1.0 + rel) + 2 * slack;
+		fmax = round_up(m);
+	}
+	int want = k + extra + 1;
+	if (want > c->n) want = c->n;
+	int found = 0, nc = 0;
+	for (;;) {
+		if (want > *cap) {
+			free(*buf);
+			*cap = want * 2;
+			*buf = malloc((size_t)*cap * sizeof **buf);
+			if (!*buf) return false;
+		}
+		if (want == 0) break;
+		if (ORT_X(packed_nearest)(c->tree, pf, want, fmax, *buf, &found) != ORT_OK) return false;
+		if (found < want) break;
+		// Complete when the last returned item is farther than the k-th
+		// (excluded item aside) by more than twice the slack.
+		int seen = 0;
+		double dk = INFINITY;
+		for (int i = 0; i < found; ++i) {
+			if (extra && (int64_t)(*buf)[i].id == j->exclude[q]) continue;
+			if (++seen == k) {
+				dk = (*buf)[i].distance;
+				break;
+			}
+		}
+		double last = (*buf)[found - 1].distance;
+		if (last > dk * (1.0 + 2 * rel) + 2 * slack) break;
+		if (want >= c->n) break;
+		want = want * 2 > c->n ? c->n : want * 2;
+	}
+	if (found > *ccap) {
+		free(*cand);
+		*ccap = found * 2;
+		*cand = malloc((size_t)*ccap * sizeof **cand);
+		if (!*cand) return false;
+	}
+	for (int i = 0; i < found; ++i) {
+		uint32_t id = (*buf)[i].id;
+		if (extra && (int64_t)id == j->exclude[q]) continue;
+		double b[2 * XD];
+		XN(data_box)(c, id, b);
+		double dd = XN(dist_d)(b, pd);
+		if (!(dd <= j->max_distance)) continue;
+		(*cand)[nc++] = (dpair){dd, id};
+	}
+	sort_dpair(*cand, (size_t)nc);
+	double *drow = j->dist + q * (size_t)k;
+	int64_t *irow = j->idx + q * (size_t)k;
+	for (int i = 0; i < k; ++i) {
+		drow[i] = i < nc ? (*cand)[i].d : INFINITY;
+		irow[i] = i < nc ? (int64_t)(*cand)[i].id : -1;
+	}
+	return true;
+}
+
+static bool XN(knn_range)(const XN(knn_job) * j, size_t lo, size_t hi)
+{
+	ort_id_neighbor *buf = NULL;
+	dpair *cand = NULL;
+	int cap = 0, ccap = 0;
+	bool ok = true;
+	for (size_t q = lo; q < hi && ok; ++q) ok = XN(knn_row)(j, q, &buf, &cap, &cand, &ccap);
+	free(buf);
+	free(cand);
+	return ok;
+}
+
+// ---- rays -------------------------------------------------------------------------
+
+static float XN(on_ray)(void *ctx, uint32_t id, float t)
+{
+	return thitvec_push(ctx, (thit){t, id}) ? INFINITY : 0.0f;
+}
+
+/// Rays [lo, hi): every hit, sorted by t then id, appended; counts[r] set.
+static bool XN(ray_range)(const XN(core) * c, const void *origins, const void *dirs, int r64, const double *max_t,
+                          size_t lo, size_t hi, thitvec *hits, int64_t *counts)
+{
+	for (size_t r = lo; r < hi; ++r) {
+		float o[XD], dv[XD];
+		for (int d = 0; d < XD; ++d) {
+			o[d] = r64 ? (float)((const double *)origins)[r * XD + d] : ((const float *)origins)[r * XD + d];
+			dv[d] = r64 ? (float)((const double *)dirs)[r * XD + d] : ((const float *)dirs)[r * XD + d];
+		}
+		size_t start = hits->n;
+		float mt = isinf(max_t[r]) ? INFINITY : (float)max_t[r];
+		ORT_X(packed_ray_cast)(c->tree, o, dv, mt, XN(on_ray), hits);
+		if (hits->failed) return false;
+		sort_thit(hits->p + start, hits->n - start);
+		counts[r] = (int64_t)(hits->n - start);
+	}
+	return true;
+}
+
+#undef XBOX
+#undef XN
