@@ -244,11 +244,12 @@ static PyObject *new_i64(size_t n, int64_t **out)
 	return a;
 }
 
-/// qi from per-row counts and ti from the workers' buffers, as int64 arrays.
-static PyObject *rows_to_arrays(const int64_t *counts, size_t m, u32vec *bufs, int nbufs)
+/// qi and ti as int64 arrays: row q's counts[q] hits are at bufs[wk[q]].p + pos[q].
+static PyObject *rows_to_arrays(const int64_t *counts, const size_t *pos, const uint16_t *wk, size_t m,
+                                const u32vec *bufs)
 {
 	size_t total = 0;
-	for (int w = 0; w < nbufs; ++w) total += bufs[w].n;
+	for (size_t q = 0; q < m; ++q) total += (size_t)counts[q];
 	int64_t *qi, *ti;
 	PyObject *a = new_i64(total, &qi), *b = a ? new_i64(total, &ti) : NULL;
 	if (!b) {
@@ -257,11 +258,13 @@ static PyObject *rows_to_arrays(const int64_t *counts, size_t m, u32vec *bufs, i
 	}
 	Py_BEGIN_ALLOW_THREADS;
 	size_t k = 0;
-	for (size_t q = 0; q < m; ++q)
-		for (int64_t c = 0; c < counts[q]; ++c) qi[k++] = (int64_t)q;
-	k = 0;
-	for (int w = 0; w < nbufs; ++w)
-		for (size_t i = 0; i < bufs[w].n; ++i) ti[k++] = bufs[w].p[i];
+	for (size_t q = 0; q < m; ++q) {
+		const uint32_t *src = bufs[wk[q]].p + pos[q];
+		for (int64_t c = 0; c < counts[q]; ++c, ++k) {
+			qi[k] = (int64_t)q;
+			ti[k] = src[c];
+		}
+	}
 	Py_END_ALLOW_THREADS;
 	return Py_BuildValue("(NN)", a, b);
 }
@@ -336,22 +339,40 @@ static int Packed_init(Packed *self, PyObject *args, PyObject *kw)
 
 static int packed_n(Packed *s) { return s->dim == 2 ? s->c2.n : s->c3.n; }
 
+/// Below this many rows a batch runs in the order given.
+#define SPATIAL_ORDER_MIN 64
+
+/// The order to run m rows in: spatial (Morton) for big batches, else as given.
+static bool work_order(int dim, Packed *self, const void *data, int is64, int cols, size_t m, uint32_t *perm)
+{
+	if (m < SPATIAL_ORDER_MIN || packed_n(self) == 0) {
+		for (size_t i = 0; i < m; ++i) perm[i] = (uint32_t)i;
+		return true;
+	}
+	return dim == 2 ? morton_perm2(&self->c2, data, is64, cols, m, perm)
+	                : morton_perm3(&self->c3, data, is64, cols, m, perm);
+}
+
 // query_boxes --------------------------------------------------------------------
 
 typedef struct qjob {
 	Packed *self;
 	const void *q;
 	int q64;
+	const uint32_t *perm;
 	int64_t *counts;
+	size_t *pos;
+	uint16_t *wk;
 	u32vec bufs[MAX_WORKERS];
-	u32vec scratch[MAX_WORKERS];
 } qjob;
 
 static bool qjob_range(void *ctx, int w, size_t lo, size_t hi)
 {
 	qjob *j = ctx;
-	if (j->self->dim == 2) return query_range2(&j->self->c2, j->q, j->q64, lo, hi, &j->bufs[w], j->counts);
-	return query_range3(&j->self->c3, j->q, j->q64, lo, hi, &j->bufs[w], j->counts);
+	for (size_t t = lo; t < hi; ++t) j->wk[j->perm[t]] = (uint16_t)w;
+	if (j->self->dim == 2)
+		return query_range2(&j->self->c2, j->q, j->q64, j->perm, lo, hi, &j->bufs[w], j->counts, j->pos);
+	return query_range3(&j->self->c3, j->q, j->q64, j->perm, lo, hi, &j->bufs[w], j->counts, j->pos);
 }
 
 static void free_bufs(u32vec *v, int n)
@@ -370,35 +391,33 @@ static PyObject *Packed_query_boxes(Packed *self, PyObject *args)
 	if (!take_array(arr, 2 * self->dim, "boxes", &q, &q64, &m)) return NULL;
 	if (!check_rows_boxes(self->dim, q, q64, m, "query boxes")) return NULL;
 	qjob *j = calloc(1, sizeof *j);
-	int64_t *counts = malloc((m ? m : 1) * sizeof *counts);
-	if (!j || !counts) {
-		free(j);
-		free(counts);
-		return PyErr_NoMemory();
+	size_t room = m ? m : 1;
+	int64_t *counts = malloc(room * sizeof *counts);
+	size_t *pos = malloc(room * sizeof *pos);
+	uint16_t *wk = malloc(room * sizeof *wk);
+	uint32_t *perm = malloc(room * sizeof *perm);
+	PyObject *res = NULL;
+	if (!j || !counts || !pos || !wk || !perm) {
+		PyErr_NoMemory();
+		goto done;
 	}
-	j->self = self;
-	j->q = q;
-	j->q64 = q64;
-	j->counts = counts;
+	*j = (qjob){.self = self, .q = q, .q64 = q64, .perm = perm, .counts = counts, .pos = pos, .wk = wk};
 	bool ok;
 	Py_BEGIN_ALLOW_THREADS;
-	ok = run_ranges(qjob_range, j, workers, m);
+	ok = work_order(self->dim, self, q, q64, 2 * self->dim, m, perm) && run_ranges(qjob_range, j, workers, m);
 	Py_END_ALLOW_THREADS;
-	PyObject *res = ok ? rows_to_arrays(counts, m, j->bufs, MAX_WORKERS) : PyErr_NoMemory();
+	res = ok ? rows_to_arrays(counts, pos, wk, m, j->bufs) : PyErr_NoMemory();
 	free_bufs(j->bufs, MAX_WORKERS);
+done:
 	free(counts);
+	free(pos);
+	free(wk);
+	free(perm);
 	free(j);
 	return res;
 }
 
 // pairs ------------------------------------------------------------------------------
-
-static bool pjob_range(void *ctx, int w, size_t lo, size_t hi)
-{
-	qjob *j = ctx;
-	if (j->self->dim == 2) return pairs_range2(&j->self->c2, lo, hi, &j->bufs[w], &j->scratch[w]);
-	return pairs_range3(&j->self->c3, lo, hi, &j->bufs[w], &j->scratch[w]);
-}
 
 /// (K, 2) int64 from flat (i, j) pairs already in order.
 static PyObject *pairs_array(u32vec *bufs, int nbufs)
@@ -445,34 +464,23 @@ static bool order_pairs(const u32vec *in, int n, u32vec *out)
 	return ok;
 }
 
+/// All pairs in one pass of the library's pair finder, then ordered. workers
+/// is accepted and does not change the work: the library has no way to split
+/// one pair search between threads.
 static PyObject *Packed_pairs(Packed *self, PyObject *args)
 {
 	int workers;
 	if (!PyArg_ParseTuple(args, "i", &workers)) return NULL;
 	int n = packed_n(self);
-	if (workers <= 1) {
-		u32vec raw = {0}, ordered = {0};
-		bool ok;
-		Py_BEGIN_ALLOW_THREADS;
-		ok = self->dim == 2 ? find_pairs2(&self->c2, &raw) : find_pairs3(&self->c3, &raw);
-		ok = ok && order_pairs(&raw, n, &ordered);
-		Py_END_ALLOW_THREADS;
-		free(raw.p);
-		PyObject *res = ok ? pairs_array(&ordered, 1) : PyErr_NoMemory();
-		free(ordered.p);
-		return res;
-	}
-	qjob *j = calloc(1, sizeof *j);
-	if (!j) return PyErr_NoMemory();
-	j->self = self;
+	u32vec raw = {0}, ordered = {0};
 	bool ok;
 	Py_BEGIN_ALLOW_THREADS;
-	ok = run_ranges(pjob_range, j, workers, (size_t)n);
+	ok = self->dim == 2 ? find_pairs2(&self->c2, &raw) : find_pairs3(&self->c3, &raw);
+	ok = ok && order_pairs(&raw, n, &ordered);
 	Py_END_ALLOW_THREADS;
-	PyObject *res = ok ? pairs_array(j->bufs, MAX_WORKERS) : PyErr_NoMemory();
-	free_bufs(j->bufs, MAX_WORKERS);
-	free_bufs(j->scratch, MAX_WORKERS);
-	free(j);
+	free(raw.p);
+	PyObject *res = ok ? pairs_array(&ordered, 1) : PyErr_NoMemory();
+	free(ordered.p);
 	return res;
 }
 
@@ -493,8 +501,7 @@ static PyObject *Packed_pairs_page(Packed *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS;
 	while (row < n && filled < (size_t)maxp) {
 		scratch.n = 0;
-		ok = self->dim == 2 ? query_row2(&self->c2, self->c2.boxes, self->c2.is64, (size_t)row, (uint32_t)row, &scratch)
-		                    : query_row3(&self->c3, self->c3.boxes, self->c3.is64, (size_t)row, (uint32_t)row, &scratch);
+		ok = self->dim == 2 ? self_row2(&self->c2, (uint32_t)row, &scratch) : self_row3(&self->c3, (uint32_t)row, &scratch);
 		if (!ok) break;
 		size_t have = scratch.n > (size_t)skip ? scratch.n - (size_t)skip : 0;
 		size_t take = have < (size_t)maxp - filled ? have : (size_t)maxp - filled;
@@ -520,6 +527,7 @@ static PyObject *Packed_pairs_page(Packed *self, PyObject *args)
 
 typedef struct kjob {
 	int dim;
+	const uint32_t *perm;
 	knn_job2 j2;
 	knn_job3 j3;
 } kjob;
@@ -528,7 +536,7 @@ static bool kjob_range(void *ctx, int w, size_t lo, size_t hi)
 {
 	(void)w;
 	kjob *k = ctx;
-	return k->dim == 2 ? knn_range2(&k->j2, lo, hi) : knn_range3(&k->j3, lo, hi);
+	return k->dim == 2 ? knn_range2(&k->j2, k->perm, lo, hi) : knn_range3(&k->j3, k->perm, lo, hi);
 }
 
 static PyObject *Packed_nearest(Packed *self, PyObject *args)
@@ -572,10 +580,13 @@ static PyObject *Packed_nearest(Packed *self, PyObject *args)
 		kj.j2 = (knn_job2){&self->c2, pts, p64, k, maxd, ex, dist, idx, self->coord_max};
 	else
 		kj.j3 = (knn_job3){&self->c3, pts, p64, k, maxd, ex, dist, idx, self->coord_max};
-	bool ok;
+	uint32_t *perm = malloc((m ? m : 1) * sizeof *perm);
+	kj.perm = perm;
+	bool ok = perm != NULL;
 	Py_BEGIN_ALLOW_THREADS;
-	ok = run_ranges(kjob_range, &kj, workers, m);
+	ok = ok && work_order(self->dim, self, pts, p64, self->dim, m, perm) && run_ranges(kjob_range, &kj, workers, m);
 	Py_END_ALLOW_THREADS;
+	free(perm);
 	if (!ok) {
 		Py_DECREF(da);
 		Py_DECREF(ia);

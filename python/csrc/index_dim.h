@@ -14,22 +14,26 @@
 #define XN(name) XCAT(name, XD)
 
 /// One tree with the caller's boxes kept beside it (float or double, by input
-/// dtype) for the exact tests.
+/// dtype) for the exact tests. The copy is kept in the order the tree walks
+/// its items, so the boxes a query tests lie near each other in memory:
+/// row i is at boxes[rank[i]].
 typedef struct XN(core) {
 	ORT_X(packed) * tree;
 	int n;
 	int is64;
-	void *boxes; // n rows of 2*XD floats or doubles, in input order
+	void *boxes;   // n rows of 2*XD floats or doubles, in tree order
+	uint32_t *rank; // input row -> position in boxes
 } XN(core);
 
 /// Row i's box in double.
 static inline void XN(data_box)(const XN(core) * c, uint32_t i, double out[2 * XD])
 {
+	size_t at = (size_t)c->rank[i] * 2 * XD;
 	if (c->is64) {
-		const double *b = (const double *)c->boxes + (size_t)i * 2 * XD;
+		const double *b = (const double *)c->boxes + at;
 		for (int d = 0; d < 2 * XD; ++d) out[d] = b[d];
 	} else {
-		const float *b = (const float *)c->boxes + (size_t)i * 2 * XD;
+		const float *b = (const float *)c->boxes + at;
 		for (int d = 0; d < 2 * XD; ++d) out[d] = b[d];
 	}
 }
@@ -102,33 +106,53 @@ static long XN(check_points)(const void *data, int is64, size_t n, int *axis)
 	return -1;
 }
 
-/// Build: the boxes were checked. Keeps a copy of them for the exact tests.
+static bool XN(on_walk)(void *ctx, uint32_t id) { return u32vec_push(ctx, id); }
+
+/// Build: the boxes were checked. Keeps a copy of them, in tree order.
 static ort_result XN(core_build)(XN(core) * c, const void *data, int is64, int n)
 {
 	size_t row = (is64 ? sizeof(double) : sizeof(float)) * 2 * XD;
 	c->n = n;
 	c->is64 = is64;
 	c->boxes = malloc(n ? (size_t)n * row : 1);
-	if (!c->boxes) return ORT_ERROR_OUT_OF_MEMORY;
-	memcpy(c->boxes, data, (size_t)n * row);
+	c->rank = malloc(n ? (size_t)n * sizeof *c->rank : 1);
+	if (!c->boxes || !c->rank) return ORT_ERROR_OUT_OF_MEMORY;
 	ORT_X(packed_def) def = ORT_X(packed_default_def)();
 	ort_result r = ORT_X(packed_create)(&def, &c->tree);
 	if (r != ORT_OK) return r;
-	if (!is64) return ORT_X(packed_build)(c->tree, (const XBOX *)data, n);
-	XBOX *f = malloc(n ? (size_t)n * sizeof *f : 1);
-	if (!f) return ORT_ERROR_OUT_OF_MEMORY;
-	for (int i = 0; i < n; ++i) f[i] = XN(row_box)(data, 1, (size_t)i, NULL);
-	r = ORT_X(packed_build)(c->tree, f, n);
-	free(f);
-	return r;
+	if (is64) {
+		XBOX *f = malloc(n ? (size_t)n * sizeof *f : 1);
+		if (!f) return ORT_ERROR_OUT_OF_MEMORY;
+		for (int i = 0; i < n; ++i) f[i] = XN(row_box)(data, 1, (size_t)i, NULL);
+		r = ORT_X(packed_build)(c->tree, f, n);
+		free(f);
+	} else {
+		r = ORT_X(packed_build)(c->tree, (const XBOX *)data, n);
+	}
+	if (r != ORT_OK || n == 0) return r;
+	// The tree's walk order: every box meets the bounds of them all.
+	u32vec order = {0};
+	ORT_X(packed_query_box)(c->tree, ORT_X(packed_bounds)(c->tree), XN(on_walk), &order);
+	if (order.failed || order.n != (size_t)n) {
+		free(order.p);
+		return order.failed ? ORT_ERROR_OUT_OF_MEMORY : ORT_ERROR_CORRUPT;
+	}
+	for (int k = 0; k < n; ++k) {
+		c->rank[order.p[k]] = (uint32_t)k;
+		memcpy((char *)c->boxes + (size_t)k * row, (const char *)data + (size_t)order.p[k] * row, row);
+	}
+	free(order.p);
+	return ORT_OK;
 }
 
 static void XN(core_free)(XN(core) * c)
 {
 	ORT_X(packed_destroy)(c->tree);
 	free(c->boxes);
+	free(c->rank);
 	c->tree = NULL;
 	c->boxes = NULL;
+	c->rank = NULL;
 }
 
 // ---- box queries ----------------------------------------------------------------
@@ -159,41 +183,95 @@ static bool XN(on_hit)(void *ctx, uint32_t id)
 	return u32vec_push(h->out, id);
 }
 
-/// Row q of queries (float or double), its hits appended to out, sorted; only
-/// ids > after when after != UINT32_MAX. False when out of memory.
-static bool XN(query_row)(const XN(core) * c, const void *queries, int q64, size_t q, uint32_t after, u32vec *out)
+/// The query box fb (holding qd; qd NULL when fb is exact and so are the
+/// stored boxes): its hits appended to out, sorted; only ids > after when
+/// after != UINT32_MAX. False when out of memory.
+static bool XN(query_one)(const XN(core) * c, XBOX fb, const double *qd, uint32_t after, u32vec *out)
 {
-	double qd[2 * XD];
-	XBOX fb = XN(row_box)(queries, q64, q, qd);
 	size_t start = out->n;
-	XN(hit_ctx) h = {c, (q64 || c->is64) ? qd : NULL, after, out};
+	XN(hit_ctx) h = {c, qd, after, out};
 	ORT_X(packed_query_box)(c->tree, fb, XN(on_hit), &h);
 	if (out->failed) return false;
 	sort_u32(out->p + start, out->n - start);
 	return true;
 }
 
-/// Queries [lo, hi): their hits appended to out, counts[q] set.
-static bool XN(query_range)(const XN(core) * c, const void *queries, int q64, size_t lo, size_t hi, u32vec *out,
-                            int64_t *counts)
+/// Row q of queries (float or double), as query_one.
+static bool XN(query_row)(const XN(core) * c, const void *queries, int q64, size_t q, uint32_t after, u32vec *out)
 {
-	for (size_t q = lo; q < hi; ++q) {
-		size_t before = out->n;
+	double qd[2 * XD];
+	XBOX fb = XN(row_box)(queries, q64, q, qd);
+	return XN(query_one)(c, fb, (q64 || c->is64) ? qd : NULL, after, out);
+}
+
+/// The stored row i against the tree: its partners j > i, sorted.
+static bool XN(self_row)(const XN(core) * c, uint32_t i, u32vec *out)
+{
+	double qd[2 * XD];
+	XN(data_box)(c, i, qd);
+	XBOX fb = XN(row_box)(qd, 1, 0, NULL);
+	return XN(query_one)(c, fb, c->is64 ? qd : NULL, i, out);
+}
+
+/// Queries perm[lo..hi): their hits appended to out; for each such q,
+/// counts[q] hits start at out->p[pos[q]].
+static bool XN(query_range)(const XN(core) * c, const void *queries, int q64, const uint32_t *perm, size_t lo,
+                            size_t hi, u32vec *out, int64_t *counts, size_t *pos)
+{
+	for (size_t t = lo; t < hi; ++t) {
+		size_t q = perm[t];
+		pos[q] = out->n;
 		if (!XN(query_row)(c, queries, q64, q, UINT32_MAX, out)) return false;
-		counts[q] = (int64_t)(out->n - before);
+		counts[q] = (int64_t)(out->n - pos[q]);
 	}
 	return true;
 }
 
-/// Self-join rows [lo, hi): pairs (i, j > i), appended to out as i then j.
-static bool XN(pairs_range)(const XN(core) * c, size_t lo, size_t hi, u32vec *out, u32vec *scratch)
+/// Where rows lie in space: perm[0..m) gets the rows sorted by the Morton key
+/// of their centres (cols = XD: points; 2 * XD: boxes) on a grid over the
+/// tree's bounds, so that consecutive queries walk the same part of the tree.
+/// Only the order of work changes, never a result. False when out of memory.
+static bool XN(morton_perm)(const XN(core) * c, const void *data, int is64, int cols, size_t m, uint32_t *perm)
 {
-	for (size_t i = lo; i < hi; ++i) {
-		scratch->n = 0;
-		if (!XN(query_row)(c, c->boxes, c->is64, i, (uint32_t)i, scratch)) return false;
-		for (size_t k = 0; k < scratch->n; ++k)
-			if (!u32vec_push(out, (uint32_t)i) || !u32vec_push(out, scratch->p[k])) return false;
+	XBOX bb = ORT_X(packed_bounds)(c->tree);
+	const int bits = XD == 2 ? 16 : 10;
+	double lo[XD], scale[XD];
+	for (int d = 0; d < XD; ++d) {
+		lo[d] = bb.min[d];
+		double w = (double)bb.max[d] - bb.min[d];
+		scale[d] = c->n > 0 && w > 0 ? ((1 << bits) - 1) / w : 0.0;
 	}
+	uint64_t *k = malloc((m ? m : 1) * sizeof *k), *tmp = malloc((m ? m : 1) * sizeof *tmp);
+	if (!k || !tmp) {
+		free(k);
+		free(tmp);
+		return false;
+	}
+	for (size_t i = 0; i < m; ++i) {
+		uint64_t key = 0;
+		for (int d = 0; d < XD; ++d) {
+			size_t a = i * (size_t)cols + (size_t)d, b = a + (cols == XD ? 0 : XD);
+			double x = is64 ? (((const double *)data)[a] + ((const double *)data)[b]) * 0.5
+			                : ((double)((const float *)data)[a] + ((const float *)data)[b]) * 0.5;
+			double g = (x - lo[d]) * scale[d];
+			uint32_t v = g <= 0 ? 0 : g >= (1 << bits) - 1 ? (1u << bits) - 1 : (uint32_t)g;
+			for (int bit = 0; bit < bits; ++bit) key |= (uint64_t)((v >> bit) & 1u) << (bit * XD + d);
+		}
+		k[i] = key << 32 | (uint64_t)i;
+	}
+	// LSD radix sort of the keys, a byte at a time (32 and 30 key bits).
+	for (int shift = 32; shift < 64; shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < m; ++i) count[((k[i] >> shift) & 255) + 1]++;
+		for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+		for (size_t i = 0; i < m; ++i) tmp[count[(k[i] >> shift) & 255]++] = k[i];
+		uint64_t *sw = k;
+		k = tmp;
+		tmp = sw;
+	}
+	for (size_t i = 0; i < m; ++i) perm[i] = (uint32_t)k[i];
+	free(k);
+	free(tmp);
 	return true;
 }
 
@@ -259,8 +337,25 @@ typedef struct XN(knn_job) {
 /// Point q's k nearest into row q of dist/idx. The float tree ranks by the
 /// stored (rounded) boxes; candidates are taken wide enough that the exact
 /// double ranking is found among them, then ranked exactly.
-static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, int *cap, dpair **cand, int *ccap)
+/// The scratch of one range of nearest queries, and what the previous query
+/// found: its point and its k-th exact distance (INFINITY: none). The k-th
+/// distance moves by at most the distance the point moved (distance to a box
+/// is 1-Lipschitz), so it bounds the next search: with points in spatial
+/// order the bound is tight, and the tree prunes from the start.
+typedef struct XN(knn_scratch) {
+	ort_id_neighbor *buf;
+	int cap;
+	dpair *cand;
+	int ccap;
+	double prev[XD];
+	double prev_dk;
+} XN(knn_scratch);
+
+static bool XN(knn_row)(const XN(knn_job) * j, size_t q, XN(knn_scratch) * s)
 {
+	ort_id_neighbor **buf = &s->buf;
+	dpair **cand = &s->cand;
+	int *cap = &s->cap, *ccap = &s->ccap;
 	const XN(core) *c = j->c;
 	double pd[XD];
 	float pf[XD];
@@ -283,6 +378,17 @@ static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, 
 		double m = j->max_distance * (1.0 + rel) + 2 * slack;
 		fmax = round_up(m);
 	}
+	float fmax_user = fmax;
+	bool bounded = false;
+	if (!j->exclude && isfinite(s->prev_dk)) {
+		double move = 0.0;
+		for (int d = 0; d < XD; ++d) move += (pd[d] - s->prev[d]) * (pd[d] - s->prev[d]);
+		double b = (s->prev_dk + sqrt(move)) * (1.0 + 4 * rel) + 4 * slack + 0x1p-126;
+		if (b < COORD_LIMIT && round_up(b) < fmax) {
+			fmax = round_up(b);
+			bounded = true;
+		}
+	}
 	int want = k + extra + 1;
 	if (want > c->n) want = c->n;
 	int found = 0, nc = 0;
@@ -295,6 +401,11 @@ static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, 
 		}
 		if (want == 0) break;
 		if (ORT_X(packed_nearest)(c->tree, pf, want, fmax, *buf, &found) != ORT_OK) return false;
+		if (found < want && bounded && found < k) { // cannot happen; the bound would be wrong
+			fmax = fmax_user;
+			bounded = false;
+			continue;
+		}
 		if (found < want) break;
 		// Complete when the last returned item is farther than the k-th
 		// (excluded item aside) by more than twice the slack.
@@ -334,18 +445,18 @@ static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, 
 		drow[i] = i < nc ? (*cand)[i].d : INFINITY;
 		irow[i] = i < nc ? (int64_t)(*cand)[i].id : -1;
 	}
+	memcpy(s->prev, pd, sizeof pd);
+	s->prev_dk = nc >= k ? drow[k - 1] : INFINITY;
 	return true;
 }
 
-static bool XN(knn_range)(const XN(knn_job) * j, size_t lo, size_t hi)
+static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo, size_t hi)
 {
-	ort_id_neighbor *buf = NULL;
-	dpair *cand = NULL;
-	int cap = 0, ccap = 0;
+	XN(knn_scratch) s = {.prev_dk = INFINITY};
 	bool ok = true;
-	for (size_t q = lo; q < hi && ok; ++q) ok = XN(knn_row)(j, q, &buf, &cap, &cand, &ccap);
-	free(buf);
-	free(cand);
+	for (size_t t = lo; t < hi && ok; ++t) ok = XN(knn_row)(j, perm[t], &s);
+	free(s.buf);
+	free(s.cand);
 	return ok;
 }
 
