@@ -10,6 +10,8 @@ packages=(
   libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core libpng-dev  # demo, pictures
   xvfb xauth                                # the demo's windowed test
   libbox2d-dev libbullet-dev libspatialindex-dev libboost-dev  # benchmark peers
+  python3-dev python3-venv python3-numpy python3-setuptools python3-wheel  # the Python package
+  python3-pytest python3-hypothesis python3-scipy python3-matplotlib       # its tests and benchmark
 )
 
 missing=()

@@ -6,7 +6,8 @@
 #   4. every library test under valgrind memcheck;
 #   5. the concurrent-readers test under ThreadSanitizer;
 #   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
-#   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%).
+#   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
+#   8. the Python package: installed into a fresh venv, its pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -48,6 +49,10 @@ bash scripts/fuzz.sh 60
 
 echo "== coverage" >&2
 bash scripts/coverage.sh
+
+echo "== python" >&2
+bash scripts/python.sh | tee build/pytest.log
+passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 
 # Every stage above stops the script on failure, so reaching here means all passed.
 echo "ctest suites, soak, valgrind, tsan, fuzz and coverage all green"

@@ -14,6 +14,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -26,17 +27,28 @@
 
 // ---- small helpers --------------------------------------------------------------
 
+/// The next float above a finite f (nextafterf(f, INFINITY), inline).
+static inline float next_up(float f)
+{
+	if (f == 0.0f) return FLT_TRUE_MIN;
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	u = f > 0.0f ? u + 1 : u - 1; // one ulp more, or one ulp less magnitude
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
 /// The largest float <= x, and the smallest float >= x (x finite, within the limit).
 static inline float round_down(double x)
 {
 	float f = (float)x;
-	return (double)f > x ? nextafterf(f, -INFINITY) : f;
+	return (double)f > x ? -next_up(-f) : f;
 }
 
 static inline float round_up(double x)
 {
 	float f = (float)x;
-	return (double)f < x ? nextafterf(f, INFINITY) : f;
+	return (double)f < x ? next_up(f) : f;
 }
 
 /// Room for one more of n items of elem bytes in *p (capacity *cap), doubling.

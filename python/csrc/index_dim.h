@@ -227,6 +227,23 @@ static bool XN(query_range)(const XN(core) * c, const void *queries, int q64, co
 	return true;
 }
 
+/// v's low bits spread XD apart (bit i to bit XD * i): 16 bits in 2D, 10 in 3D.
+static inline uint32_t XN(spread)(uint32_t v)
+{
+#if XD == 2
+	v = (v | (v << 8)) & 0x00FF00FFu;
+	v = (v | (v << 4)) & 0x0F0F0F0Fu;
+	v = (v | (v << 2)) & 0x33333333u;
+	return (v | (v << 1)) & 0x55555555u;
+#else
+	v = (v | (v << 16)) & 0x030000FFu;
+	v = (v | (v << 8)) & 0x0300F00Fu;
+	v = (v | (v << 4)) & 0x030C30C3u;
+	return (v | (v << 2)) & 0x09249249u;
+#endif
+}
+#define spread_bits XN(spread)
+
 /// Where rows lie in space: perm[0..m) gets the rows sorted by the Morton key
 /// of their centres (cols = XD: points; 2 * XD: boxes) on a grid over the
 /// tree's bounds, so that consecutive queries walk the same part of the tree.
@@ -255,7 +272,7 @@ static bool XN(morton_perm)(const XN(core) * c, const void *data, int is64, int 
 			                : ((double)((const float *)data)[a] + ((const float *)data)[b]) * 0.5;
 			double g = (x - lo[d]) * scale[d];
 			uint32_t v = g <= 0 ? 0 : g >= (1 << bits) - 1 ? (1u << bits) - 1 : (uint32_t)g;
-			for (int bit = 0; bit < bits; ++bit) key |= (uint64_t)((v >> bit) & 1u) << (bit * XD + d);
+			key |= (uint64_t)spread_bits(v) << d;
 		}
 		k[i] = key << 32 | (uint64_t)i;
 	}
@@ -487,5 +504,6 @@ static bool XN(ray_range)(const XN(core) * c, const void *origins, const void *d
 	return true;
 }
 
+#undef spread_bits
 #undef XBOX
 #undef XN
