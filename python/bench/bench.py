@@ -478,14 +478,14 @@ def plot(res, path):
     for k, lib in enumerate(libs):
         xs, ys = [], []
         for i, r in enumerate(rows):
-            t = r["orthant"] if lib == "orthant" else r["peers"].get(lib)
+            t = r["orthant_cpu"] if lib == "orthant" else r["peers_cpu"].get(lib)
             if t:
                 xs.append(i + (k - 2) * width)
                 ys.append(t)
         if xs:
             ax.bar(xs, ys, width, label=lib, color=colours[lib])
     ax.set_yscale("log")
-    ax.set_ylabel("seconds (median, numpy in to numpy out; log scale)")
+    ax.set_ylabel("CPU seconds (median, numpy in to numpy out; log scale)")
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30, ha="right")
     ax.legend()
