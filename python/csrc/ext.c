@@ -946,13 +946,12 @@ static bool dyn_on_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *u
 	return u64vec_push(ctx, x < y ? x : y) && u64vec_push(ctx, x < y ? y : x);
 }
 
-static void dyn_on_event(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub) { dyn_on_pair(ctx, a, b, ua, ub); }
 
 static PyObject *u64_array(u64vec *v, int cols)
 {
 	npy_intp dims[2] = {(npy_intp)(v->n / (size_t)cols), cols};
 	PyObject *a = PyArray_SimpleNew(cols == 1 ? 1 : 2, dims, NPY_UINT64);
-	if (a) memcpy(PyArray_DATA((PyArrayObject *)a), v->p, v->n * sizeof *v->p);
+	if (a && v->n) memcpy(PyArray_DATA((PyArrayObject *)a), v->p, v->n * sizeof *v->p);
 	return a;
 }
 
@@ -968,7 +967,7 @@ static PyObject *Dynamic_query(Dynamic *self, PyObject *args)
 	LOCKED(self, {
 		r = self->dim == 2 ? ort2_tree_query_box(self->t2, b2, ORT_MASK_ALL, dyn_on_hit, &v)
 		                   : ort3_tree_query_box(self->t3, b3, ORT_MASK_ALL, dyn_on_hit, &v);
-		qsort(v.p, v.n, sizeof *v.p, cmp_u64);
+		if (v.n) qsort(v.p, v.n, sizeof *v.p, cmp_u64);
 	});
 	PyObject *res = v.failed ? PyErr_NoMemory() : r != ORT_OK ? raise_result(r, "query") : u64_array(&v, 1);
 	free(v.p);
@@ -983,7 +982,7 @@ static PyObject *Dynamic_pairs(Dynamic *self, PyObject *unused)
 	LOCKED(self, {
 		r = self->dim == 2 ? ort2_tree_find_pairs(self->t2, ORT_MASK_ALL, dyn_on_pair, &v)
 		                   : ort3_tree_find_pairs(self->t3, ORT_MASK_ALL, dyn_on_pair, &v);
-		qsort(v.p, v.n / 2, 2 * sizeof *v.p, cmp_u64pair);
+		if (v.n) qsort(v.p, v.n / 2, 2 * sizeof *v.p, cmp_u64pair);
 	});
 	PyObject *res = v.failed ? PyErr_NoMemory() : r != ORT_OK ? raise_result(r, "pairs") : u64_array(&v, 2);
 	free(v.p);
@@ -1008,7 +1007,8 @@ static PyObject *Dynamic_update_pairs(Dynamic *self, PyObject *unused)
 	LOCKED(self, {
 		r = self->dim == 2 ? ort2_tree_update_pairs(self->t2, dyn_on_begin, dyn_on_end, ev)
 		                   : ort3_tree_update_pairs(self->t3, dyn_on_begin, dyn_on_end, ev);
-		for (int e = 0; e < 2; ++e) qsort(ev[e].p, ev[e].n / 2, 2 * sizeof *ev[e].p, cmp_u64pair);
+		for (int e = 0; e < 2; ++e)
+			if (ev[e].n) qsort(ev[e].p, ev[e].n / 2, 2 * sizeof *ev[e].p, cmp_u64pair);
 	});
 	PyObject *res = NULL;
 	if (ev[0].failed || ev[1].failed)
