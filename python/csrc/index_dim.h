@@ -183,6 +183,19 @@ static bool XN(on_hit)(void *ctx, uint32_t id)
 	return u32vec_push(h->out, id);
 }
 
+/// on_hit for the common batch: float64 boxes and queries, every id.
+static bool XN(on_hit64)(void *ctx, uint32_t id)
+{
+	XN(hit_ctx) *h = ctx;
+	const double *b = (const double *)h->c->boxes + (size_t)h->c->rank[id] * 2 * XD, *q = h->qd;
+	for (int d = 0; d < XD; ++d)
+		if (b[d] > q[XD + d] || q[d] > b[XD + d]) return true;
+	return u32vec_push(h->out, id);
+}
+
+/// on_hit when the float test is exact (float32 boxes and queries), every id.
+static bool XN(on_hit_exact)(void *ctx, uint32_t id) { return u32vec_push(((XN(hit_ctx) *)ctx)->out, id); }
+
 /// The query box fb (holding qd; qd NULL when fb is exact and so are the
 /// stored boxes): its hits appended to out, sorted; only ids > after when
 /// after != UINT32_MAX. False when out of memory.
@@ -190,7 +203,8 @@ static bool XN(query_one)(const XN(core) * c, XBOX fb, const double *qd, uint32_
 {
 	size_t start = out->n;
 	XN(hit_ctx) h = {c, qd, after, out};
-	ORT_X(packed_query_box)(c->tree, fb, XN(on_hit), &h);
+	ort_id_fn *fn = after != UINT32_MAX ? XN(on_hit) : !qd ? XN(on_hit_exact) : c->is64 ? XN(on_hit64) : XN(on_hit);
+	ORT_X(packed_query_box)(c->tree, fb, fn, &h);
 	if (out->failed) return false;
 	sort_u32(out->p + start, out->n - start);
 	return true;
