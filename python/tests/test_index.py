@@ -100,8 +100,12 @@ def test_nearest(dim, dtype, k):
         assert d.shape == (len(p), k) and i.dtype == np.int64 and d.dtype == np.float64
         np.testing.assert_array_equal(i, wi)
         np.testing.assert_array_equal(d, wd)
-    # max_distance (inclusive) and exclude
+    # max_distance (inclusive), alone and with exclude
     md = float(np.median(wd[:, 0])) + 0.5
+    wd, wi = nearest(b, p, k, max_distance=md)
+    d, i = idx.nearest(p, k=k, max_distance=md)
+    np.testing.assert_array_equal(i, wi)
+    np.testing.assert_array_equal(d, wd)
     ex = np.where(np.arange(len(p)) % 2 == 0, wi[:, 0], -1)
     wd, wi = nearest(b, p, k, max_distance=md, exclude=ex)
     d, i = idx.nearest(p, k=k, max_distance=md, exclude=ex)
