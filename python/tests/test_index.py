@@ -7,7 +7,7 @@ from brute import nearest, outward32, overlap_matrix, pairs, query_boxes, rays
 
 
 def scene(rng, n, dim, dtype=np.float64):
-    """n boxes: ordinary ones, specks, points, duplicates, touching and
+    """n boxes: ordinary ones, specks, points, repeated rows, touching and
     near-touching neighbours (1e-12 apart: one float32 value, two float64 ones),
     and a few far away."""
     lo = rng.uniform(-50, 50, (n, dim))
@@ -16,7 +16,7 @@ def scene(rng, n, dim, dtype=np.float64):
     size[kind == 1] = 1e-7  # specks
     size[kind == 2] = 0.0  # points
     b = np.hstack([lo, lo + size])
-    for i in np.nonzero(kind == 3)[0]:  # duplicates of an earlier row
+    for i in np.nonzero(kind == 3)[0]:  # a repeat of an earlier row
         b[i] = b[rng.integers(0, i + 1)]
     for i in np.nonzero(kind == 4)[0]:  # touching the previous row's max face on axis 0
         if i:

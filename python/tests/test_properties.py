@@ -7,7 +7,7 @@ from hypothesis.extra.numpy import arrays
 import orthant
 from brute import nearest, pairs, query_boxes
 
-# Coordinates from a small grid (many exact touches and duplicates) mixed with
+# Coordinates from a small grid (many exact touches and repeated boxes) mixed with
 # arbitrary floats, including tiny and large ones.
 coord = st.one_of(
     st.integers(-4, 4).map(float),
