@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: every test, as CI runs it. Installs what it needs, then:
-#   1. the suite, optimised, warnings as errors;
+#   1. the suite, optimised, warnings as errors, every optional part required
+#      (ORTHANT_REQUIRE_ALL: a missing package fails the configure, never skips tests);
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the soak: the bouncing-boxes scene for 1,000,000 frames of incremental updates;
 #   4. every library test under valgrind memcheck;
