@@ -4,7 +4,9 @@
 # on this machine. Prints one line naming the Debian packages that enable it;
 # with ORTHANT_REQUIRE_ALL (scripts/test.sh, CI) it is a configure error
 # instead, so nothing goes untested without anyone noticing. Every missing part
-# is reported before the configure stops.
+# is reported before the configure stops. Only for what a Debian package
+# enables (CI installs them all): an extra built by hand and found through a
+# variable the user sets is simply left out when the variable is unset.
 function(orthant_skip what)
   string(JOIN " " packages ${ARGN})
   if(ORTHANT_REQUIRE_ALL)

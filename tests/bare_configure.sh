@@ -37,7 +37,7 @@ expect_line "$work/b1.log" "skipped the benchmark's Box2D peer.*libbox2d-dev"
 expect_line "$work/b1.log" "skipped the benchmark's Bullet peer.*libbullet-dev"
 expect_line "$work/b1.log" "skipped the benchmark's libspatialindex peer.*libspatialindex-dev"
 expect_line "$work/b1.log" "skipped the benchmark's Boost.Geometry peer.*libboost-dev"
-[ "$(grep -c "orthant: skipped" "$work/b1.log")" -eq 7 ] || fail "expected 7 skip lines"
+! grep "orthant: skipped" "$work/b1.log" | grep -v "(Debian: apt-get install [a-z]" || fail "a skip line names no package"
 cmake --build "$work/b1" -j2 >"$work/b1-build.log" 2>&1 || { tail -30 "$work/b1-build.log"; fail "the build failed"; }
 for f in liborthant.a liborthant.so tools/orthant orthant_example_quickstart bench/orthant_bench; do
 	[ -e "$work/b1/$f" ] || fail "the build made no $f"
@@ -70,7 +70,6 @@ if bare -S "$src" -B "$work/b3" "${hide[@]}" -DORTHANT_REQUIRE_ALL=ON >"$work/b3
 	fail "the configure succeeded with parts missing"
 fi
 tr -s ' \n' '  ' <"$work/b3.log" >"$work/b3.txt" # CMake wraps its errors
-[ "$(grep -o "cannot be built: apt-get install" "$work/b3.txt" | wc -l)" -eq 7 ] || fail "expected 7 errors"
 for p in libcmocka-dev libpng-dev libsdl2-dev libbox2d-dev libbullet-dev libspatialindex-dev libboost-dev; do
 	grep -q "cannot be built: apt-get install [a-z0-9 -]*$p" "$work/b3.txt" || fail "no error names $p"
 done
