@@ -182,6 +182,15 @@ static inline bool ray_slab(const float o[DIM], const float dir[DIM], float tmax
 	return true;
 }
 
+/// Coordinate d of the point origin + t * dir. An axis the ray does not move
+/// along keeps the origin's coordinate: with a tiny dir on another axis the
+/// entry t can overflow to infinity, and inf * 0 would make the point NaN
+/// (a NaN point belongs to no leaf, so leaves placement lost the hit).
+static inline float ray_at(const float o[DIM], const float dir[DIM], float t, int d)
+{
+	return dir[d] == 0.0f ? o[d] : o[d] + t * dir[d];
+}
+
 /// The segment origin + t * dir, t in [0, tmax], against a sphere, in double:
 /// with a = dir.dir, b = dir.(o - c), k = |o - c|^2 - r^2, the entry is 0 when
 /// k <= 0 (inside), else (-b - sqrt(b^2 - a k)) / a when that is real and in

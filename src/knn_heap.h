@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include "mem.h"
@@ -80,16 +81,38 @@ static knn_node knn_pop(knn_heap *h)
 	return top;
 }
 
-/// A result candidate: the k best so far form a max-heap on (d2, id).
+/// A result candidate: the k best so far form a max-heap on (dist, id).
+///
+/// The rank is the distance as reported, sqrt(d2) rounded to float, then the
+/// id: ranking by the exact d2 instead would list two items whose distances
+/// round to one float in exact order, not id order, and far from the origin
+/// (a point near 3e38) whole runs of distances round to one float, or past
+/// FLT_MAX to infinity. d2 (exact, in double) is kept to reject quickly.
 typedef struct knn_best {
 	double d2;
+	float dist; ///< (float)sqrt(d2): what the caller is told
 	uint32_t id; ///< the tie-break: a handle id (item + 1), or a packed tree's id
 } knn_best;
 
-/// Result order: nearer first, then lower id.
+/// Result order: nearer (as reported) first, then lower id.
 static inline bool knn_before(const knn_best *a, const knn_best *b)
 {
-	return a->d2 < b->d2 || (a->d2 == b->d2 && a->id < b->id);
+	return a->dist < b->dist || (a->dist == b->dist && a->id < b->id);
+}
+
+/// The squared distance from which nothing can rank before a candidate at
+/// reported distance dist: sqrt(d2) >= the next float up rounds above dist.
+/// A node or item at least this far is pruned with one compare.
+static inline double knn_beyond(float dist)
+{
+	double up = nextafterf(dist, INFINITY);
+	return up * up;
+}
+
+static inline knn_best knn_make(double d2, uint32_t id)
+{
+	knn_best v = {d2, (float)sqrt(d2), id};
+	return v;
 }
 
 static void knn_sift_down(knn_best *h, int n, int i)

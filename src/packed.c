@@ -20,6 +20,8 @@ ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 	packed_t *p = allocator_alloc(&def->allocator, sizeof *p);
 	if (!p) return ORT_ERROR_OUT_OF_MEMORY;
 	memset(p, 0, sizeof *p);
+	atomic_init(&p->readers, 0);
+	atomic_init(&p->destroy_pending, false);
 	p->def = *def;
 	p->bounds = pk_empty_box();
 	p->bytes = p->bytes_peak = sizeof *p;
@@ -27,13 +29,23 @@ ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 	return ORT_OK;
 }
 
-void ORTHANT_NAME(packed_destroy)(packed_t *p)
+static void pk_destroy_now(packed_t *p)
 {
-	if (!p) return;
 	pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
 	pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
 	ort_allocator a = p->def.allocator;
 	allocator_free(&a, p, sizeof *p);
+}
+
+void ORTHANT_NAME(packed_destroy)(packed_t *p)
+{
+	if (!p) return;
+	if (atomic_load_explicit(&p->readers, memory_order_acquire) > 0) {
+		// From a callback: the walk that called it still reads the arrays.
+		atomic_store_explicit(&p->destroy_pending, true, memory_order_release);
+		return;
+	}
+	pk_destroy_now(p);
 }
 
 int ORTHANT_NAME(packed_count)(const packed_t *p) { return p ? (int)p->count : 0; }

@@ -446,12 +446,21 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	return ORT_OK;
 }
 
+/// Build refuses while a query or pair search runs (from its callback, or
+/// another thread): it would move the arrays that walk reads.
+static bool pk_busy(const packed_t *p)
+{
+	return p && atomic_load_explicit(&((packed_t *)p)->readers, memory_order_acquire) > 0;
+}
+
 ort_result ORTHANT_NAME(packed_build)(packed_t *p, const box_t *boxes, int count)
 {
+	if (pk_busy(p)) return ORT_ERROR_BUSY;
 	return pk_build_from(p, (const char *)boxes, sizeof *boxes, count);
 }
 
 ort_result ORTHANT_NAME(packed_build_strided)(packed_t *p, const void *first, size_t stride, int count)
 {
+	if (pk_busy(p)) return ORT_ERROR_BUSY;
 	return pk_build_from(p, first, stride, count);
 }

@@ -21,6 +21,7 @@
 #define ORTHANT_SRC_PACKED_INT_H
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dim.h"
@@ -60,7 +61,29 @@ struct ORTHANT_NAME(packed) {
 	uint64_t *sort_a, *sort_b; ///< [cap] build scratch: key << 32 | id
 	uint32_t cap, block_cap;
 	size_t bytes, bytes_peak;
+	/// Queries and pair searches running now (any thread). While it is above
+	/// zero, build refuses (ORT_ERROR_BUSY) and destroy is put off until the
+	/// last of them returns: a callback cannot pull the arrays from under the
+	/// walk that called it.
+	atomic_int readers;
+	atomic_bool destroy_pending;
 };
+
+static void pk_destroy_now(packed_t *p);
+
+static inline void pk_reading_begin(const packed_t *p)
+{
+	atomic_fetch_add_explicit(&((packed_t *)p)->readers, 1, memory_order_acquire);
+}
+
+/// The end of a query: the last reader out carries out a destroy a callback asked for.
+static inline void pk_reading_end(const packed_t *p)
+{
+	packed_t *q = (packed_t *)p;
+	if (atomic_fetch_sub_explicit(&q->readers, 1, memory_order_acq_rel) == 1 &&
+	    atomic_load_explicit(&q->destroy_pending, memory_order_acquire))
+		pk_destroy_now(q);
+}
 
 // ---- memory -----------------------------------------------------------------
 

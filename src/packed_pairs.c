@@ -155,6 +155,9 @@ ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn
 {
 	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	pk_pairs r = {p, fn, ctx, false};
-	if (p->block_count) pk_self(&r, (pk_ref){0, 0});
+	if (!p->block_count) return ORT_OK;
+	pk_reading_begin(p);
+	pk_self(&r, (pk_ref){0, 0});
+	pk_reading_end(p);
 	return ORT_OK;
 }

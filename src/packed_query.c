@@ -22,9 +22,8 @@ static inline bool pk_region_meets(const pk_region *q, const box_t *b)
 	return !q->sphere || dist2_point_box(q->centre, b) <= q->r2;
 }
 
-static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn, void *ctx)
+static void pk_query_walk(const packed_t *p, const pk_region *q, ort_id_fn *fn, void *ctx)
 {
-	if (p->block_count == 0) return ORT_OK;
 	const pblock *blocks = p->blocks;
 	const box_t *boxes = p->boxes;
 	uint32_t stack[PK_STACK];
@@ -51,11 +50,11 @@ static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn,
 						nh += pk_overlap(&q->box, &boxes[i]);
 					}
 					for (uint32_t h = 0; h < nh; ++h)
-						if (!fn(ctx, p->ids[hit[h]])) return ORT_OK;
+						if (!fn(ctx, p->ids[hit[h]])) return;
 				}
 			}
 			for (; i < e; ++i)
-				if (pk_region_meets(q, &boxes[i]) && !fn(ctx, p->ids[i])) return ORT_OK;
+				if (pk_region_meets(q, &boxes[i]) && !fn(ctx, p->ids[i])) return;
 			if (b->child[k] != NIL) {
 				__builtin_prefetch(&blocks[b->child[k]]);
 				stack[top++] = b->child[k];
@@ -63,6 +62,14 @@ static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn,
 		}
 		assert(top <= PK_STACK);
 	}
+}
+
+static ort_result pk_query(const packed_t *p, const pk_region *q, ort_id_fn *fn, void *ctx)
+{
+	if (p->block_count == 0) return ORT_OK;
+	pk_reading_begin(p);
+	pk_query_walk(p, q, fn, ctx);
+	pk_reading_end(p);
 	return ORT_OK;
 }
 
@@ -128,12 +135,9 @@ static inline int pk_push_near_first(pk_visit *stack, int top, uint32_t bi, cons
 	return top;
 }
 
-ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[DIM], const float dir[DIM],
-                                         float max_t, ort_id_ray_fn *fn, void *ctx)
+static void pk_ray_walk(const packed_t *p, const float origin[DIM], const float dir[DIM], float max_t,
+                        ort_id_ray_fn *fn, void *ctx)
 {
-	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
-	ort_result r = ray_args_check(origin, dir, max_t);
-	if (r != ORT_OK || p->block_count == 0) return r;
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	float tmax = max_t;
@@ -156,7 +160,7 @@ ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[D
 			if (!ray_slab(origin, dir, tmax, p->boxes[k].min, p->boxes[k].max, &te)) continue;
 			float ret = fn(ctx, p->ids[k], te);
 			if (ret < 0.0f || isnan(ret)) continue;
-			if (ret == 0.0f) return ORT_OK;
+			if (ret == 0.0f) return;
 			if (ret < tmax) tmax = ret;
 		}
 		uint32_t ci = b->child[v.lane];
@@ -171,6 +175,17 @@ ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[D
 		}
 		top = pk_push_near_first(stack, top, ci, at, m);
 	}
+}
+
+ort_result ORTHANT_NAME(packed_ray_cast)(const packed_t *p, const float origin[DIM], const float dir[DIM],
+                                         float max_t, ort_id_ray_fn *fn, void *ctx)
+{
+	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result r = ray_args_check(origin, dir, max_t);
+	if (r != ORT_OK || p->block_count == 0) return r;
+	pk_reading_begin(p);
+	pk_ray_walk(p, origin, dir, max_t, fn, ctx);
+	pk_reading_end(p);
 	return ORT_OK;
 }
 
@@ -222,6 +237,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	int n = 0;
+	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	const pblock *blocks = p->blocks;
@@ -232,11 +248,12 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	while (top > 0) {
 		pk_visit v = stack[--top];
 		// Equal distances are still visited: they may hold a tie with a lower id.
-		if (v.at > limit2 || (n == k && v.at > best[0].d2)) continue;
+		if (v.at > limit2 || v.at >= beyond) continue;
 		const pblock *b = &blocks[v.block];
 		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
-			knn_best c = {dist2_point_box(point, &p->boxes[e]), p->ids[e]};
-			if (c.d2 > limit2) continue;
+			double d2 = dist2_point_box(point, &p->boxes[e]);
+			if (d2 > limit2 || d2 >= beyond) continue;
+			knn_best c = knn_make(d2, p->ids[e]);
 			if (n < k) {
 				best[n] = c;
 				knn_sift_up(best, n++);
@@ -244,13 +261,13 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				best[0] = c;
 				knn_sift_down(best, n, 0);
 			}
+			if (n == k) beyond = knn_beyond(best[0].dist);
 		}
 		uint32_t ci = b->child[v.lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
 		unsigned m = 0;
-		double worst = n == k ? best[0].d2 : limit2;
-		if (worst > limit2) worst = limit2;
+		double worst = limit2;
 		for (uint32_t l = 0; l < c->kids; ++l) {
 			double d2 = 0.0;
 			for (int d = 0; d < DIM; ++d) {
@@ -258,14 +275,14 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
 				d2 += gap * gap;
 			}
-			if (d2 > worst) continue;
+			if (d2 > worst || d2 >= beyond) continue;
 			at[l] = d2;
 			m |= 1u << l;
 		}
 		top = pk_push_near_first(stack, top, ci, at, m);
 	}
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
-	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, (float)sqrt(best[i].d2)};
+	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, best[i].dist};
 	*found = n;
 	if (best != local) allocator_free(&p->def.allocator, best, (size_t)k * sizeof *best);
 	return ORT_OK;

@@ -173,25 +173,27 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 	knn_heap h;
 	knn_heap_init(&h);
 	int n = 0;
+	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
 	ort_result result = ORT_OK;
 	knn_push(&t->alloc, &h, (knn_node){0.0, t->root});
 	while (h.n > 0) {
 		knn_node kn = knn_pop(&h);
 		if (kn.d2 > limit2) break;
 		// Visit equal distances too: they may hold a tie with a lower id.
-		if (n == k && kn.d2 > best[0].d2) break;
+		if (kn.d2 >= beyond) break;
 		const node *nd = &t->nodes[kn.node];
 		ENTRY_LOOP(t, nd, c, e_k)
 		{
 			const entry *e = &t->chunks[c].e[e_k];
 			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
-			knn_best v = {dist2_point_bounds(point, e->box.min, e->box.max), e->item + 1};
+			double d2 = dist2_point_bounds(point, e->box.min, e->box.max);
 			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
 			if (sph) {
 				double gap = sqrt(dist2_points(point, sph->c)) - sph->r;
-				v.d2 = gap > 0.0 ? gap * gap : 0.0;
+				d2 = gap > 0.0 ? gap * gap : 0.0;
 			}
-			if (v.d2 > limit2) continue;
+			if (d2 > limit2 || d2 >= beyond) continue;
+			knn_best v = knn_make(d2, e->item + 1);
 			if (n == k && !knn_before(&v, &best[0])) continue;
 			if (leaves) {
 				float p[DIM];
@@ -205,6 +207,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 				best[0] = v;
 				knn_sift_down(best, n, 0);
 			}
+			if (n == k) beyond = knn_beyond(best[0].dist);
 		}
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = nd->child[c];
@@ -212,7 +215,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 			float lo[DIM], hi[DIM];
 			node_bounds(t, &t->nodes[ci], lo, hi);
 			double d2 = dist2_point_bounds(point, lo, hi);
-			if (d2 > limit2 || (n == k && d2 > best[0].d2)) continue;
+			if (d2 > limit2 || d2 >= beyond) continue;
 			if (!knn_push(&t->alloc, &h, (knn_node){d2, ci})) {
 				result = ORT_ERROR_OUT_OF_MEMORY;
 				goto done;
@@ -222,7 +225,7 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 	knn_heap_sort(best, n);
 	for (int i = 0; i < n; ++i) {
 		uint32_t item_index = best[i].id - 1;
-		out[i] = (ORTHANT_NAME(neighbor)){make_handle(t, item_index), t->items[item_index].user, (float)sqrt(best[i].d2)};
+		out[i] = (ORTHANT_NAME(neighbor)){make_handle(t, item_index), t->items[item_index].user, best[i].dist};
 	}
 	*found = n;
 done:

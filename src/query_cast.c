@@ -89,7 +89,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			if (leaves) {
 				// The contact point: the moving min corner at te, pushed into the item.
 				float p[DIM];
-				for (int d = 0; d < DIM; ++d) p[d] = w->origin[d] + te * w->dir[d];
+				for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
 				clamp_point(p, &e->box, p);
 				if (!leaf_owns(&cell, p)) continue;
 			}
@@ -274,7 +274,7 @@ static void sphere_record(const sphere_t *s, const sweep *w, float te, ray_hit_t
 {
 	double v[DIM], len2 = 0.0;
 	for (int d = 0; d < DIM; ++d) {
-		h->point[d] = w->origin[d] + te * w->dir[d];
+		h->point[d] = ray_at(w->origin, w->dir, te, d);
 		v[d] = (double)h->point[d] - s->c[d];
 		len2 += v[d] * v[d];
 	}
@@ -309,7 +309,7 @@ static void ray_record(const tree_t *t, const entry *e, const sweep *w, float te
 		}
 	}
 	for (int d = 0; d < DIM; ++d) {
-		h->point[d] = w->origin[d] + te * w->dir[d];
+		h->point[d] = ray_at(w->origin, w->dir, te, d);
 		h->normal[d] = 0.0f;
 	}
 	clamp_point(h->point, b, h->point);

@@ -247,11 +247,11 @@ static bool contains_point(const box_t *b, const float p[DIM])
 	return tu_overlap(b, &q);
 }
 
-/// By distance (the exact one: squared, in double), then id.
+/// By distance as reported (rounded to float), then id.
 static int cmp_near(const void *a, const void *b)
 {
 	const near_item *x = a, *y = b;
-	if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
+	if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 

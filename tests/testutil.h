@@ -444,10 +444,13 @@ typedef struct tu_near {
 	uint32_t id;
 } tu_near;
 
+/// The documented result order: distance as reported (sqrt(d2) rounded to
+/// float, infinity past FLT_MAX), then id.
 static int tu_cmp_near(const void *a, const void *b)
 {
 	const tu_near *x = a, *y = b;
-	if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
+	float dx = (float)sqrt(x->d2), dy = (float)sqrt(y->d2);
+	if (dx != dy) return dx < dy ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 

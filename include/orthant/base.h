@@ -39,6 +39,12 @@ extern "C" {
 /// The largest coordinate magnitude a box may have. Beyond it the root could not
 /// grow by doubling without overflowing a float, so such boxes are refused with
 /// ORT_ERROR_OUT_OF_RANGE instead of being stored in a cell that cannot hold them.
+/// The bound is this float exactly, the float nearest 1e30:
+/// 1000000015047466219876688855040 (about 1.000000015e30). A coordinate c is accepted
+/// when |c| <= ORTHANT_COORD_LIMIT; the next float up, 1.00000009e30, is
+/// refused. A program reading decimal text compares the number it read with
+/// (double)ORTHANT_COORD_LIMIT before rounding (as the orthant tool does), so
+/// 1.00000001e30 is in range and 1.00000002e30 is not.
 #define ORTHANT_COORD_LIMIT 1.0e30f
 
 /// Levels reported by ort_tree_stats.items_per_level; deeper levels are summed

@@ -54,7 +54,9 @@ ORTHANT_API ORTHANT_NAME(packed_def) ORTHANT_NAME(packed_default_def)(void);
 ORTHANT_API ort_result ORTHANT_NAME(packed_create)(const ORTHANT_NAME(packed_def) * def,
                                                    ORTHANT_NAME(packed) * *out);
 
-/// Free the tree. NULL is ignored.
+/// Free the tree. NULL is ignored. Called from a callback of one of this
+/// tree's queries or pair searches, the tree is freed when that call returns
+/// (the walk still reads it); use it no more either way.
 ORTHANT_API void ORTHANT_NAME(packed_destroy)(ORTHANT_NAME(packed) * tree);
 
 /// Replace the tree's contents with boxes[0..count); boxes[i] gets id i.
@@ -64,7 +66,9 @@ ORTHANT_API void ORTHANT_NAME(packed_destroy)(ORTHANT_NAME(packed) * tree);
 /// frames, and rebuilding the same boxes never allocates.
 /// On failure (a NaN, infinite or inverted box: ORT_ERROR_INVALID_BOX; a
 /// coordinate past ORTHANT_COORD_LIMIT: ORT_ERROR_OUT_OF_RANGE; no memory) the
-/// tree keeps its previous contents.
+/// tree keeps its previous contents. ORT_ERROR_BUSY, changing nothing, while a
+/// query or pair search of this tree runs: from its callback (the walk reads
+/// the arrays a build would move), or from another thread.
 ORTHANT_API ort_result ORTHANT_NAME(packed_build)(ORTHANT_NAME(packed) * tree, const ORTHANT_NAME(box) * boxes,
                                                   int count);
 
@@ -107,8 +111,8 @@ ORTHANT_API bool ORTHANT_NAME(packed_ray_first)(const ORTHANT_NAME(packed) * tre
                                                 const float dir[ORTHANT_DIM], float max_t, uint32_t *id, float *t);
 
 /// The k items nearest to point (distance to the box, 0 inside), at most
-/// max_distance away, in out[0..*found) by ascending distance, equal distances
-/// by ascending id. Depth-first, nearest child first; allocates nothing unless
+/// max_distance away, in out[0..*found) by ascending distance as reported
+/// (rounded to float, infinity past FLT_MAX), equal ones by ascending id. Depth-first, nearest child first; allocates nothing unless
 /// k > 64 (then k * 16 bytes for the call, through the tree's allocator).
 ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) * tree,
                                                     const float point[ORTHANT_DIM], int k, float max_distance,

@@ -179,12 +179,13 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_ray_cast)(const ORTHANT_NAME(tree) * tr
 typedef struct ORTHANT_NAME(neighbor) {
 	ort_handle handle;
 	void *user_data;
-	float distance; ///< Euclidean distance from the point to the box (0 inside)
+	float distance; ///< Euclidean distance from the point to the box (0 inside), rounded to float (infinity past FLT_MAX)
 } ORTHANT_NAME(neighbor);
 
 /// The k items nearest to point (distance to the box, 0 inside), at most
 /// max_distance away (INFINITY for no limit), written to out[0..*found) in
-/// ascending distance; equal distances in ascending handle id. Best-first
+/// ascending distance as reported; equal ones (exactly tied, or rounded to
+/// one float far from the origin) in ascending handle id. Best-first
 /// search; allocates only when k or the tree outgrows its local buffers.
 ORTHANT_API ort_result ORTHANT_NAME(tree_nearest)(const ORTHANT_NAME(tree) * tree, const float point[ORTHANT_DIM],
                                                   int k, float max_distance, uint64_t mask,

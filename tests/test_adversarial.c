@@ -1,0 +1,290 @@
+// test_adversarial.c: inputs built to hurt, in 2D and 3D, for every placement
+// and the packed tree.
+//
+// - The edges of float: a ray whose entry t overflows (a tiny direction), k
+//   nearest from a point near 3e38 (distances past FLT_MAX, distances that
+//   round to one float), coordinates exactly at ORTHANT_COORD_LIMIT.
+// - The packed tree changed from inside its own callbacks: build refuses,
+//   destroy waits for the walk.
+// - Work: the pair finders' box tests and the nodes a query visits, counted
+//   on scenes made to pile items into one cell (a speck and a far box, thin
+//   strips, binary scales towards 0, centre-line straddlers, duplicates),
+//   stay within c (n log n + k); every answer against brute force.
+#include <float.h>
+
+#include "testutil.h"
+
+typedef TU(packed) packed_t;
+typedef TU(packed_def) pdef_t;
+
+static const ort_placement placements[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT, ORT_PLACEMENT_LEAVES};
+static const char *const placement_names[] = {"loose", "tight", "leaves"};
+#define NPLACEMENTS 3
+
+static tree_t *make_tree(int pi)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placements[pi];
+	tree_t *t = NULL;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	return t;
+}
+
+/// A tree of placement pi holding boxes b[0..n), recorded in m.
+static tree_t *fill_tree(int pi, const box_t *b, int n, model *m)
+{
+	tree_t *t = make_tree(pi);
+	tu_model_init(m, n);
+	for (int i = 0; i < n; ++i) {
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
+		tu_model_add(m, h, b[i]);
+	}
+	return t;
+}
+
+static packed_t *fill_packed(const box_t *b, int n)
+{
+	pdef_t def = TU(packed_default_def)();
+	packed_t *p = NULL;
+	assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+	assert_int_equal(TU(packed_build)(p, b, n), ORT_OK);
+	return p;
+}
+
+static box_t box_at(float lo, float hi)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = lo;
+		b.max[d] = hi;
+	}
+	return b;
+}
+
+// ---- rays whose entry overflows ---------------------------------------------------
+
+typedef struct id_hits {
+	tu_list ids;
+	float nearest;
+} id_hits;
+
+static float collect_id_ray(void *ctx, uint32_t id, float t)
+{
+	id_hits *h = ctx;
+	tu_push(&h->ids, id);
+	if (t < h->nearest) h->nearest = t;
+	return INFINITY;
+}
+
+/// A box on the far side of a ray with a subnormal direction: the entry
+/// parameter overflows float to infinity, and the leaf owning the contact point
+/// must still report it (the point on the axes the ray does not move along was
+/// inf * 0 = NaN).
+static void test_ray_entry_overflow(void **state)
+{
+	(void)state;
+	box_t b[2];
+	for (int d = 0; d < DIM; ++d) {
+		b[0].min[d] = -2.0f;
+		b[0].max[d] = d == 0 ? -1.0f : 166.0f;
+	}
+	b[1] = box_at(20.0f, 21.0f); // behind the origin: never hit
+	float o[DIM], dir[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		o[d] = 13.5f;
+		dir[d] = d == 0 ? -1e-39f : 0.0f;
+	}
+	for (int pi = 0; pi < NPLACEMENTS; ++pi) {
+		TU_CONTEXT("ray entry overflow, %s", placement_names[pi]);
+		model m;
+		tree_t *t = fill_tree(pi, b, 2, &m);
+		tu_check_ray(t, &m, o, dir, INFINITY);
+		assert_int_equal(tu_count_pairs(t), 0);
+		TU(tree_destroy)(t);
+		tu_model_free(&m);
+	}
+	TU_CONTEXT("ray entry overflow, packed");
+	packed_t *p = fill_packed(b, 2);
+	id_hits h = {{0}, 0.0f};
+	assert_int_equal(TU(packed_ray_cast)(p, o, dir, INFINITY, collect_id_ray, &h), ORT_OK);
+	if (h.ids.n != 1 || h.ids.v[0] != 0) TU_FAIL("packed: %zu hits\n", h.ids.n);
+	free(h.ids.v);
+	TU(packed_destroy)(p);
+}
+
+// ---- nearest near the largest float ------------------------------------------------
+
+/// k nearest from points near 3e38 to boxes at the coordinate limit: the exact
+/// distances differ by far less than one float there, and some pass FLT_MAX.
+/// The order must be distance as reported, then id, in every tree.
+static void test_nearest_far_point(void **state)
+{
+	(void)state;
+	const float L = ORTHANT_COORD_LIMIT;
+	// The farther box first, so it has the lower id: the exact order and the
+	// reported order disagree.
+	box_t b[6] = {box_at(-L, -L), box_at(L, L), box_at(0, 0), box_at(-L, L), box_at(L, L), box_at(-1.0f, 1.0f)};
+	b[2].min[0] = b[2].max[0] = -L;
+	const float far[][3] = {{3.0e38f, 3.0e38f, 3.0e38f}, {FLT_MAX, FLT_MAX, FLT_MAX}, {-FLT_MAX, 3e38f, 0.0f},
+	                        {2.5e38f, 0.0f, -2.5e38f}};
+	for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
+		for (size_t q = 0; q < sizeof far / sizeof far[0]; ++q) {
+			float pt[DIM];
+			for (int d = 0; d < DIM; ++d) pt[d] = far[q][d];
+			if (pi < NPLACEMENTS) {
+				TU_CONTEXT("nearest far, %s, point %zu", placement_names[pi], q);
+				model m;
+				tree_t *t = fill_tree(pi, b, 6, &m);
+				for (int k = 1; k <= 6; ++k) tu_check_nearest(t, &m, pt, k, INFINITY);
+				TU(tree_destroy)(t);
+				tu_model_free(&m);
+				continue;
+			}
+			TU_CONTEXT("nearest far, packed, point %zu", q);
+			packed_t *p = fill_packed(b, 6);
+			tu_near want[6];
+			for (int i = 0; i < 6; ++i) want[i] = (tu_near){tu_dist2(pt, &b[i]), (uint32_t)i};
+			tu_sort(want, 6, sizeof want[0], tu_cmp_near);
+			for (int k = 1; k <= 6; ++k) {
+				ort_id_neighbor out[6];
+				int found = 0;
+				assert_int_equal(TU(packed_nearest)(p, pt, k, INFINITY, out, &found), ORT_OK);
+				assert_int_equal(found, k);
+				for (int i = 0; i < k; ++i)
+					if (out[i].id != want[i].id || out[i].distance != (float)sqrt(want[i].d2))
+						TU_FAIL("packed nearest #%d: id %u at %g, want id %u at %g\n", i, out[i].id,
+						        (double)out[i].distance, want[i].id, sqrt(want[i].d2));
+			}
+			TU(packed_destroy)(p);
+		}
+	}
+}
+
+// ---- the coordinate limit -----------------------------------------------------------
+
+/// ORTHANT_COORD_LIMIT is accepted exactly, the next float past it refused, by
+/// every operation that takes a box.
+static void test_coord_limit_exact(void **state)
+{
+	(void)state;
+	const float L = ORTHANT_COORD_LIMIT, past = nextafterf(L, INFINITY);
+	for (int pi = 0; pi < NPLACEMENTS; ++pi) {
+		TU_CONTEXT("coordinate limit, %s", placement_names[pi]);
+		tree_t *t = make_tree(pi);
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(t, box_at(-L, L), NULL, &h), ORT_OK);
+		assert_int_equal(TU(tree_insert)(t, box_at(-past, 0.0f), NULL, &h), ORT_ERROR_OUT_OF_RANGE);
+		assert_int_equal(TU(tree_insert)(t, box_at(0.0f, past), NULL, &h), ORT_ERROR_OUT_OF_RANGE);
+		assert_int_equal(TU(tree_count)(t), 1);
+		tu_check_valid(t);
+		TU(tree_destroy)(t);
+	}
+	TU_CONTEXT("coordinate limit, packed");
+	box_t ok[2] = {box_at(-L, L), box_at(L, L)}, bad[2] = {box_at(-L, L), box_at(L, past)};
+	packed_t *p = fill_packed(ok, 2);
+	assert_int_equal(TU(packed_build)(p, bad, 2), ORT_ERROR_OUT_OF_RANGE);
+	assert_int_equal(TU(packed_count)(p), 2);
+	TU(packed_destroy)(p);
+}
+
+// ---- the packed tree changed from its own callbacks ----------------------------------
+
+typedef struct reenter {
+	packed_t *p;
+	const box_t *boxes;
+	int n;
+	int calls;
+	ort_result build; ///< what a build from the callback returned
+	bool destroy;     ///< destroy from the callback instead
+} reenter;
+
+static void reenter_act(reenter *r)
+{
+	r->calls++;
+	if (r->destroy) {
+		if (r->calls == 1) TU(packed_destroy)(r->p);
+		return;
+	}
+	r->build = TU(packed_build)(r->p, r->boxes, r->n);
+}
+
+static bool reenter_id(void *ctx, uint32_t id)
+{
+	(void)id;
+	reenter_act(ctx);
+	return true;
+}
+
+static float reenter_ray(void *ctx, uint32_t id, float t)
+{
+	(void)id, (void)t;
+	reenter_act(ctx);
+	return INFINITY;
+}
+
+static bool reenter_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	reenter_act(ctx);
+	return true;
+}
+
+/// Build and destroy from inside every packed call that calls back: build is
+/// refused with ORT_ERROR_BUSY and the walk goes on over the old contents;
+/// destroy frees the tree once the walk returns (ASan and valgrind see any use
+/// after free).
+static void test_packed_reentry(void **state)
+{
+	(void)state;
+	enum { N = 300 };
+	box_t b[N], other[N];
+	tu_rng rng = tu_rng_make(7);
+	for (int i = 0; i < N; ++i) {
+		float lo = tu_float(&rng, 0, 100), lo2 = tu_float(&rng, 0, 100);
+		b[i] = box_at(lo, lo + 3.0f);
+		other[i] = box_at(lo2, lo2 + 1.0f);
+	}
+	float o[DIM], dir[DIM], centre[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		o[d] = -1.0f;
+		dir[d] = 1.0f;
+		centre[d] = 50.0f;
+	}
+	for (int destroy = 0; destroy < 2; ++destroy) {
+		for (int op = 0; op < 5; ++op) {
+			TU_CONTEXT("packed re-entry, op %d, destroy %d", op, destroy);
+			packed_t *p = fill_packed(b, N);
+			reenter r = {p, other, N, 0, ORT_OK, destroy != 0};
+			ort_result res = ORT_OK;
+			switch (op) {
+			case 0: res = TU(packed_query_box)(p, box_at(0, 100), reenter_id, &r); break;
+			case 1: res = TU(packed_query_point)(p, centre, reenter_id, &r); break;
+			case 2: res = TU(packed_query_sphere)(p, centre, 30.0f, reenter_id, &r); break;
+			case 3: res = TU(packed_ray_cast)(p, o, dir, INFINITY, reenter_ray, &r); break;
+			default: res = TU(packed_find_pairs)(p, reenter_pair, &r); break;
+			}
+			assert_int_equal(res, ORT_OK);
+			if (r.calls == 0) TU_FAIL("no callback\n");
+			if (destroy) continue; // freed when the call returned
+			assert_int_equal(r.build, ORT_ERROR_BUSY);
+			// The old contents, intact: box b[0] is found, and a build now works.
+			char msg[128];
+			assert_int_equal(TU(packed_validate)(p, msg, sizeof msg), ORT_OK);
+			assert_int_equal(TU(packed_count)(p), N);
+			assert_int_equal(TU(packed_build)(p, other, N), ORT_OK);
+			TU(packed_destroy)(p);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ray_entry_overflow),
+	    cmocka_unit_test(test_nearest_far_point),
+	    cmocka_unit_test(test_coord_limit_exact),
+	    cmocka_unit_test(test_packed_reentry),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
+}
