@@ -7,13 +7,23 @@
 // meets the other. Every pair is tested once: in its items' common node, down
 // the ancestor line, or in the cross of the two children of their lowest
 // common ancestor.
+//
+// A node owning a pile the build could not spread out (the depth limit, a
+// speck of boxes far smaller than the scene, strips across split lines) is
+// swept (sweep.h) instead of tested pair by pair, and so are two such piles
+// crossed: O(m log m + k1), not m^2. The keys of a sweep are the one memory
+// find_pairs allocates, and only when some node owns SWEEP_MIN items or more;
+// without it the pile is tested pair by pair, as before.
 #include "packed_int.h"
+#include "sweep.h"
 
 typedef struct pk_pairs {
 	const packed_t *p;
 	ort_id_pair_fn *fn;
 	void *ctx;
 	bool stop;
+	uint64_t *keys; ///< the sweep's keys, allocated on the first sweep
+	size_t keys_cap;
 } pk_pairs;
 
 static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
@@ -21,6 +31,43 @@ static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
 	if (r->fn(r->ctx, r->p->ids[a], r->p->ids[b])) return true;
 	r->stop = true;
 	return false;
+}
+
+/// A sweep's lists: where they start in the tree's item order.
+typedef struct pk_sweep_at {
+	pk_pairs *r;
+	uint32_t a0, b0;
+} pk_sweep_at;
+
+static bool pk_sweep_report(void *ctx, uint32_t i, uint32_t j)
+{
+	pk_sweep_at *s = ctx;
+	return pk_report(s->r, s->a0 + i, s->b0 + j);
+}
+
+/// Items [a0, a0 + na) among themselves (nb = 0) or against [b0, b0 + nb),
+/// swept; false when the keys found no memory (the caller then tests pair by
+/// pair: slower, never wrong).
+static bool pk_sweep(pk_pairs *r, uint32_t a0, uint32_t na, uint32_t b0, uint32_t nb)
+{
+	size_t need = 2 * ((size_t)na + nb);
+	if (need > r->keys_cap) {
+		const ort_allocator *al = &r->p->def.allocator;
+		if (r->keys) allocator_free(al, r->keys, r->keys_cap * sizeof *r->keys);
+		size_t cap = need < 2 * r->keys_cap ? 2 * r->keys_cap : need;
+		r->keys = allocator_alloc(al, cap * sizeof *r->keys);
+		r->keys_cap = r->keys ? cap : 0;
+		if (!r->keys) return false;
+	}
+	const box_t *boxes = r->p->boxes;
+	sweep_list la = {(const char *)&boxes[a0], sizeof(box_t), na};
+	sweep_list lb = {(const char *)&boxes[b0], sizeof(box_t), nb};
+	pk_sweep_at s = {r, a0, nb ? b0 : a0};
+	if (nb)
+		sweep_cross(&la, &lb, r->keys, r->keys + na + nb, pk_sweep_report, &s);
+	else
+		sweep_self(&la, r->keys, r->keys + na, pk_sweep_report, &s);
+	return true;
 }
 
 /// Items [a0, a0 + na) that meet bounds yb, each against items [b0, b0 + nb).
@@ -101,7 +148,10 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
 	uint32_t cx = bx->child[x.lane], cy = by->child[y.lane];
 	if (cx == NIL && cy == NIL) {
-		pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
+		uint64_t nx = bx->own[x.lane], ny = by->own[y.lane];
+		if (nx * ny < (uint64_t)SWEEP_MIN * (nx + ny) ||
+		    !pk_sweep(r, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny))
+			pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
 		return;
 	}
 	// Split the larger side (a leaf never).
@@ -130,11 +180,13 @@ static void pk_self(pk_pairs *r, pk_ref x)
 	const pblock *bx = &p->blocks[x.block];
 	const box_t *boxes = p->boxes;
 	uint32_t ci = bx->child[x.lane];
-	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e; ++a) {
-		pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
+	uint32_t first = bx->first[x.lane], own = bx->own[x.lane];
+	bool swept = own >= SWEEP_MIN && pk_sweep(r, first, own, 0, 0);
+	for (uint32_t a = first, e = a + own; a < e && !r->stop; ++a) {
+		if (!swept) pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
 		if (!r->stop && ci != NIL) pk_item_vs_block(r, a, ci);
-		if (r->stop) return;
 	}
+	if (r->stop) return;
 	if (ci == NIL) return;
 	const pblock *c = &p->blocks[ci];
 	int kids = (int)c->kids;
@@ -154,10 +206,11 @@ static void pk_self(pk_pairs *r, pk_ref x)
 ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn, void *ctx)
 {
 	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
-	pk_pairs r = {p, fn, ctx, false};
+	pk_pairs r = {p, fn, ctx, false, NULL, 0};
 	if (!p->block_count) return ORT_OK;
 	pk_reading_begin(p);
 	pk_self(&r, (pk_ref){0, 0});
+	if (r.keys) allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
 	pk_reading_end(p);
 	return ORT_OK;
 }

@@ -24,8 +24,14 @@
 // looseness 2 sibling loose cells share half their volume, while what they
 // hold rarely reaches far past their cells.
 //
-// The lists and the content bounds live in memory the tree keeps between
-// calls: in steady state finding pairs allocates nothing.
+// A pile the tree could not spread out — many entries in one node (a cell
+// floats or the depth limit will not split), or a long list of ancestors'
+// entries reaching into a node (boxes across split lines) — is swept
+// (sweep.h) instead of tested pair by pair, so it costs O(m log m + k1), not m^2.
+//
+// The lists, the sweep's keys and the content bounds live in memory the tree
+// keeps between calls: in steady state finding pairs allocates nothing.
+#include "sweep.h"
 #include "tree_int.h"
 
 typedef struct pair_run {
@@ -56,6 +62,65 @@ static bool pair_list_reserve(pair_run *run, size_t top, size_t n)
 	run->result = ORT_ERROR_OUT_OF_MEMORY;
 	run->stop = true;
 	return false;
+}
+
+/// Room for the keys of a sweep of n boxes past scratch[top..]: two arrays of
+/// n, 8-byte aligned (the scratch is the allocator's, aligned for anything).
+/// Reserving may move the scratch: list pointers are taken again after. NULL
+/// without memory: the caller tests pair by pair (slower, never wrong).
+static uint64_t *pair_sweep_room(pair_run *run, size_t top, size_t n)
+{
+	size_t at = (top * sizeof(entry) + 7) & ~(size_t)7;
+	if (!scratch_reserve(run->t, at + 2 * n * sizeof(uint64_t))) return NULL;
+	return (uint64_t *)(void *)((char *)run->t->scratch + at);
+}
+
+/// Whether m boxes are better swept among themselves than tested pair by pair.
+static inline bool pair_sweep_pays(size_t m) { return m >= SWEEP_MIN; }
+
+/// Whether m boxes are better swept against n others.
+static inline bool pair_sweep_pays_cross(size_t m, size_t n)
+{
+	return m && n && (uint64_t)m * n >= (uint64_t)SWEEP_MIN * (m + n);
+}
+
+/// What a sweep's callback needs: the run, the lists it indexes, and (leaves)
+/// the leaf that owns what it reports.
+typedef struct pair_sweep {
+	pair_run *run;
+	size_t a, b; ///< scratch offsets of the first and second list
+	const node *leaf;
+} pair_sweep;
+
+static bool pair_sweep_report(void *ctx, uint32_t i, uint32_t j)
+{
+	pair_sweep *s = ctx;
+	const entry *list = s->run->t->scratch;
+	const entry *x = &list[s->a + i], *y = &list[s->b + j];
+	if (s->leaf) {
+		float p[DIM];
+		overlap_corner(&x->box, &y->box, p);
+		if (!leaf_owns(s->leaf, p)) return true;
+	}
+	pair_report(s->run, x, y);
+	return !s->run->stop;
+}
+
+/// Sweep scratch[a, a + na) among itself (nb = 0) or against scratch[b, b + nb),
+/// using memory past scratch[top..]; false when there was no memory for it.
+static bool pair_sweep_lists(pair_run *run, size_t top, size_t a, size_t na, size_t b, size_t nb, const node *leaf)
+{
+	uint64_t *v = pair_sweep_room(run, top, na + nb);
+	if (!v) return false;
+	const entry *list = run->t->scratch;
+	sweep_list la = {(const char *)&list[a], sizeof(entry), (uint32_t)na};
+	sweep_list lb = {(const char *)&list[b], sizeof(entry), (uint32_t)nb};
+	pair_sweep ps = {run, a, nb ? b : a, leaf};
+	if (nb)
+		sweep_cross(&la, &lb, v, v + na + nb, pair_sweep_report, &ps);
+	else
+		sweep_self(&la, v, v + na, pair_sweep_report, &ps);
+	return true;
 }
 
 /// Copy node ni's entries to scratch[top..]; returns the new top.
@@ -105,14 +170,23 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 {
 	tree_t *t = run->t;
 	const node *n = &t->nodes[ni];
-	ENTRY_LOOP(t, n, c, k)
-	{
-		// A copy: a callback's deferred insert may grow the chunk pool.
-		const entry e = t->chunks[c].e[k];
-		const entry *list = t->scratch;
-		for (size_t j = begin; j < end; ++j)
-			if (box_overlap(&e.box, &list[j].box)) pair_report(run, &list[j], &e);
+	size_t own_end;
+	if (pair_sweep_pays_cross(end - begin, n->count) && scratch_reserve(t, (end + n->count) * sizeof(entry)) &&
+	    (own_end = pair_copy_own(run, &t->nodes[ni], end),
+	     pair_sweep_lists(run, own_end, begin, end - begin, end, own_end - end, NULL))) {
 		if (run->stop) return;
+	} else {
+		n = &t->nodes[ni];
+		ENTRY_LOOP(t, n, c, k)
+		{
+			// A copy: a callback's deferred insert may grow the chunk pool.
+			const entry e = t->chunks[c].e[k];
+			const entry *list = t->scratch;
+			WORK_TESTS(end - begin);
+			for (size_t j = begin; j < end; ++j)
+				if (box_overlap(&e.box, &list[j].box)) pair_report(run, &list[j], &e);
+			if (run->stop) return;
+		}
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
@@ -121,6 +195,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 		if (!pair_list_reserve(run, end, end - begin)) return;
 		entry *l = t->scratch;
 		size_t top = end;
+		WORK_TESTS(end - begin);
 		for (size_t j = begin; j < end; ++j)
 			if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
 		if (top > end) pairs_down(run, ci, end, top);
@@ -137,6 +212,7 @@ static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const 
 	if (x->count) {
 		if (!pair_list_reserve(run, *top, x->count)) return false;
 		entry *l = t->scratch;
+		WORK_TESTS(x->count);
 		ENTRY_LOOP(t, x, c, k)
 		{
 			const entry *e = &t->chunks[c].e[k];
@@ -170,13 +246,22 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 	const node *n = &t->nodes[ni];
 	if (!pair_list_reserve(run, own, n->count)) return;
 	size_t end = pair_copy_own(run, n, own);
+	bool sweep_own = pair_sweep_pays(end - own) && pair_sweep_lists(run, end, own, end - own, 0, 0, NULL);
+	bool sweep_anc = pair_sweep_pays_cross(end - own, own - anc) && !run->stop &&
+	                 pair_sweep_lists(run, end, anc, own - anc, own, end - own, NULL);
 	const entry *list = t->scratch;
-	for (size_t i = own; i < end && !run->stop; ++i) {
+	for (size_t i = own; i < end && !run->stop && !(sweep_own && sweep_anc); ++i) {
 		const entry *a = &list[i];
-		for (size_t j = i + 1; j < end; ++j)
-			if (box_overlap(&a->box, &list[j].box)) pair_report(run, a, &list[j]);
-		for (size_t j = anc; j < own; ++j)
-			if (box_overlap(&a->box, &list[j].box)) pair_report(run, &list[j], a);
+		if (!sweep_own) {
+			WORK_TESTS(end - i - 1);
+			for (size_t j = i + 1; j < end; ++j)
+				if (box_overlap(&a->box, &list[j].box)) pair_report(run, a, &list[j]);
+		}
+		if (!sweep_anc) {
+			WORK_TESTS(own - anc);
+			for (size_t j = anc; j < own; ++j)
+				if (box_overlap(&a->box, &list[j].box)) pair_report(run, &list[j], a);
+		}
 	}
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
@@ -185,6 +270,7 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 		if (!pair_list_reserve(run, end, end - anc)) return;
 		entry *l = t->scratch;
 		size_t top = end;
+		WORK_TESTS(end - anc);
 		for (size_t j = anc; j < end; ++j)
 			if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
 		pairs_descend(run, ci, end, top);
@@ -215,6 +301,8 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 	size_t end = pair_copy_own(run, n, 0);
 	const node leaf = *n; // a copy: a callback's deferred change may move the pool
 	n = NULL;
+	if (pair_sweep_pays(end) && pair_sweep_lists(run, end, 0, end, 0, 0, &leaf)) return;
+	WORK_TESTS((uint64_t)end * (end - 1) / 2);
 	const entry *list = t->scratch;
 	for (size_t i = 0; i < end && !run->stop; ++i)
 		for (size_t j = i + 1; j < end; ++j) {
