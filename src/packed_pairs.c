@@ -119,11 +119,26 @@ static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
 	}
 }
 
+/// One past the last item of the subtree of lane k of block bi: a subtree's
+/// items are one run, its last child's subtree last.
+static uint32_t pk_subtree_end(const packed_t *p, uint32_t bi, int k)
+{
+	for (;;) {
+		const pblock *b = &p->blocks[bi];
+		if (b->child[k] == NIL) return b->first[k] + b->own[k];
+		bi = b->child[k];
+		k = (int)p->blocks[bi].kids - 1;
+	}
+}
+
 /// x's own items against the subtree of y (whose bounds are yb).
 static void pk_own_vs(pk_pairs *r, pk_ref x, pk_ref y, const box_t *yb)
 {
 	const packed_t *p = r->p;
 	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
+	// A pile against the subtree's items, one run, swept at once.
+	uint32_t y0 = by->first[y.lane], ny = pk_subtree_end(p, y.block, y.lane) - y0;
+	if (bx->own[x.lane] >= SWEEP_MIN && pk_sweep(r, bx->first[x.lane], bx->own[x.lane], y0, ny)) return;
 	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e && !r->stop; ++a) {
 		const box_t *ba = &p->boxes[a];
 		if (!pk_overlap(ba, yb)) continue;
@@ -181,10 +196,14 @@ static void pk_self(pk_pairs *r, pk_ref x)
 	const box_t *boxes = p->boxes;
 	uint32_t ci = bx->child[x.lane];
 	uint32_t first = bx->first[x.lane], own = bx->own[x.lane];
+	// A pile: among itself, then against everything below it (one run of
+	// items), swept.
 	bool swept = own >= SWEEP_MIN && pk_sweep(r, first, own, 0, 0);
+	uint32_t below = ci == NIL ? 0 : pk_subtree_end(p, x.block, x.lane) - first - own;
+	bool swept_below = swept && below && !r->stop && pk_sweep(r, first, own, first + own, below);
 	for (uint32_t a = first, e = a + own; a < e && !r->stop; ++a) {
 		if (!swept) pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
-		if (!r->stop && ci != NIL) pk_item_vs_block(r, a, ci);
+		if (!r->stop && ci != NIL && !swept_below) pk_item_vs_block(r, a, ci);
 	}
 	if (r->stop) return;
 	if (ci == NIL) return;
