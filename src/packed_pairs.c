@@ -79,10 +79,12 @@ static void pk_list_vs_list(pk_pairs *r, uint32_t a0, uint32_t na, const box_t *
 	uint32_t near[32];
 	for (uint32_t a = a0, ae = a0 + na; a < ae;) {
 		uint32_t nn = 0, stop = ae - a > 32 ? a + 32 : ae;
+		WORK_TESTS(stop - a);
 		for (; a < stop; ++a) {
 			near[nn] = a;
 			nn += pk_overlap(&boxes[a], yb);
 		}
+		WORK_TESTS((uint64_t)nn * nb);
 		for (uint32_t j = 0; j < nn; ++j) {
 			const box_t *ba = &boxes[near[j]];
 			for (uint32_t i = b0, ie = b0 + nb; i < ie;) {
@@ -108,6 +110,7 @@ static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
 	stack[top++] = bi;
 	while (top > 0) {
 		const pblock *b = &p->blocks[stack[--top]];
+		WORK_TESTS(b->kids);
 		unsigned m = pk_lanes_meeting(b, &ba);
 		while (m) {
 			int k = pk_next_lane(&m);
@@ -139,6 +142,7 @@ static void pk_own_vs(pk_pairs *r, pk_ref x, pk_ref y, const box_t *yb)
 	// A pile against the subtree's items, one run, swept at once.
 	uint32_t y0 = by->first[y.lane], ny = pk_subtree_end(p, y.block, y.lane) - y0;
 	if (bx->own[x.lane] >= SWEEP_MIN && pk_sweep(r, bx->first[x.lane], bx->own[x.lane], y0, ny)) return;
+	WORK_TESTS(bx->own[x.lane]);
 	for (uint32_t a = bx->first[x.lane], e = a + bx->own[x.lane]; a < e && !r->stop; ++a) {
 		const box_t *ba = &p->boxes[a];
 		if (!pk_overlap(ba, yb)) continue;
@@ -181,6 +185,7 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 	}
 	pk_own_vs(r, x, y, yb);
 	const pblock *c = &p->blocks[cx];
+	WORK_TESTS(c->kids);
 	unsigned m = pk_lanes_meeting(c, yb);
 	while (m && !r->stop) {
 		int k = pk_next_lane(&m);
@@ -212,6 +217,7 @@ static void pk_self(pk_pairs *r, pk_ref x)
 	for (int k = 0; k < kids && !r->stop; ++k) {
 		box_t kb = pk_lane_box(c, k);
 		// The later siblings that meet this one, all at once.
+		WORK_TESTS(c->kids);
 		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
 		while (m && !r->stop) {
 			int l = pk_next_lane(&m);

@@ -33,6 +33,7 @@
 #ifdef ORTHANT_COUNT_WORK
 /// Box tests made by the pair finders (a test-only build counts them; see
 /// tests/test_adversarial.c). Not thread-safe: counting runs are single-threaded.
+extern uint64_t ORTHANT_NAME(work_box_tests);
 uint64_t ORTHANT_NAME(work_box_tests);
 #define WORK_TESTS(n) (ORTHANT_NAME(work_box_tests) += (uint64_t)(n))
 #else
