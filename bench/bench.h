@@ -132,6 +132,11 @@ float bench_point_box_dist(const float p[3], const ort3_box *box, int dim);
 /// Insert d into the ascending list best[0..k) (INFINITY-padded), dropping the largest.
 void bench_knn_push(float *best, int k, float d);
 
+/// The adversarial scenario (scn_adversarial.c): scenes built to hurt, each
+/// timed against a uniform one, per placement and operation; a Markdown table
+/// to path. Returns the exit status.
+int bench_adversarial(const char *path, int quick);
+
 #ifdef __cplusplus
 }
 #endif

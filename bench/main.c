@@ -940,7 +940,7 @@ static void print_targets(FILE *out)
 static void usage(void)
 {
 	fprintf(stderr, "usage: orthant_bench [--quick] [--rounds N] [--only S1,S3,...] [--machine NAME] [--csv FILE] "
-	                "[--svg FILE] [--list]\n");
+	                "[--svg FILE] [--list] [--adversarial FILE]\n");
 }
 
 static int wanted(const char *id)
@@ -962,6 +962,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	snprintf(g_opt.machine, sizeof g_opt.machine, "%.63s", uname(&u) == 0 ? u.nodename : "unknown");
 	int list = 0;
+	const char *adversarial = NULL; // the adversarial scenario alone (scn_adversarial.c)
 	for (int i = 1; i < argc; ++i) {
 		if (!strcmp(argv[i], "--quick"))
 			g_opt.quick = 1;
@@ -977,11 +978,14 @@ int main(int argc, char **argv)
 			g_opt.svg = argv[++i];
 		else if (!strcmp(argv[i], "--list"))
 			list = 1;
+		else if (!strcmp(argv[i], "--adversarial") && i + 1 < argc)
+			adversarial = argv[++i];
 		else {
 			usage();
 			return 2;
 		}
 	}
+	if (adversarial) return bench_adversarial(adversarial, g_opt.quick);
 	g_opt.run_budget = g_opt.quick ? 0.25 : 1.5;
 	g_opt.brute_check_max = g_opt.quick ? 50000 : 100000;
 	g_nimpl += bench_baselines_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);

@@ -145,6 +145,13 @@ def seeds():
         # Nested and flat boxes; coinciding points; depth 1.
         s[f'nested-points-{D}'] = [d] + definition(0, 0, 0) + generate(P_NESTED, 4, 60) + \
             generate(P_POINTS, 0, 200, doubled=True) + query(dim, box(dim, (0, 1), (0, 1), (0, 1)), k=0xFF)
+        # Piles the build cannot spread out, which find_pairs sweeps: a speck and a
+        # far box, strips, binary scales, centre-line straddlers.
+        piles = []
+        for kind in range(4):
+            piles += generate(P_NESTED, 8 + kind, 200, seed=kind + 1, doubled=True)
+        s[f'swept-piles-{D}'] = [d] + definition(0, 0x40, 0) + piles + \
+            query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 1), origin=(1, 0), dirs=(1, 1, 1))
         # Units from subnormal to past the limit.
         units = []
         for unit in range(8):

@@ -1,0 +1,357 @@
+// scn_adversarial.c: the adversarial scenario — scenes built to hurt a
+// quadtree or octree, each timed against a uniform scene of the same size, per
+// placement (loose, tight, leaves) and for the packed tree, per operation,
+// in 2D and 3D. The table gives adversarial time / uniform time, measured in
+// the same run; the goal is every ratio at most 5.
+//
+//   orthant_bench --adversarial FILE [--quick]
+//
+// The scenes (n boxes; the uniform one has about n pairs):
+//   speck     the uniform scene shrunk 1e5 times into a corner, one box far away
+//   strips    long thin boxes along x, stacked apart: no pairs
+//   binary    points at x = 2^-u, u uniform in [0, 60]: binary scales towards 0
+//   straddle  every box across the centre line x = 500 of the region
+//   dups      the uniform scene with every box there 8 times
+//
+// The operations: build (insert one by one; packed: build), find_pairs, the
+// first update_pairs, box queries around items, rays, 10 nearest, and a
+// remove + insert of every item. Each is the median of a few rounds.
+//
+// The file compiles itself once per dimension (AD_DIM 2, then 3), so one
+// implementation serves both.
+#ifndef AD_DIM
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+static double ad_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t ad_rng(uint64_t *s)
+{
+	*s += 0x9E3779B97F4A7C15ull;
+	uint64_t z = *s;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static float ad_float(uint64_t *s, float lo, float hi)
+{
+	return lo + (hi - lo) * (float)((ad_rng(s) >> 40) * (1.0 / 16777216.0));
+}
+
+enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_KINDS };
+static const char *const ad_kind_names[AD_KINDS] = {"uniform", "speck", "strips", "binary", "straddle", "dups"};
+enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
+static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
+#define AD_PLACES 4
+static const char *const ad_place_names[AD_PLACES] = {"loose", "tight", "leaves", "packed"};
+
+/// Box i of n of a scene kind, lo/hi per axis, in the region [0, 1000]^dim.
+static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float *lo, float *hi)
+{
+	float side = ad_float(s, 0.5f, 3.0f);
+	// A uniform density of about one pair per box.
+	float world = dim == 2 ? 3.5f * sqrtf((float)n) : 3.5f * cbrtf((float)n * 3.0f);
+	if (world > 1000.0f) world = 1000.0f;
+	int src = kind == AD_DUPS ? i / 8 : i;
+	uint64_t bs = (uint64_t)src * 7919u + 1u;
+	for (int d = 0; d < dim; ++d) {
+		lo[d] = kind == AD_DUPS ? ad_float(&bs, 0.0f, world) : ad_float(s, 0.0f, world);
+		hi[d] = lo[d] + (kind == AD_DUPS ? 2.0f : side);
+	}
+	switch (kind) {
+	case AD_SPECK:
+		for (int d = 0; d < dim; ++d) {
+			lo[d] = i == n - 1 ? 1e6f : lo[d] * 1e-5f;
+			hi[d] = i == n - 1 ? 1e6f + 1.0f : hi[d] * 1e-5f;
+		}
+		break;
+	case AD_STRIPS:
+		lo[0] = ad_float(s, 0.0f, 10.0f);
+		hi[0] = ad_float(s, 990.0f, 1000.0f);
+		for (int d = 1; d < dim; ++d) {
+			int per = dim == 2 ? n : (int)sqrtf((float)n) + 1;
+			int row = d == 1 ? i % per : i / per;
+			lo[d] = (float)row * (1000.0f / (float)per);
+			hi[d] = lo[d] + 0.5f * (1000.0f / (float)per);
+		}
+		break;
+	case AD_BINARY:
+		for (int d = 0; d < dim; ++d) lo[d] = hi[d] = d == 0 ? exp2f(-ad_float(s, 0.0f, 60.0f)) : ad_float(s, 0.0f, 1.0f);
+		break;
+	case AD_STRADDLE:
+		lo[0] = 500.0f - side * 0.5f;
+		hi[0] = 500.0f + side * 0.5f;
+		for (int d = 1; d < dim; ++d) {
+			lo[d] = ad_float(s, 0.0f, 1000.0f);
+			hi[d] = lo[d] + 1000.0f / (float)n;
+		}
+		break;
+	default: break;
+	}
+}
+
+static int ad_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double ad_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, ad_cmp);
+	return v[n / 2];
+}
+
+#define AD_DIM 2
+#include "scn_adversarial.c"
+#undef AD_DIM
+#define AD_DIM 3
+#include "scn_adversarial.c"
+#undef AD_DIM
+
+int bench_adversarial(const char *path, int quick)
+{
+	int n = quick ? 4000 : 20000, rounds = quick ? 1 : 3;
+	FILE *out = fopen(path, "w");
+	if (!out) {
+		fprintf(stderr, "orthant_bench: cannot write %s\n", path);
+		return 1;
+	}
+	fprintf(out, "## Adversarial scenes: time / the uniform scene's time, same run\n\n");
+	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE`. The goal: every ratio <= 5.\n"
+	             "Pairs: uniform ~n, speck ~n, strips 0, binary 0, straddle ~n, dups 28n.\n",
+	        n, rounds);
+	int over = ad_run2_d(out, n, rounds) + ad_run3_d(out, n, rounds);
+	fprintf(out, "\n%d ratio(s) above 5.\n", over);
+	fclose(out);
+	fprintf(stderr, "adversarial: %d ratio(s) above 5, table in %s\n", over, path);
+	return 0;
+}
+
+#else // ---- one dimension ----------------------------------------------------------
+
+#define AD_CAT_(a, b, c) a##b##_##c
+#define AD_CAT(a, b, c) AD_CAT_(a, b, c)
+#define AD(x) AD_CAT(ort, AD_DIM, x)
+#define AD_FN(x) AD_CAT(x, AD_DIM, d)
+
+static bool AD_FN(ad_count_pair)(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(uint64_t *)ctx;
+	return true;
+}
+
+static bool AD_FN(ad_count_id_pair)(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	++*(uint64_t *)ctx;
+	return true;
+}
+
+static bool AD_FN(ad_count_hit)(void *ctx, ort_handle h, void *u)
+{
+	(void)h, (void)u;
+	++*(uint64_t *)ctx;
+	return true;
+}
+
+static bool AD_FN(ad_count_id)(void *ctx, uint32_t id)
+{
+	(void)id;
+	++*(uint64_t *)ctx;
+	return true;
+}
+
+static float AD_FN(ad_ray_hit)(void *ctx, ort_handle h, void *u, float t)
+{
+	(void)h, (void)u;
+	++*(uint64_t *)ctx;
+	return t;
+}
+
+static float AD_FN(ad_ray_id)(void *ctx, uint32_t id, float t)
+{
+	(void)id;
+	++*(uint64_t *)ctx;
+	return t;
+}
+
+static void AD_FN(ad_event)(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(uint64_t *)ctx;
+}
+
+/// A ray from just below a random item's low corner, in a random direction.
+static void AD_FN(ad_ray_near)(const AD(box) * boxes, int n, uint64_t *s, float o[AD_DIM], float dir[AD_DIM])
+{
+	const AD(box) *b = &boxes[ad_rng(s) % (uint64_t)n];
+	for (int d = 0; d < AD_DIM; ++d) {
+		o[d] = b->min[d] - 1.0f;
+		dir[d] = ad_float(s, -1.0f, 1.0f);
+	}
+}
+
+/// Seconds for each operation on one scene, one placement (3 = packed).
+static void AD_FN(ad_time)(const AD(box) * boxes, int n, int place, double t[AD_OPS])
+{
+	enum { Q = 2000 };
+	uint64_t sink = 0, s = 99;
+	for (int op = 0; op < AD_OPS; ++op) t[op] = 0.0;
+	double t0 = ad_now();
+	if (place == 3) {
+		AD(packed_def) def = AD(packed_default_def)();
+		AD(packed) *p = NULL;
+		if (AD(packed_create)(&def, &p) != ORT_OK || AD(packed_build)(p, boxes, n) != ORT_OK) exit(1);
+		t[AD_BUILD] = ad_now() - t0;
+		t0 = ad_now();
+		AD(packed_find_pairs)(p, AD_FN(ad_count_id_pair), &sink);
+		t[AD_PAIRS] = ad_now() - t0;
+		t0 = ad_now();
+		for (int q = 0; q < Q; ++q) AD(packed_query_box)(p, boxes[ad_rng(&s) % (uint64_t)n], AD_FN(ad_count_id), &sink);
+		t[AD_QUERY] = ad_now() - t0;
+		t0 = ad_now();
+		for (int q = 0; q < Q; ++q) {
+			float o[AD_DIM], dir[AD_DIM];
+			AD_FN(ad_ray_near)(boxes, n, &s, o, dir);
+			AD(packed_ray_cast)(p, o, dir, 50.0f, AD_FN(ad_ray_id), &sink);
+		}
+		t[AD_RAY] = ad_now() - t0;
+		t0 = ad_now();
+		for (int q = 0; q < Q; ++q) {
+			ort_id_neighbor nb[10];
+			int found;
+			AD(packed_nearest)(p, boxes[ad_rng(&s) % (uint64_t)n].max, 10, INFINITY, nb, &found);
+		}
+		t[AD_KNN] = ad_now() - t0;
+		AD(packed_destroy)(p);
+		return;
+	}
+	AD(tree_def) def = AD(tree_default_def)();
+	def.placement = place == 0 ? ORT_PLACEMENT_LOOSE : place == 1 ? ORT_PLACEMENT_TIGHT : ORT_PLACEMENT_LEAVES;
+	def.use_region = true;
+	for (int d = 0; d < AD_DIM; ++d) {
+		def.region.min[d] = 0.0f;
+		def.region.max[d] = 1000.0f;
+	}
+	AD(tree) *tr = NULL;
+	ort_handle *h = malloc(sizeof *h * (size_t)n);
+	if (!h || AD(tree_create)(&def, &tr) != ORT_OK) exit(1);
+	for (int i = 0; i < n; ++i)
+		if (AD(tree_insert)(tr, boxes[i], NULL, &h[i]) != ORT_OK) exit(1);
+	t[AD_BUILD] = ad_now() - t0;
+	t0 = ad_now();
+	AD(tree_find_pairs)(tr, ORT_MASK_ALL, AD_FN(ad_count_pair), &sink);
+	t[AD_PAIRS] = ad_now() - t0;
+	t0 = ad_now();
+	AD(tree_update_pairs)(tr, AD_FN(ad_event), AD_FN(ad_event), &sink);
+	t[AD_UPDATE] = ad_now() - t0;
+	t0 = ad_now();
+	for (int q = 0; q < Q; ++q)
+		AD(tree_query_box)(tr, boxes[ad_rng(&s) % (uint64_t)n], ORT_MASK_ALL, AD_FN(ad_count_hit), &sink);
+	t[AD_QUERY] = ad_now() - t0;
+	t0 = ad_now();
+	for (int q = 0; q < Q; ++q) {
+		float o[AD_DIM], dir[AD_DIM];
+		AD_FN(ad_ray_near)(boxes, n, &s, o, dir);
+		AD(tree_ray_cast)(tr, o, dir, 50.0f, ORT_MASK_ALL, AD_FN(ad_ray_hit), &sink);
+	}
+	t[AD_RAY] = ad_now() - t0;
+	t0 = ad_now();
+	for (int q = 0; q < Q; ++q) {
+		AD(neighbor) nb[10];
+		int found;
+		AD(tree_nearest)(tr, boxes[ad_rng(&s) % (uint64_t)n].max, 10, INFINITY, ORT_MASK_ALL, nb, &found);
+	}
+	t[AD_KNN] = ad_now() - t0;
+	t0 = ad_now();
+	for (int i = 0; i < n; ++i) {
+		AD(tree_remove)(tr, h[i]);
+		if (AD(tree_insert)(tr, boxes[i], NULL, &h[i]) != ORT_OK) exit(1);
+	}
+	t[AD_CHURN] = ad_now() - t0;
+	AD(tree_destroy)(tr);
+	free(h);
+}
+
+/// The table for this dimension; returns how many ratios pass 5.
+static int AD_FN(ad_run)(FILE *out, int n, int rounds)
+{
+	AD(box) *boxes = malloc(sizeof *boxes * (size_t)n);
+	double *samples = malloc(sizeof *samples * (size_t)rounds);
+	static double med[AD_KINDS][AD_PLACES][AD_OPS];
+	if (!boxes || !samples) exit(1);
+	for (int kind = 0; kind < AD_KINDS; ++kind) {
+		uint64_t s = 1234u + (uint64_t)kind;
+		for (int i = 0; i < n; ++i) {
+			float lo[3], hi[3];
+			ad_box(kind, AD_DIM, &s, i, n, lo, hi);
+			memcpy(boxes[i].min, lo, sizeof boxes[i].min);
+			memcpy(boxes[i].max, hi, sizeof boxes[i].max);
+		}
+		for (int place = 0; place < AD_PLACES; ++place) {
+			double all[8][AD_OPS];
+			// A first, untimed pass: the uniform scene, timed first, would
+			// otherwise pay for every cold cache and page.
+			if (kind == AD_UNIFORM) AD_FN(ad_time)(boxes, n, place, all[0]);
+			for (int r = 0; r < rounds; ++r) AD_FN(ad_time)(boxes, n, place, all[r]);
+			for (int op = 0; op < AD_OPS; ++op) {
+				for (int r = 0; r < rounds; ++r) samples[r] = all[r][op];
+				med[kind][place][op] = ad_median(samples, rounds);
+			}
+			fprintf(stderr, "adversarial %dD %s %s done\n", AD_DIM, ad_kind_names[kind], ad_place_names[place]);
+		}
+	}
+	int over = 0;
+	fprintf(out, "\n### %dD\n\n| scene | placement |", AD_DIM);
+	for (int op = 0; op < AD_OPS; ++op) fprintf(out, " %s |", ad_op_names[op]);
+	fprintf(out, "\n|---|---|");
+	for (int op = 0; op < AD_OPS; ++op) fprintf(out, "---|");
+	fprintf(out, "\n");
+	for (int place = 0; place < AD_PLACES; ++place) {
+		fprintf(out, "| uniform (ms) | %s |", ad_place_names[place]);
+		for (int op = 0; op < AD_OPS; ++op) {
+			if (place == 3 && (op == AD_UPDATE || op == AD_CHURN))
+				fprintf(out, " - |");
+			else
+				fprintf(out, " %.2f |", med[AD_UNIFORM][place][op] * 1e3);
+		}
+		fprintf(out, "\n");
+	}
+	for (int kind = 1; kind < AD_KINDS; ++kind)
+		for (int place = 0; place < AD_PLACES; ++place) {
+			fprintf(out, "| %s | %s |", ad_kind_names[kind], ad_place_names[place]);
+			for (int op = 0; op < AD_OPS; ++op) {
+				if (place == 3 && (op == AD_UPDATE || op == AD_CHURN)) {
+					fprintf(out, " - |");
+					continue;
+				}
+				double base = med[AD_UNIFORM][place][op], ratio = base > 0.0 ? med[kind][place][op] / base : 0.0;
+				over += ratio > 5.0;
+				fprintf(out, ratio > 5.0 ? " **%.1f** |" : " %.1f |", ratio);
+			}
+			fprintf(out, "\n");
+		}
+	free(boxes);
+	free(samples);
+	return over;
+}
+
+#undef AD_CAT_
+#undef AD_CAT
+#undef AD
+#undef AD_FN
+#endif
