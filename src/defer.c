@@ -23,7 +23,7 @@
 #include "tree_int.h"
 
 /// Room in the queue for one more change, and in the pools for what applying
-/// the queue may need once it holds it (a descent of max_depth + 2 nodes,
+/// the queue may need once it holds it (a descent: descent_nodes,
 /// growth steps, a chunk, or every leaf a leaves box touches).
 static ort_result defer_reserve(tree_t *t, const box_t *box)
 {
@@ -35,7 +35,7 @@ static ort_result defer_reserve(tree_t *t, const box_t *box)
 		t->pending_cap = cap;
 	}
 	if (!box) return ORT_OK;
-	uint64_t nodes = (uint64_t)t->def.max_depth + 2, chunks = 1;
+	uint64_t nodes = descent_nodes(t), chunks = 1;
 	if (t->root != NIL) {
 		// Growth steps: each doubles the root, so count them on its span.
 		const node *r = &t->nodes[t->root];

@@ -145,7 +145,7 @@ static ort_result insert_reserve(tree_t *t, const box_t *box)
 	if (!root_plan_for(t, box, &p)) return ORT_ERROR_OUT_OF_RANGE;
 	uint64_t nodes = p.nodes, chunks = 1;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
-		nodes += (uint64_t)t->def.max_depth + 2;
+		nodes += descent_nodes(t);
 	} else if (!p.fresh) {
 		// leaves: the leaves the box reaches now, and for each doubling the
 		// new root's other children it may touch, a node and a chunk each.

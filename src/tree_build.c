@@ -7,6 +7,16 @@
 
 #include "tree_int.h"
 
+/// Past max_depth, whether boxes idx[0..n) are one box repeated: split()
+/// refuses such a pile, and so does build.
+static bool deep_pile_of_one(const tree_t *t, const node *nd, const box_t *boxes, const uint32_t *idx, uint32_t n)
+{
+	if (node_depth(t, nd) < t->def.max_depth) return false;
+	for (uint32_t k = 1; k < n; ++k)
+		if (memcmp(&boxes[idx[k]], &boxes[idx[0]], sizeof boxes[0]) != 0) return false;
+	return true;
+}
+
 /// (all inside node ni's bounds) between ni and its children, recursively.
 /// tmp and cls have room for n. Returns false when a pool cannot grow.
 static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_t *item_of, uint32_t *idx,
@@ -14,9 +24,12 @@ static bool build_node(tree_t *t, uint32_t ni, const box_t *boxes, const uint32_
 {
 	node *nd = &t->nodes[ni];
 	nd->total = n;
-	if (n <= (uint32_t)t->def.bucket_size || !can_split(t, nd)) {
+	if (n <= (uint32_t)t->def.bucket_size || !can_split(t, nd) || deep_pile_of_one(t, nd, boxes, idx, n)) {
 		if (!chunks_reserve(t, n / CHUNK_CAP + 1)) return false;
 		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[idx[k]], item_of[idx[k]]);
+		// A refused pile waits, as after a split that could not help.
+		nd = &t->nodes[ni];
+		if (n > (uint32_t)t->def.bucket_size && can_split(t, nd)) nd->retry_at = n > UINT32_MAX / 2 ? UINT32_MAX : n * 2;
 		return true;
 	}
 	nd->flags |= NODE_DIVIDED;
@@ -90,6 +103,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 {
 	uint32_t per[NCHILD] = {0};
 	node *nd = &t->nodes[ni];
+	nd->total = n; // what can_split weighs past max_depth
 	bool split_it = n > (uint32_t)t->def.bucket_size && can_split(t, nd);
 	if (split_it) {
 		const uint32_t *S = t->scratch;
@@ -100,6 +114,11 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++;
 			}
 		split_it = leaves_split_helps(per, n); // as split() decides
+		if (split_it && node_depth(t, nd) >= t->def.max_depth) {
+			bool one = true; // past max_depth one box repeated is refused
+			for (uint32_t k = 1; k < n && one; ++k) one = memcmp(&boxes[S[at + k]], &boxes[S[at]], sizeof boxes[0]) == 0;
+			split_it = !one;
+		}
 	}
 	if (!split_it) {
 		if (!chunks_reserve(t, n / CHUNK_CAP + 1)) return false;

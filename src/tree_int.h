@@ -55,6 +55,9 @@
 #include "mem.h"
 
 #define CHUNK_CAP 8
+/// A node at max_depth holding more than this many buckets splits on
+/// (can_split in tree_shape.c).
+#define DEEP_SPLIT 8
 /// Query stacks hold this many nodes before they fall back to the heap.
 #define LOCAL_STACK 256
 
@@ -193,6 +196,13 @@ static inline void node_bounds(const tree_t *t, const node *n, float lo[DIM], fl
 }
 
 static inline int node_depth(const tree_t *t, const node *n) { return n->level - t->nodes[t->root].level; }
+
+/// Nodes a descent from the root may make: one a level, down to the deepest
+/// level there is or may be.
+static inline uint64_t descent_nodes(const tree_t *t)
+{
+	return (uint64_t)(t->height > t->def.max_depth ? t->height : t->def.max_depth) + 2;
+}
 
 static inline int child_of_point(const node *n, const float p[DIM])
 {

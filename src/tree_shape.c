@@ -11,9 +11,18 @@
 
 /// Whether n may have children: depth and minimum size allow it, and its split
 /// point lies strictly inside its cell on every axis (floats can run out).
+///
+/// Depth: max_depth is where splitting normally stops, not a wall. A node
+/// there holding more than DEEP_SPLIT buckets is a pile the limit would leave
+/// to be scanned whole by every query and pair search (a speck of boxes far
+/// smaller than the scene, points on binary scales towards 0), so it splits
+/// on, until floats run out; split() refuses a pile of one box repeated, which
+/// no split could spread. A node already divided keeps its children.
 static bool can_split(const tree_t *t, const node *n)
 {
-	if (node_depth(t, n) >= t->def.max_depth) return false;
+	if (node_depth(t, n) >= t->def.max_depth && !(n->flags & NODE_DIVIDED) &&
+	    n->total <= (uint32_t)t->def.bucket_size * DEEP_SPLIT)
+		return false;
 	for (int d = 0; d < DIM; ++d) {
 		if (!(n->lo[d] < n->mid[d] && n->mid[d] < n->hi[d])) return false;
 		if ((n->hi[d] - n->lo[d]) * 0.5f < t->def.min_cell_size) return false;
@@ -159,6 +168,21 @@ static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
 	return most < n || copies * 8 <= (uint64_t)n * 9;
 }
 
+/// Whether the entries of node n are all one box: a pile no split spreads.
+static bool entries_all_one(const tree_t *t, const node *n)
+{
+	const box_t *first = NULL;
+	ENTRY_LOOP(t, n, c, k)
+	{
+		const box_t *b = &t->chunks[c].e[k].box;
+		if (!first)
+			first = b;
+		else if (memcmp(first, b, sizeof *b) != 0)
+			return false;
+	}
+	return true;
+}
+
 /// Move the entries of leaf ni into its children; best-effort (see top).
 static void split(tree_t *t, uint32_t ni)
 {
@@ -184,6 +208,9 @@ static void split(tree_t *t, uint32_t ni)
 		}
 		useful = leaves_split_helps(per, n->count);
 	}
+	// Past max_depth (can_split): one box repeated would only move down until
+	// floats run out.
+	if (useful && node_depth(t, n) >= t->def.max_depth) useful = !entries_all_one(t, n);
 	if (!useful || !nodes_reserve(t, NCHILD) || !chunks_reserve(t, chunks_needed)) {
 		n = &t->nodes[ni];
 		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
@@ -371,13 +398,15 @@ static void tidy(tree_t *t, uint32_t ni)
 // ---- root -------------------------------------------------------------------
 
 /// After the root grew, the old nodes sit a level deeper: fold every divided
-/// node now at max_depth into itself, so the tree keeps to max_depth (best
-/// effort, like every merge). Recomputes the height bound.
+/// node now at max_depth into itself, so the tree keeps to max_depth but for
+/// piles (can_split; best effort, like every merge). Recomputes the height bound.
 static void fold_deep(tree_t *t, uint32_t ni)
 {
 	node *n = &t->nodes[ni];
 	int depth = node_depth(t, n);
-	if (depth >= t->def.max_depth && (n->flags & NODE_DIVIDED)) {
+	// A pile may stay divided past max_depth (can_split).
+	if (depth >= t->def.max_depth && (n->flags & NODE_DIVIDED) &&
+	    n->total <= (uint32_t)t->def.bucket_size * DEEP_SPLIT) {
 		merge(t, ni);
 		n = &t->nodes[ni];
 	}
