@@ -414,6 +414,16 @@ static void test_pairs_work(void **state)
 				TU(work_box_tests) = 0;
 #endif
 				tu_check_pairs(t, &m);
+				// The queries too, around items of the scene (brute force).
+				tu_rng qr = tu_rng_make(5);
+				for (int q = 0; q < 6; ++q) {
+					const box_t *qb = &b[tu_int(&qr, 0, n - 1)];
+					float dir[DIM];
+					for (int d = 0; d < DIM; ++d) dir[d] = tu_float(&qr, -1.0f, 1.0f);
+					tu_check_box_query(t, &m, *qb);
+					tu_check_ray(t, &m, qb->min, dir, INFINITY);
+					tu_check_nearest(t, &m, qb->max, 5, INFINITY);
+				}
 				TU(tree_destroy)(t);
 				tu_model_free(&m);
 			} else {
