@@ -410,6 +410,11 @@ static void test_pairs_work(void **state)
 					tu_model_add(&m, h, b[i]);
 				}
 				tu_check_valid(t);
+				// A pile splits past max_depth; one box repeated does not.
+				ort_tree_stats st;
+				TU(tree_get_stats)(t, &st);
+				if (kind == K_SPECK && st.depth <= def.max_depth) TU_FAIL("speck: depth %d\n", st.depth);
+				if (kind == K_DUPLICATES && st.depth > def.max_depth) TU_FAIL("duplicates: depth %d\n", st.depth);
 #ifdef ORTHANT_COUNT_WORK
 				TU(work_box_tests) = 0;
 #endif
