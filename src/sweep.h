@@ -12,7 +12,9 @@
 // evenly: thin horizontal strips sweep in y, never in x.
 //
 // Sorting is a radix sort of (key << 32 | index): a float's bits, flipped so
-// they order as the floats do, are the key. Memory is the caller's: n slots
+// they order as the floats do, are the key. Below SWEEP_MIN boxes (and for two
+// lists, below SWEEP_MIN times their sum in pairs) testing pair by pair is
+// cheaper than sorting. Memory is the caller's: n slots
 // to sort and n more to sort through.
 //
 // A box list is seen through (base, stride): box i is the box_t at the start
@@ -28,7 +30,7 @@
 #include "geom.h"
 
 /// Piles smaller than this are tested pair by pair: the sort would cost more.
-#define SWEEP_MIN 48
+#define SWEEP_MIN 96
 
 #ifdef ORTHANT_COUNT_WORK
 /// Box tests made by the pair finders (a test-only build counts them; see
@@ -94,28 +96,25 @@ static int sweep_axis(const sweep_list *a, const sweep_list *b)
 	return best;
 }
 
-/// v[0..n) (key << 32 | index) sorted by key, through tmp[0..n): three passes
-/// of 11 bits.
+/// v[0..n) (key << 32 | index) sorted by key, through tmp[0..n): four passes
+/// of 8 bits, so a small pile pays little for the counts and the run ends in v.
 static void sweep_sort(uint64_t *v, uint64_t *tmp, uint32_t n)
 {
-	for (int pass = 0; pass < 3; ++pass) {
-		int shift = 32 + 11 * pass;
-		uint32_t count[2048] = {0};
-		for (uint32_t i = 0; i < n; ++i) count[(v[i] >> shift) & 2047u]++;
+	for (int pass = 0; pass < 4; ++pass) {
+		int shift = 32 + 8 * pass;
+		uint32_t count[256] = {0};
+		for (uint32_t i = 0; i < n; ++i) count[(v[i] >> shift) & 255u]++;
 		uint32_t sum = 0;
-		for (int k = 0; k < 2048; ++k) {
+		for (int k = 0; k < 256; ++k) {
 			uint32_t c = count[k];
 			count[k] = sum;
 			sum += c;
 		}
-		for (uint32_t i = 0; i < n; ++i) tmp[count[(v[i] >> shift) & 2047u]++] = v[i];
+		for (uint32_t i = 0; i < n; ++i) tmp[count[(v[i] >> shift) & 255u]++] = v[i];
 		uint64_t *x = v;
 		v = tmp;
 		tmp = x;
 	}
-	// After an odd number of passes the sorted run is in the caller's tmp
-	// (the local v now): copy it back to the caller's v (the local tmp).
-	memcpy(tmp, v, (size_t)n * sizeof *v);
 }
 
 /// Fill v[0..l->n) with l's boxes keyed by their low face on axis and sort.

@@ -120,7 +120,7 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) *
 
 /// Every pair of overlapping boxes exactly once (closed: touching counts).
 /// Allocates nothing, unless a node holds a pile the build could not spread
-/// out (48 or more items of its own: a speck of boxes far smaller than the
+/// out (96 or more items of its own: a speck of boxes far smaller than the
 /// scene, strips across split lines, duplicates): such piles are sorted and
 /// swept, with 16 bytes per item of the largest, through the tree's allocator,
 /// given back before it returns; when that fails, the pile is tested pair by
