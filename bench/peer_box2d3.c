@@ -5,8 +5,9 @@
 //
 // What it mirrors:
 //  - two trees kept apart: static boxes (frame->mobile[i] == 0) in a static
-//    tree with their exact boxes, the others in a dynamic tree with fat boxes
-//    (margin 0.1, as b2_aabbMargin);
+//    tree, grown by the speculative distance (0.02) as b2CreateShapeProxy
+//    grows them, the others in a dynamic tree with fat boxes (margin 0.1, as
+//    b2_aabbMargin);
 //  - a mover whose box leaves its fat box gets a new fat box: EnlargeProxy and
 //    the move buffer (a moved flag + a move array), as b2FinalizeBodies does;
 //    one that stays inside its fat box costs nothing more;
@@ -34,7 +35,8 @@
 #include "bench.h"
 #include "peer_pairset.h"
 
-#define B3_MARGIN 0.1f
+#define B3_MARGIN 0.1f          // b2_aabbMargin: fat boxes of moving shapes
+#define B3_STATIC_MARGIN 0.02f  // B2_SPECULATIVE_DISTANCE: what static shapes get
 #define B3_MASK (~(uint64_t)0)
 
 enum { B3_STATIC = 0, B3_DYNAMIC = 1 };
@@ -59,12 +61,12 @@ static b2AABB b3_aabb(const ort3_box *b)
 	return a;
 }
 
-static b2AABB b3_fatten(b2AABB a)
+static b2AABB b3_fatten(b2AABB a, float margin)
 {
-	a.lowerBound.x -= B3_MARGIN;
-	a.lowerBound.y -= B3_MARGIN;
-	a.upperBound.x += B3_MARGIN;
-	a.upperBound.y += B3_MARGIN;
+	a.lowerBound.x -= margin;
+	a.lowerBound.y -= margin;
+	a.upperBound.x += margin;
+	a.upperBound.y += margin;
 	return a;
 }
 
@@ -109,6 +111,7 @@ static void b3_update_pairs(b3_state *s)
 
 typedef struct b3_fixed_query {
 	b3_state *s;
+	const ort3_box *boxes;
 	int self;
 	size_t cap;
 } b3_fixed_query;
@@ -118,7 +121,7 @@ static bool b3_fixed_cb(int proxy_id, uint64_t user, void *ctx)
 	(void)proxy_id;
 	b3_fixed_query *q = ctx;
 	int other = (int)user;
-	if (other <= q->self) return true;
+	if (other <= q->self || !bench_overlap(&q->boxes[q->self], &q->boxes[other])) return true;
 	b3_state *s = q->s;
 	if (s->fixed_count == q->cap) {
 		q->cap = q->cap ? 2 * q->cap : 1024;
@@ -148,14 +151,14 @@ static void *b3_create(const bench_frame *f)
 	bench_pairset_init(&s->pairs);
 	for (int i = 0; i < n; ++i) {
 		b2AABB a = b3_aabb(&f->boxes[i]);
-		if (s->kind[i] == B3_DYNAMIC) a = b3_fatten(a);
+		a = b3_fatten(a, s->kind[i] == B3_DYNAMIC ? B3_MARGIN : B3_STATIC_MARGIN);
 		s->fat[i] = a;
 		s->proxy[i] = b2DynamicTree_CreateProxy(&s->tree[s->kind[i]], a, 1, (uint64_t)i);
 		if (s->kind[i] == B3_DYNAMIC) b3_buffer_move(s, i);
 	}
 	if (statics) b2DynamicTree_Rebuild(&s->tree[B3_STATIC], true);
 	if (statics && statics < n) { // a world with both: the static pairs, once
-		b3_fixed_query q = {s, 0, 0};
+		b3_fixed_query q = {s, f->boxes, 0, 0};
 		for (int i = 0; i < n; ++i)
 			if (s->kind[i] == B3_STATIC) {
 				q.self = i;
@@ -173,7 +176,7 @@ static void b3_update(void *st, const bench_frame *f)
 		int i = f->moved[k];
 		b2AABB a = b3_aabb(&f->boxes[i]);
 		if (b2AABB_Contains(s->fat[i], a)) continue;
-		s->fat[i] = b3_fatten(a);
+		s->fat[i] = b3_fatten(a, B3_MARGIN);
 		b2DynamicTree_EnlargeProxy(&s->tree[B3_DYNAMIC], s->proxy[i], s->fat[i]);
 		b3_buffer_move(s, i);
 	}
