@@ -712,6 +712,16 @@ static int is_any(int i)
 }
 static int is_orthant(int i) { return !strcmp(g_impls[i].family, "orthant"); }
 static int is_peer(int i) { return !strcmp(g_impls[i].family, "peer"); }
+static int is_engine_peer(int i)
+{
+	return !strcmp(g_impls[i].name, "box2d3-broadphase") || !strcmp(g_impls[i].name, "jolt-broadphase");
+}
+static int is_orthant_broadphase(int i)
+{
+	size_t n = strlen(g_impls[i].name);
+	return is_orthant(i) && n > 11 && !strcmp(g_impls[i].name + n - 11, "-broadphase");
+}
+static int is_orthant_default(int i) { return !strcmp(g_impls[i].name, "orthant-loose-rebuild"); }
 static int is_own_baseline(int i) { return !strcmp(g_impls[i].name, "grid") || !strcmp(g_impls[i].name, "sweep"); }
 
 static bench_summary summarize(const bench_case *c, int i)
@@ -927,6 +937,19 @@ static void print_targets(FILE *out)
 			snprintf(detail, sizeof detail, "%s vs %s", g_impls[wo].name, g_impls[wp].name);
 			target_line(out, what, ratio_sets(c, is_orthant, is_peer), 0.5, detail);
 		}
+	}
+	// The engines' broad phases: orthant's incremental broad phase (S5: the
+	// default tree's queries) against the faster of Box2D v3 and Jolt.
+	for (int ci = 0; ci < g_ncases; ++ci) {
+		const bench_case *c = &g_cases[ci];
+		int s5 = !strcmp(c->id, "S5-box") || !strcmp(c->id, "S5-ray-all");
+		if (!c->used || (!s5 && !strncmp(c->id, "S5", 2)) || !strncmp(c->id, "S9", 2)) continue;
+		int (*mine)(int) = s5 ? is_orthant_default : is_orthant_broadphase;
+		int wo = -1, wp = -1;
+		if (best_median(c, mine, &wo) == INFINITY || best_median(c, is_engine_peer, &wp) == INFINITY) continue;
+		snprintf(what, sizeof what, "%.23s vs Box2D v3/Jolt", c->id);
+		snprintf(detail, sizeof detail, "%s vs %s", g_impls[wo].name, g_impls[wp].name);
+		target_line(out, what, ratio_sets(c, mine, is_engine_peer), 0.5, detail);
 	}
 	static const char *own[] = {"S1", "S2", "S3", "S4", "S6", "S7", "S8"};
 	for (int k = 0; k < 7; ++k) {
