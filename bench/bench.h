@@ -64,6 +64,10 @@ typedef struct bench_frame {
 	ort3_box world;       ///< the scene's world box (boxes stay inside it)
 	const int *moved;     ///< ids whose box changed since the last update
 	int moved_count;
+	/// NULL: any box may move. Else mobile[i] != 0 for the boxes that ever move;
+	/// the others are static from the start, and engines that keep static
+	/// objects apart (a static tree, a non-moving layer) put them there.
+	const unsigned char *mobile;
 } bench_frame;
 
 /// A ray: origin + t * dir, t in [0, max_t].
@@ -123,6 +127,8 @@ int bench_box2d_register(bench_impl *list, int max);
 int bench_bullet_register(bench_impl *list, int max);
 int bench_sidx_register(bench_impl *list, int max);
 int bench_boost_register(bench_impl *list, int max);
+int bench_box2d3_register(bench_impl *list, int max);
+int bench_jolt_register(bench_impl *list, int max);
 
 /// Shared exact helpers (baselines.c), also used by peers for their exact filter.
 /// The entry parameter of a ray into a box: t in [0, max_t], or -1 for a miss.

@@ -18,6 +18,7 @@
 #endif
 
 #include "bench.h"
+#include "bench_extra.h"
 #include "scene.h"
 
 #define BENCH_MAX_IMPLS 32
@@ -65,14 +66,14 @@ static int g_ncases;
 static int g_failures;
 static bench_opts g_opt;
 
-static double bench_now(void)
+double bench_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static size_t bench_heap(void)
+size_t bench_heap(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 	struct mallinfo2 m = mallinfo2();
@@ -139,23 +140,45 @@ typedef struct bench_scenario {
 	float moving;
 	int frames, quick_frames;
 	int rounds, quick_rounds;
+	int mover_stride;  // > 0: a big static world, only the boxes i % stride == 0 ever move
+	const char *impls; // NULL: every implementation; else those whose name holds one of these (comma list)
 } bench_scenario;
 
 static const bench_scenario g_dynamic[] = {
-	{"S1", "bouncing-boxes scene: boxes side 1..20 in 600x800, all moving", SCN_BOUNCING, 2, 1000, 1000, 1.0f, 100, 20, 7, 1},
-	{"S2", "10k small boxes, all moving a small step", SCN_UNIFORM, 2, 10000, 2000, 1.0f, 30, 4, 5, 1},
-	{"S3", "100k small boxes, all moving a small step", SCN_UNIFORM, 2, 100000, 10000, 1.0f, 10, 3, 3, 1},
-	{"S4", "as S3, 5% moving per frame", SCN_UNIFORM, 2, 100000, 10000, 0.05f, 10, 3, 3, 1},
-	{"S6", "S3 in 3D (cubes)", SCN_UNIFORM, 3, 100000, 10000, 1.0f, 10, 3, 3, 1},
+	{"S1", "bouncing-boxes scene: boxes side 1..20 in 600x800, all moving", SCN_BOUNCING, 2, 1000, 1000, 1.0f, 100, 20, 7, 1, 0, NULL},
+	{"S2", "10k small boxes, all moving a small step", SCN_UNIFORM, 2, 10000, 2000, 1.0f, 30, 4, 5, 1, 0, NULL},
+	{"S3", "100k small boxes, all moving a small step", SCN_UNIFORM, 2, 100000, 10000, 1.0f, 10, 3, 3, 1, 0, NULL},
+	{"S4", "as S3, 5% moving per frame", SCN_UNIFORM, 2, 100000, 10000, 0.05f, 10, 3, 3, 1, 0, NULL},
+	{"S6", "S3 in 3D (cubes)", SCN_UNIFORM, 3, 100000, 10000, 1.0f, 10, 3, 3, 1, 0, NULL},
 	// ~45 overlaps per box at any n: 30k boxes already report 1.4M pairs a frame.
-	{"S7", "clustered: 8 dense clusters, all moving", SCN_CLUSTERED, 2, 30000, 10000, 1.0f, 5, 2, 3, 1},
-	{"S8", "mixed sizes: 0.1% huge boxes among small, all moving", SCN_MIXED, 2, 100000, 10000, 1.0f, 10, 3, 3, 1},
+	{"S7", "clustered: 8 dense clusters, all moving", SCN_CLUSTERED, 2, 30000, 10000, 1.0f, 5, 2, 3, 1, 0, NULL},
+	{"S8", "mixed sizes: 0.1% huge boxes among small, all moving", SCN_MIXED, 2, 100000, 10000, 1.0f, 10, 3, 3, 1, 0, NULL},
+	// A big static world: 2M boxes, 2k of them (always the same) move each frame;
+	// every current pair is reported each frame. Incremental broad phases only.
+	{"S10", "big static world: every 1000th box moves", SCN_UNIFORM, 2, 2000000, 200000, 1.0f, 10, 3, 3, 1, 1000,
+	 "broadphase,packed"},
 };
+
+static int impl_wanted(const bench_scenario *sc, const bench_impl *im)
+{
+	if (!sc->impls) return 1;
+	for (const char *p = sc->impls; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		for (const char *q = im->name; *q; ++q)
+			if (!strncmp(q, p, len)) return 1;
+		if (!e) break;
+		p = e + 1;
+	}
+	return 0;
+}
 
 typedef struct bench_run {
 	scn_scene scene;
 	ort3_box *prev;
 	int *moved;
+	unsigned char *mobile;
+	int stride;
 	bench_frame frame;
 } bench_run;
 
@@ -168,6 +191,8 @@ static int run_start(bench_run *run, const bench_scenario *sc, int n)
 	run->moved = malloc(sizeof(int) * (size_t)n);
 	run->frame = (bench_frame){.dim = sc->dim, .count = n, .boxes = run->scene.boxes, .world = run->scene.world,
 	                           .moved = run->moved, .moved_count = 0};
+	run->stride = sc->mover_stride;
+	if (run->stride > 0) run->frame.mobile = run->mobile = bench_bigworld_mobile(n, run->stride);
 	return 0;
 }
 
@@ -176,7 +201,10 @@ static void run_step(bench_run *run)
 {
 	int n = run->scene.count;
 	memcpy(run->prev, run->scene.boxes, sizeof *run->prev * (size_t)n);
-	scn_scene_step(&run->scene);
+	if (run->stride > 0)
+		bench_bigworld_step(&run->scene, run->stride);
+	else
+		scn_scene_step(&run->scene);
 	int m = 0;
 	for (int i = 0; i < n; ++i)
 		if (memcmp(&run->prev[i], &run->scene.boxes[i], sizeof(ort3_box)) != 0) run->moved[m++] = i;
@@ -188,6 +216,7 @@ static void run_end(bench_run *run)
 	scn_scene_free(&run->scene);
 	free(run->prev);
 	free(run->moved);
+	free(run->mobile);
 }
 
 static int bench_brute_pairs(const bench_frame *f, bench_sink *out)
@@ -258,7 +287,7 @@ static void run_dynamic(const bench_scenario *sc)
 		for (int k = 0; k < g_nimpl; ++k) {
 			int idx = (k + r) % g_nimpl;
 			const bench_impl *im = &g_impls[idx];
-			if (!im->pairs || !impl_fits(im, sc->dim, n) || planned[idx] == 0) continue;
+			if (!im->pairs || !impl_fits(im, sc->dim, n) || !impl_wanted(sc, im) || planned[idx] == 0) continue;
 			bench_result *res = &c->res[idx];
 			int nf = planned[idx];
 			bench_run run;
@@ -351,9 +380,11 @@ static void run_static(void)
 	int nq = g_opt.quick ? 10000 : 100000, nk = g_opt.quick ? 1000 : 10000, k = 10;
 	int sample = g_opt.quick ? 500 : 1000;
 	int rounds = g_opt.rounds ? g_opt.rounds : (g_opt.quick ? 1 : 3);
-	bench_scenario sc = {"S5", "static", SCN_UNIFORM, 2, n, n, 0.0f, 0, 0, 0, 0};
+	bench_scenario sc = {"S5", "static", SCN_UNIFORM, 2, n, n, 0.0f, 0, 0, 0, 0, 0, NULL};
 	bench_run run;
 	if (run_start(&run, &sc, n) != 0) return;
+	run.mobile = calloc((size_t)n, 1); // every box static: engines put them in their static tree
+	run.frame.mobile = run.mobile;
 	const bench_frame *f = &run.frame;
 	static const static_phase phases[PH_COUNT] = {
 	    {"S5-build", "build the index", "-"},
@@ -538,7 +569,7 @@ static void run_oneshot(void)
 	int n = g_opt.quick ? 50000 : 1000000;
 	int rounds = g_opt.rounds ? g_opt.rounds : (g_opt.quick ? 1 : 3);
 	if (rounds > 3 && !g_opt.quick) rounds = 3;
-	bench_scenario sc = {"S9", "bulk", SCN_UNIFORM, 2, n, n, 0.0f, 0, 0, 0, 0};
+	bench_scenario sc = {"S9", "bulk", SCN_UNIFORM, 2, n, n, 0.0f, 0, 0, 0, 0, 0, NULL};
 	char desc[128];
 	snprintf(desc, sizeof desc, "bulk build of %d boxes (time for the build)", n);
 	bench_case *ct = case_new("S9", "", n, 2, 1, "pairs");
@@ -681,6 +712,16 @@ static int is_any(int i)
 }
 static int is_orthant(int i) { return !strcmp(g_impls[i].family, "orthant"); }
 static int is_peer(int i) { return !strcmp(g_impls[i].family, "peer"); }
+static int is_engine_peer(int i)
+{
+	return !strcmp(g_impls[i].name, "box2d3-broadphase") || !strcmp(g_impls[i].name, "jolt-broadphase");
+}
+static int is_orthant_broadphase(int i)
+{
+	size_t n = strlen(g_impls[i].name);
+	return is_orthant(i) && n > 11 && !strcmp(g_impls[i].name + n - 11, "-broadphase");
+}
+static int is_orthant_default(int i) { return !strcmp(g_impls[i].name, "orthant-loose-rebuild"); }
 static int is_own_baseline(int i) { return !strcmp(g_impls[i].name, "grid") || !strcmp(g_impls[i].name, "sweep"); }
 
 static bench_summary summarize(const bench_case *c, int i)
@@ -897,6 +938,19 @@ static void print_targets(FILE *out)
 			target_line(out, what, ratio_sets(c, is_orthant, is_peer), 0.5, detail);
 		}
 	}
+	// The engines' broad phases: orthant's incremental broad phase (S5: the
+	// default tree's queries) against the faster of Box2D v3 and Jolt.
+	for (int ci = 0; ci < g_ncases; ++ci) {
+		const bench_case *c = &g_cases[ci];
+		int s5 = !strcmp(c->id, "S5-box") || !strcmp(c->id, "S5-ray-all");
+		if (!c->used || (!s5 && !strncmp(c->id, "S5", 2)) || !strncmp(c->id, "S9", 2)) continue;
+		int (*mine)(int) = s5 ? is_orthant_default : is_orthant_broadphase;
+		int wo = -1, wp = -1;
+		if (best_median(c, mine, &wo) == INFINITY || best_median(c, is_engine_peer, &wp) == INFINITY) continue;
+		snprintf(what, sizeof what, "%.23s vs Box2D v3/Jolt", c->id);
+		snprintf(detail, sizeof detail, "%s vs %s", g_impls[wo].name, g_impls[wp].name);
+		target_line(out, what, ratio_sets(c, mine, is_engine_peer), 0.5, detail);
+	}
 	static const char *own[] = {"S1", "S2", "S3", "S4", "S6", "S7", "S8"};
 	for (int k = 0; k < 7; ++k) {
 		const bench_case *c = case_by_id(own[k]);
@@ -1004,6 +1058,12 @@ int main(int argc, char **argv)
 #ifdef BENCH_HAVE_BOOST
 	g_nimpl += bench_boost_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
 #endif
+#ifdef BENCH_HAVE_BOX2D3
+	g_nimpl += bench_box2d3_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+#endif
+#ifdef BENCH_HAVE_JOLT
+	g_nimpl += bench_jolt_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+#endif
 	if (list) {
 		for (int i = 0; i < g_nimpl; ++i) printf("%-26s %s\n", g_impls[i].name, g_impls[i].family);
 		return 0;
@@ -1021,6 +1081,7 @@ int main(int argc, char **argv)
 	       "ratio = median over rounds of (this time / fastest time in the same round).\n");
 	print_tables(stdout);
 	print_targets(stdout);
+	if (wanted("F1")) g_failures += bench_first_update(stdout, g_opt.quick);
 	if (g_opt.csv) write_csv(g_opt.csv);
 	if (g_opt.svg) write_svg(g_opt.svg);
 	fprintf(stderr, "done in %.1f s, %d disagreement(s) with the reference\n", bench_now() - t0, g_failures);

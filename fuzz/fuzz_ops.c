@@ -95,6 +95,8 @@ typedef struct fuzz {
 	int stale_n;
 	uintptr_t next_user;
 	int asserts;
+	tu_list pairs;         ///< the broad phase's set as its events tell it, sorted
+	tu_list begun, ended;  ///< the events of one update_pairs
 } fuzz;
 
 static void count_assert(void *ctx, const char *message)
@@ -118,6 +120,64 @@ static void add(fuzz *f, ort_handle h, box_t b, void *u)
 
 static int pick(fuzz *f, input *in) { return f->m.n ? u8(in) % f->m.n : -1; }
 
+static void on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	tu_collect_pair(&((fuzz *)ctx)->begun, a, b, ua, ub);
+}
+
+static void on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	tu_collect_pair(&((fuzz *)ctx)->ended, a, b, ua, ub);
+}
+
+/// k among the first n (sorted) values of l.
+static bool in_sorted(const tu_list *l, size_t n, uint64_t k)
+{
+	return n && bsearch(&k, l->v, n, sizeof k, tu_cmp_u64) != NULL;
+}
+
+/// update_pairs after every step: its events, replayed on the set of the
+/// steps before, give the brute-force pairs; current_pairs and pair_count agree.
+static void check_broadphase(fuzz *f)
+{
+	f->begun.n = f->ended.n = 0;
+	assert_int_equal(TU(tree_update_pairs)(f->t, on_begin, on_end, f), ORT_OK);
+	// Ended: each must be in the set; a sorted walk of both drops them.
+	tu_sort(f->ended.v, f->ended.n, sizeof *f->ended.v, tu_cmp_u64);
+	size_t w = 0, e = 0;
+	for (size_t i = 0; i < f->pairs.n; ++i) {
+		if (e < f->ended.n && f->ended.v[e] == f->pairs.v[i])
+			e++;
+		else if (e < f->ended.n && f->ended.v[e] < f->pairs.v[i])
+			break; // an ended pair that is not in the set
+		else
+			f->pairs.v[w++] = f->pairs.v[i];
+	}
+	if (e < f->ended.n) TU_FAIL("update_pairs: ended %llx, not a pair\n", (unsigned long long)f->ended.v[e]);
+	f->pairs.n = w;
+	size_t kept = f->pairs.n; // sorted; begun pairs are appended after it (a repeat fails below)
+	for (size_t i = 0; i < f->begun.n; ++i) {
+		if (in_sorted(&f->pairs, kept, f->begun.v[i]))
+			TU_FAIL("update_pairs: began %llx, already a pair\n", (unsigned long long)f->begun.v[i]);
+		tu_push(&f->pairs, f->begun.v[i]);
+	}
+	tu_sort(f->pairs.v, f->pairs.n, sizeof *f->pairs.v, tu_cmp_u64);
+	tu_list replayed = {0}, want = {0}, current = {0};
+	for (size_t i = 0; i < f->pairs.n; ++i) tu_push(&replayed, f->pairs.v[i]);
+	for (int i = 0; i < f->m.n; ++i)
+		for (int j = i + 1; j < f->m.n; ++j)
+			if (tu_overlap(&f->m.box[i], &f->m.box[j])) {
+				uint64_t a = f->m.handle[i].id, b = f->m.handle[j].id;
+				tu_push(&want, a < b ? a << 32 | b : b << 32 | a);
+			}
+	tu_expect_same(&replayed, &want, "update_pairs events");
+	assert_int_equal(TU(tree_pair_count)(f->t), (int)f->pairs.n);
+	assert_int_equal(TU(tree_current_pairs)(f->t, tu_collect_pair, &current), ORT_OK);
+	want = (tu_list){0}; // handed back by tu_expect_same
+	for (size_t i = 0; i < f->pairs.n; ++i) tu_push(&want, f->pairs.v[i]);
+	tu_expect_same(&current, &want, "current_pairs");
+}
+
 /// The tree and the model agree on everything cheap enough to ask every step.
 static void check(fuzz *f)
 {
@@ -130,6 +190,7 @@ static void check(fuzz *f)
 		assert_true(TU(tree_get_user_data)(f->t, f->m.handle[i]) == f->user[i]);
 	}
 	tu_check_pairs(f->t, &f->m);
+	check_broadphase(f);
 }
 
 static void op_insert(fuzz *f, box_t b)
@@ -313,6 +374,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 			if (op < 0xF0) break; // rarer than the rest
 			if (tracing) fprintf(stderr, "clear\n");
 			TU(tree_clear)(f.t);
+			f.pairs.n = 0; // the broad phase starts over, without end events
 			while (f.m.n) forget_at(&f, f.m.n - 1);
 			break;
 		case OP_BUILD: op_build(&f, &in); break;
@@ -328,6 +390,9 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	TU(tree_destroy)(f.t);
 	TU(tree_destroy)(f.other);
 	tu_model_free(&f.m);
+	free(f.pairs.v);
+	free(f.begun.v);
+	free(f.ended.v);
 	return 0;
 }
 

@@ -22,14 +22,32 @@
 // A pair of two touched items is met twice and counted once (the table), and
 // an untouched pair cannot change, so nothing else needs looking at. The
 // events come in touched order and tree order: deterministic for the same
-// sequence of calls. In steady state nothing is allocated: every array keeps
+// sequence of calls.
+//
+// When a quarter or more of the items are touched (always on the first
+// update), per-item queries would walk the tree once per item and meet most
+// pairs twice; then one find_pairs pass finds every current pair once and the
+// set is diffed against it (bp_update_all): ended pairs come in pool order,
+// then begun ones, also deterministic.
+//
+// A pair record caches both items' handle generations and user data, which
+// cannot change while the items live: reporting the set (current_pairs) walks
+// the record array alone, at memory speed, never the items. In steady state nothing is allocated: every array keeps
 // its capacity, and the tree reserves room before it mutates (bp_reserve).
 #include "tree_int.h"
 
 typedef struct bp_pair {
 	uint32_t item[2];
 	uint32_t next[2], prev[2]; ///< links in item[0]'s and item[1]'s lists
+	// What a report of the pair needs, copied at its start so current_pairs
+	// walks this array alone, never the items: an item's handle generation and
+	// user data cannot change while it lives, and its pairs end before it dies.
+	uint32_t gen[2]; ///< the items' handle generations
+	void *user[2];
 } bp_pair;
+
+/// A pair's state in one all-pairs update (bp_update_all), in bp->mark.
+enum { BP_UNSEEN = 0, BP_SEEN = 1, BP_NEW = 2 };
 
 typedef struct bp_event {
 	ort_handle a, b;
@@ -40,6 +58,8 @@ struct broadphase {
 	uint32_t *head; ///< per item slot: first pair record, or NIL
 	uint32_t head_cap;
 	bp_pair *pairs;
+	uint8_t *mark; ///< per pair record: BP_UNSEEN/SEEN/NEW, all BP_UNSEEN between updates
+	uint32_t mark_cap; ///< >= pair_cap
 	uint32_t pair_cap, pair_len, pair_free, live;
 	uint32_t *table; ///< pair indices, NIL for empty; size a power of two
 	uint32_t table_cap;
@@ -139,8 +159,9 @@ static void bp_unlink(struct broadphase *bp, uint32_t p, int side)
 }
 
 /// Add the pair (a, b); room reserved by bp_pair_reserve.
-static void bp_add(struct broadphase *bp, uint32_t a, uint32_t b)
+static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 {
+	struct broadphase *bp = t->bp;
 	uint32_t p;
 	if (bp->pair_free != NIL) {
 		p = bp->pair_free;
@@ -150,10 +171,24 @@ static void bp_add(struct broadphase *bp, uint32_t a, uint32_t b)
 	}
 	bp->pairs[p].item[0] = a;
 	bp->pairs[p].item[1] = b;
+	bp->pairs[p].gen[0] = make_handle(t, a).gen;
+	bp->pairs[p].gen[1] = make_handle(t, b).gen;
+	bp->pairs[p].user[0] = t->items[a].user;
+	bp->pairs[p].user[1] = t->items[b].user;
 	bp_link(bp, p, 0);
 	bp_link(bp, p, 1);
 	bp_table_put(bp, p);
 	bp->live++;
+	return p;
+}
+
+/// The pair's report: handles and user data as cached at its start.
+static inline bp_event bp_event_of(const tree_t *t, const bp_pair *r)
+{
+	(void)t;
+	ort_handle a = {r->item[0] + 1, r->gen[0]}, b = {r->item[1] + 1, r->gen[1]};
+	assert(a.gen == make_handle(t, r->item[0]).gen && b.gen == make_handle(t, r->item[1]).gen);
+	return (bp_event){a, b, r->user[0], r->user[1]};
 }
 
 static void bp_del(struct broadphase *bp, uint32_t p)
@@ -173,6 +208,12 @@ static bool bp_pair_reserve(tree_t *t)
 	struct broadphase *bp = t->bp;
 	if (bp->pair_free == NIL && bp->pair_len == bp->pair_cap) {
 		uint32_t cap = bp->pair_cap ? bp->pair_cap * 2 : 64;
+		// mark first (new bytes are zero: BP_UNSEEN); if the pool then fails,
+		// the larger mark array simply stays for the next attempt.
+		if (bp->mark_cap < cap) {
+			if (!array_resize(t, (void **)&bp->mark, bp->mark_cap, cap)) return false;
+			bp->mark_cap = cap;
+		}
 		if (!array_resize(t, (void **)&bp->pairs, bp->pair_cap * sizeof(bp_pair), cap * sizeof(bp_pair))) return false;
 		bp->pair_cap = cap;
 	}
@@ -245,10 +286,7 @@ static void bp_detach(tree_t *t, uint32_t index)
 	struct broadphase *bp = t->bp;
 	while (bp->head[index] != NIL) {
 		uint32_t p = bp->head[index];
-		bp_pair *r = &bp->pairs[p];
-		uint32_t a = r->item[0], b = r->item[1];
-		bp_event *e = &bp->ended[bp->ended_len++];
-		*e = (bp_event){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+		bp->ended[bp->ended_len++] = bp_event_of(t, &bp->pairs[p]);
 		bp_del(bp, p);
 	}
 	// A touched entry of this slot is skipped at update: the flag goes with the item.
@@ -271,6 +309,7 @@ static void bp_free(tree_t *t)
 	if (!bp) return;
 	mem_free(t, bp->head, bp->head_cap * sizeof *bp->head);
 	mem_free(t, bp->pairs, bp->pair_cap * sizeof *bp->pairs);
+	mem_free(t, bp->mark, bp->mark_cap);
 	mem_free(t, bp->table, bp->table_cap * sizeof *bp->table);
 	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
 	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
@@ -321,7 +360,7 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 		run->result = ORT_ERROR_OUT_OF_MEMORY;
 		return false;
 	}
-	bp_add(bp, run->self, o);
+	bp_add(t, run->self, o);
 	if (run->begin)
 		run->begin(run->ctx, make_handle(t, run->self), h, t->items[run->self].user, t->items[o].user);
 	return true;
@@ -329,6 +368,95 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 
 static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
                             void *ctx);
+
+// ---- the all-pairs update ---------------------------------------------------------------
+//
+// When a large share of the items changed (the first update, a world where
+// most things move), one query per changed item finds each pair of two changed
+// items twice and walks the tree once per item. One pass of find_pairs over
+// the whole tree finds each current pair once instead; the set is then diffed
+// against it: a found pair already in the set is marked seen, a new one is
+// added and marked new; afterwards every unseen pair has ended (an unchanged
+// pair is always found again) and every new one has begun.
+
+typedef struct bp_all_run {
+	tree_t *t;
+	ort_result result;
+} bp_all_run;
+
+static bool bp_all_pair(void *ctx, ort_handle ha, ort_handle hb, void *ua, void *ub)
+{
+	(void)ua;
+	(void)ub;
+	bp_all_run *run = ctx;
+	tree_t *t = run->t;
+	struct broadphase *bp = t->bp;
+	uint32_t a = ha.id - 1, b = hb.id - 1;
+	uint32_t p = bp_find(bp, a, b);
+	if (p != NIL) {
+		bp->mark[p] = BP_SEEN;
+		return true;
+	}
+	if (!bp_pair_reserve(t)) {
+		run->result = ORT_ERROR_OUT_OF_MEMORY;
+		return false;
+	}
+	bp->mark[bp_add(t, a, b)] = BP_NEW;
+	return true;
+}
+
+/// Share of live items that must be touched for the all-pairs update: at 1/4,
+/// one query per touched item already costs about what one pass over all
+/// items does.
+#define BP_ALL_SHARE 4
+
+static bool bp_wants_all(const tree_t *t)
+{
+	const struct broadphase *bp = t->bp;
+	return t->live >= 64 && (uint64_t)bp->touched_len * BP_ALL_SHARE >= t->live;
+}
+
+static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
+                                void *ctx)
+{
+	struct broadphase *bp = t->bp;
+	bp_all_run run = {t, ORT_OK};
+	ort_result r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_all_pair, &run);
+	if (r == ORT_OK) r = run.result;
+	if (r != ORT_OK) {
+		// Out of memory: the pairs added here never began; drop them and the
+		// marks. Nothing was reported, everything stays touched, and the ended
+		// pairs of removed items wait for the next update.
+		for (uint32_t p = 0; p < bp->pair_len; ++p) {
+			if (bp->mark[p] == BP_NEW) bp_del(bp, p);
+			bp->mark[p] = BP_UNSEEN;
+		}
+		return r;
+	}
+	reading_begin(t);
+	for (uint32_t k = 0; k < bp->ended_len; ++k) {
+		const bp_event *e = &bp->ended[k];
+		if (end) end(ctx, e->a, e->b, e->ua, e->ub);
+	}
+	bp->ended_len = 0;
+	for (uint32_t p = 0; p < bp->pair_len; ++p) {
+		if (bp->mark[p] != BP_UNSEEN || bp->pairs[p].item[0] == NIL) continue;
+		bp_event e = bp_event_of(t, &bp->pairs[p]);
+		bp_del(bp, p);
+		if (end) end(ctx, e.a, e.b, e.ua, e.ub);
+	}
+	for (uint32_t p = 0; p < bp->pair_len; ++p) {
+		if (bp->mark[p] == BP_NEW && begin) {
+			bp_event e = bp_event_of(t, &bp->pairs[p]);
+			begin(ctx, e.a, e.b, e.ua, e.ub);
+		}
+		bp->mark[p] = BP_UNSEEN;
+	}
+	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
+	bp->touched_len = 0;
+	reading_end(t);
+	return ORT_OK;
+}
 
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
                                            ORTHANT_NAME(pair_event_fn) * end, void *ctx)
@@ -339,6 +467,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		ort_result r = bp_start(t);
 		if (r != ORT_OK) return r;
 	}
+	if (bp_wants_all(t)) return bp_update_all(t, begin, end, ctx);
 	reading_begin(t);
 	ort_result r = bp_update(t, begin, end, ctx);
 	reading_end(t);
@@ -366,9 +495,9 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 			uint32_t next = r->next[side], o = r->item[1 - side];
 			const box_t *bo = &entry_at(t, t->items[o].addr)->box;
 			if (!items_pair(t, i, o) || !box_overlap(&bi, bo) || !items_touch(t, i, o, &bi, bo)) {
-				uint32_t a = r->item[0], b = r->item[1];
+				bp_event e = bp_event_of(t, r);
 				bp_del(bp, p);
-				if (end) end(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);
+				if (end) end(ctx, e.a, e.b, e.ua, e.ub);
 			}
 			p = next;
 		}
@@ -415,8 +544,8 @@ ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_f
 	for (uint32_t p = 0; p < t->bp->pair_len; ++p) {
 		const bp_pair *r = &t->bp->pairs[p];
 		if (r->item[0] == NIL) continue;
-		uint32_t a = r->item[0], b = r->item[1];
-		if (!fn(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) break;
+		bp_event e = bp_event_of(t, r);
+		if (!fn(ctx, e.a, e.b, e.ua, e.ub)) break;
 	}
 	reading_end(t);
 	return ORT_OK;

@@ -154,7 +154,10 @@ static ort_filter random_filter(tu_rng *r)
 	return f;
 }
 
-static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
+/// Frames of random changes, up to n * churn / 4 per frame: churn 1 keeps most
+/// frames to a few movers (one query per touched item), churn 8 touches most
+/// items most frames (the all-pairs update and its diff).
+static void run_frames_churn(ort_placement placement, int frames, int n, uint64_t seed, int churn)
 {
 	def_t def = TU(tree_default_def)();
 	def.placement = placement;
@@ -176,7 +179,7 @@ static void run_frames(ort_placement placement, int frames, int n, uint64_t seed
 	pairset set = {{0}, 0};
 	for (int f = 0; f < frames; ++f) {
 		TU_CONTEXT("broad phase, %s, frame %d", ort_placement_string(placement), f);
-		int ops = tu_int(&r, 0, n / 4);
+		int ops = tu_int(&r, 0, n * churn / 4);
 		for (int o = 0; o < ops; ++o) {
 			int kind = tu_int(&r, 0, 9);
 			if (kind <= 5 && w.m.n > 0) { // move, mostly small
@@ -239,7 +242,15 @@ static void run_frames(ort_placement placement, int frames, int n, uint64_t seed
 	TU(tree_destroy)(t);
 }
 
+static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
+{
+	run_frames_churn(placement, frames, n, seed, 1);
+}
+
 static void test_loose(void **s) { (void)s, run_frames(ORT_PLACEMENT_LOOSE, 1000, 120, 1); }
+static void test_churn_loose(void **s) { (void)s, run_frames_churn(ORT_PLACEMENT_LOOSE, 300, 120, 11, 8); }
+static void test_churn_tight(void **s) { (void)s, run_frames_churn(ORT_PLACEMENT_TIGHT, 300, 120, 12, 8); }
+static void test_churn_leaves(void **s) { (void)s, run_frames_churn(ORT_PLACEMENT_LEAVES, 300, 120, 13, 8); }
 static void test_tight(void **s) { (void)s, run_frames(ORT_PLACEMENT_TIGHT, 1000, 120, 2); }
 static void test_leaves(void **s) { (void)s, run_frames(ORT_PLACEMENT_LEAVES, 1000, 120, 3); }
 
@@ -292,6 +303,9 @@ int main(void)
 	    cmocka_unit_test(test_loose),
 	    cmocka_unit_test(test_tight),
 	    cmocka_unit_test(test_leaves),
+	    cmocka_unit_test(test_churn_loose),
+	    cmocka_unit_test(test_churn_tight),
+	    cmocka_unit_test(test_churn_leaves),
 	    cmocka_unit_test(test_clear_starts_over),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);

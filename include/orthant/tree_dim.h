@@ -219,9 +219,12 @@ typedef void ORTHANT_NAME(pair_event_fn)(void *ctx, ort_handle a, ort_handle b, 
 /// item was removed, or a filter changed) since the previous call; the first
 /// call reports every current pair as begun. Cost grows with the items
 /// inserted, moved or re-filtered since the last call, not with the world: a
-/// static world with a few movers costs a few movers. Ended pairs come first,
-/// then begun ones, each in the order the items were touched, so the same
-/// sequence of calls gives the same sequence of events. An ended pair of a
+/// static world with a few movers costs a few movers; when a quarter or more
+/// of the items changed (and on the first call) it finds all pairs in one
+/// pass, as find_pairs does, and diffs them against the set. Ended pairs come
+/// first, then begun ones, each in the order the items were touched (in the
+/// one-pass case, in the set's storage order), so the same sequence of calls
+/// gives the same sequence of events. An ended pair of a
 /// removed item carries its (now stale) handle and the user data it had.
 /// begin or end may be NULL. After ortN_tree_clear the pair set starts over
 /// without end events. Callbacks must not change the tree.

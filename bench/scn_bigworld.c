@@ -1,0 +1,147 @@
+// scn_bigworld.c: what the big-static-world scenario and the first-update
+// measurement need beyond the shared scenes.
+//  - A big static world: millions of boxes of which a fixed few move every
+//    frame (every stride-th box), the rest never. Engines keep such boxes apart
+//    (a static tree, a non-moving layer), so the frame says which boxes ever
+//    move (bench_frame.mobile).
+//  - The first update_pairs: a tree just built, then its first update_pairs
+//    (which reports every pair as begun) against find_pairs on the same tree,
+//    on a scene of identical boxes (every pair overlaps) and on uniform boxes.
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_extra.h"
+#include "orthant/orthant2.h"
+#include "scene.h"
+
+unsigned char *bench_bigworld_mobile(int count, int stride)
+{
+	unsigned char *m = calloc((size_t)count, 1);
+	if (!m) return NULL;
+	for (int i = 0; i < count; i += stride) m[i] = 1;
+	return m;
+}
+
+// One tick for the boxes i % stride == 0, the motion of scn_scene_step
+// (constant velocity, bouncing off the world's walls).
+void bench_bigworld_step(scn_scene *s, int stride)
+{
+	for (int i = 0; i < s->count; i += stride) {
+		ort3_box *b = &s->boxes[i];
+		for (int d = 0; d < s->dim; ++d) {
+			float v = s->vel[i][d];
+			b->min[d] += v;
+			b->max[d] += v;
+			if (b->min[d] < s->world.min[d] || b->max[d] > s->world.max[d]) {
+				float o = b->min[d] < s->world.min[d] ? s->world.min[d] - b->min[d] : s->world.max[d] - b->max[d];
+				b->min[d] += o;
+				b->max[d] += o;
+				s->vel[i][d] = -v;
+			}
+		}
+	}
+}
+
+// ---------------------------------------------------------------- first update_pairs
+
+static bool fu_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a;
+	(void)b;
+	bench_sink_pair(ctx, (uint32_t)(uintptr_t)ua, (uint32_t)(uintptr_t)ub);
+	return true;
+}
+
+static void fu_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub) { fu_pair(ctx, a, b, ua, ub); }
+
+static ort2_tree *fu_build(const ort2_box *boxes, void **user, int n, ort2_box world)
+{
+	ort2_tree_def def = ort2_tree_default_def();
+	def.region = world;
+	def.use_region = true;
+	def.item_capacity = n;
+	ort2_tree *t = NULL;
+	if (ort2_tree_create(&def, &t) != ORT_OK) return NULL;
+	if (ort2_tree_build(t, boxes, user, n, NULL) != ORT_OK) {
+		ort2_tree_destroy(t);
+		return NULL;
+	}
+	return t;
+}
+
+// Times (seconds) of find_pairs and of the first update_pairs on trees built
+// from the same boxes; returns -1 when they disagree or a call fails.
+static int fu_measure(const ort2_box *boxes, int n, ort2_box world, double *t_find, double *t_first, uint64_t *pairs,
+                      double *mb_find, double *mb_first)
+{
+	void **user = malloc(sizeof *user * (size_t)n);
+	if (!user) return -1;
+	for (int i = 0; i < n; ++i) user[i] = (void *)(uintptr_t)i;
+	bench_sink a = {0, 0}, b = {0, 0};
+	int rc = 0;
+	ort2_tree *t = fu_build(boxes, user, n, world);
+	size_t h0 = bench_heap();
+	double t0 = bench_now();
+	if (!t || ort2_tree_find_pairs(t, ORT_MASK_ALL, fu_pair, &a) != ORT_OK) rc = -1;
+	*t_find = bench_now() - t0;
+	*mb_find = (double)(bench_heap() - h0) / 1048576.0;
+	ort2_tree_destroy(t);
+	t = fu_build(boxes, user, n, world);
+	h0 = bench_heap();
+	t0 = bench_now();
+	if (!t || ort2_tree_update_pairs(t, fu_begin, NULL, &b) != ORT_OK) rc = -1;
+	*t_first = bench_now() - t0;
+	*mb_first = (double)(bench_heap() - h0) / 1048576.0;
+	ort2_tree_destroy(t);
+	free(user);
+	*pairs = a.count;
+	if (a.count != b.count || a.sum != b.sum) rc = -1;
+	return rc;
+}
+
+int bench_first_update(FILE *out, int quick)
+{
+	struct {
+		const char *what;
+		int n;
+		int identical;
+	} cases[2] = {{"identical boxes", quick ? 2000 : 10000, 1}, {"uniform boxes", quick ? 50000 : 1000000, 0}};
+	int failures = 0;
+	fprintf(out, "\n### F1 — first update_pairs on a tree just built vs find_pairs on it (orthant, default tree)\n\n");
+	fprintf(out, "| scene | n | pairs | find_pairs ms | first update_pairs ms | ratio | heap kept by find_pairs, "
+	             "update_pairs (MB) | check |\n");
+	fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---|\n");
+	for (int c = 0; c < 2; ++c) {
+		int n = cases[c].n;
+		fprintf(stderr, "F1: first update_pairs, %d %s\n", n, cases[c].what);
+		ort2_box *boxes = malloc(sizeof *boxes * (size_t)n);
+		ort2_box world = {{0, 0}, {1, 1}};
+		if (!boxes) return 1;
+		if (cases[c].identical) {
+			for (int i = 0; i < n; ++i) boxes[i] = (ort2_box){{0.25f, 0.25f}, {0.75f, 0.75f}};
+		} else {
+			scn_scene s;
+			if (scn_scene_make(&s, SCN_UNIFORM, 2, n, 20240601u) != 0) {
+				free(boxes);
+				return 1;
+			}
+			for (int i = 0; i < n; ++i) boxes[i] = scn_box2(&s, i);
+			world = (ort2_box){{s.world.min[0], s.world.min[1]}, {s.world.max[0], s.world.max[1]}};
+			scn_scene_free(&s);
+		}
+		double tf = 0, tu = 0, mf = 0, mu = 0;
+		uint64_t pairs = 0;
+		int rc = fu_measure(boxes, n, world, &tf, &tu, &pairs, &mf, &mu);
+		fprintf(out, "| %s | %d | %llu | %.3f | %.3f | %.2f | %.1f, %.1f | %s |\n", cases[c].what, n,
+		        (unsigned long long)pairs, tf * 1e3, tu * 1e3, tu / tf, mf, mu, rc == 0 ? "ok" : "MISMATCH");
+		fprintf(stderr, "  find_pairs %.3f ms, first update_pairs %.3f ms%s\n", tf * 1e3, tu * 1e3,
+		        rc == 0 ? "" : "  MISMATCH");
+		free(boxes);
+		failures += rc != 0;
+	}
+	return failures;
+}
