@@ -128,6 +128,33 @@ static void BF(query_boxes)(void *st, const bench_frame *f, bench_queries *q)
 	for (int k = 0; k < q->count; ++k) OT(tree_query_box)(s->tree, BF(box)(&q->boxes[k]), ORT_MASK_ALL, BF(id_cb), &q->sinks[k]);
 }
 
+/// A benchmark ray's origin and direction in this dimension's arrays.
+static void BF(ray_arrays)(const bench_ray *r, float o[BENCH_OD], float d[BENCH_OD])
+{
+	for (int i = 0; i < BENCH_OD; ++i) {
+		o[i] = r->origin[i];
+		d[i] = r->dir[i];
+	}
+}
+
+/// The distances of the k nearest items to p, nearest first, into dist;
+/// returns how many were found.
+typedef int BF(nearest_fn)(void *st, const float p[BENCH_OD], int k, float *dist);
+
+/// Every query point's row of q->knn_dist: the distances nearest() found, then
+/// INFINITY up to q->k.
+static void BF(knn_rows)(void *st, bench_queries *q, BF(nearest_fn) *nearest)
+{
+	int k = q->k < 64 ? q->k : 64;
+	for (int j = 0; j < q->count; ++j) {
+		float p[BENCH_OD];
+		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
+		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
+		int found = nearest(st, p, k, best);
+		for (int i = found; i < q->k; ++i) best[i] = INFINITY;
+	}
+}
+
 typedef struct BF(ray_ctx) {
 	bench_sink *sink;
 	float max_t;
@@ -157,43 +184,27 @@ static void BF(rays)(BF(state) * s, bench_queries *q, int first)
 	for (int k = 0; k < q->count; ++k) {
 		const bench_ray *r = &q->rays[k];
 		float o[BENCH_OD], d[BENCH_OD];
-		for (int i = 0; i < BENCH_OD; ++i) {
-			o[i] = r->origin[i];
-			d[i] = r->dir[i];
-		}
+		BF(ray_arrays)(r, o, d);
 		BF(ray_ctx) c = {&q->sinks[k], r->max_t, INFINITY};
 		OT(tree_ray_cast)(s->tree, o, d, r->max_t, ORT_MASK_ALL, first ? BF(ray_first_cb) : BF(ray_all_cb), &c);
 		if (first) q->first_t[k] = c.best;
 	}
 }
 
-static void BF(ray_all)(void *st, const bench_frame *f, bench_queries *q)
-{
-	(void)f;
-	BF(rays)(st, q, 0);
-}
+static void BF(ray_all)(void *st, const bench_frame *f, bench_queries *q) { (void)f, BF(rays)(st, q, 0); }
+static void BF(ray_first)(void *st, const bench_frame *f, bench_queries *q) { (void)f, BF(rays)(st, q, 1); }
 
-static void BF(ray_first)(void *st, const bench_frame *f, bench_queries *q)
+static int BF(nearest)(void *st, const float p[BENCH_OD], int k, float *dist)
 {
-	(void)f;
-	BF(rays)(st, q, 1);
-}
-
-static void BF(knn)(void *st, const bench_frame *f, bench_queries *q)
-{
-	(void)f;
 	BF(state) *s = st;
 	OT(neighbor) out[64];
-	int k = q->k < 64 ? q->k : 64;
-	for (int j = 0; j < q->count; ++j) {
-		float p[BENCH_OD];
-		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
-		int found = 0;
-		OT(tree_nearest)(s->tree, p, k, INFINITY, ORT_MASK_ALL, out, &found);
-		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
-		for (int i = 0; i < q->k; ++i) best[i] = i < found ? out[i].distance : INFINITY;
-	}
+	int found = 0;
+	OT(tree_nearest)(s->tree, p, k, INFINITY, ORT_MASK_ALL, out, &found);
+	for (int i = 0; i < found; ++i) dist[i] = out[i].distance;
+	return found;
 }
+
+static void BF(knn)(void *st, const bench_frame *f, bench_queries *q) { (void)f, BF(knn_rows)(st, q, BF(nearest)); }
 
 // ---- the packed tree: built whole from the frame's boxes every frame
 
@@ -292,10 +303,7 @@ static void BF(packed_rays)(BF(packed_state) * s, bench_queries *q, int first)
 	for (int k = 0; k < q->count; ++k) {
 		const bench_ray *r = &q->rays[k];
 		float o[BENCH_OD], d[BENCH_OD];
-		for (int i = 0; i < BENCH_OD; ++i) {
-			o[i] = r->origin[i];
-			d[i] = r->dir[i];
-		}
+		BF(ray_arrays)(r, o, d);
 		if (first) {
 			float t;
 			q->first_t[k] = OT(packed_ray_first)(s->tree, o, d, r->max_t, NULL, &t) ? t : INFINITY;
@@ -306,32 +314,22 @@ static void BF(packed_rays)(BF(packed_state) * s, bench_queries *q, int first)
 	}
 }
 
-static void BF(packed_ray_all)(void *st, const bench_frame *f, bench_queries *q)
-{
-	(void)f;
-	BF(packed_rays)(st, q, 0);
-}
+static void BF(packed_ray_all)(void *st, const bench_frame *f, bench_queries *q) { (void)f, BF(packed_rays)(st, q, 0); }
+static void BF(packed_ray_first)(void *st, const bench_frame *f, bench_queries *q) { (void)f, BF(packed_rays)(st, q, 1); }
 
-static void BF(packed_ray_first)(void *st, const bench_frame *f, bench_queries *q)
+static int BF(packed_nearest)(void *st, const float p[BENCH_OD], int k, float *dist)
 {
-	(void)f;
-	BF(packed_rays)(st, q, 1);
+	BF(packed_state) *s = st;
+	ort_id_neighbor out[64];
+	int found = 0;
+	OT(packed_nearest)(s->tree, p, k, INFINITY, out, &found);
+	for (int i = 0; i < found; ++i) dist[i] = out[i].distance;
+	return found;
 }
 
 static void BF(packed_knn)(void *st, const bench_frame *f, bench_queries *q)
 {
-	(void)f;
-	BF(packed_state) *s = st;
-	ort_id_neighbor out[64];
-	int k = q->k < 64 ? q->k : 64;
-	for (int j = 0; j < q->count; ++j) {
-		float p[BENCH_OD];
-		for (int i = 0; i < BENCH_OD; ++i) p[i] = q->points[j][i];
-		int found = 0;
-		OT(packed_nearest)(s->tree, p, k, INFINITY, out, &found);
-		float *best = q->knn_dist + (size_t)j * (size_t)q->k;
-		for (int i = 0; i < q->k; ++i) best[i] = i < found ? out[i].distance : INFINITY;
-	}
+	(void)f, BF(knn_rows)(st, q, BF(packed_nearest));
 }
 
 #undef OT
