@@ -159,11 +159,7 @@ static ort_filter random_filter(tu_rng *r)
 /// items most frames (the all-pairs update and its diff).
 static void run_frames_churn(ort_placement placement, int frames, int n, uint64_t seed, int churn)
 {
-	def_t def = TU(tree_default_def)();
-	def.placement = placement;
-	def.bucket_size = 4;
-	tree_t *t;
-	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	tree_t *t = tu_tree_make(placement, 4);
 	tu_rng r = tu_rng_make(seed);
 	world w;
 	tu_model_init(&w.m, n * 2);

@@ -166,11 +166,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 
 static void run(ort_placement placement, bool on_lines, uint64_t seed)
 {
-	def_t def = TU(tree_default_def)();
-	def.placement = placement;
-	def.bucket_size = 4;
-	tree_t *t;
-	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	tree_t *t = tu_tree_make(placement, 4);
 	tu_rng r = tu_rng_make(seed);
 	const float extent = on_lines ? 800.0f : 1000.0f;
 	scene sc = {malloc(sizeof(shape) * 400), 0};

@@ -339,6 +339,17 @@ static bool tu_collect_pair(void *ctx, ort_handle a, ort_handle b, void *ua, voi
 	return true;
 }
 
+/// A tree of the default definition with this placement and bucket size.
+static inline tree_t *tu_tree_make(ort_placement placement, int bucket_size)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = bucket_size;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	return t;
+}
+
 static inline void tu_check_valid(const tree_t *t)
 {
 	char msg[256];
