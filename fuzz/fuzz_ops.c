@@ -25,7 +25,7 @@
 //
 // By default valid coordinates beyond 1e15 are clamped to 1e15, a steer from
 // when a root that was not a cube could overflow there. That bug is fixed (the
-// test_fixed_* cases of tests/test_ops.c keep it and its kin fixed);
+// test_fixed_* cases of tests/test_ops_fixed.c keep it and its kin fixed);
 // ORTHANT_TEST_KNOWN_BUGS=1 lifts the clamp.
 #include "fuzz_input.h"
 
