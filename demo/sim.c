@@ -646,28 +646,11 @@ void demo_sim_query_box(demo_sim *sim, ort3_box box, demo_hit_fn *fn, void *ctx)
 		if (sim->alive[i] && demo_overlap(&sim->boxes[i], &box)) fn(ctx, i, 0.0f);
 }
 
-// The slab test: where the segment origin + t * dir, t in [0, 1], enters the box.
+// Where the segment origin + t * dir, t in [0, 1], enters the box, by the
+// library's own rule (ortN_box_ray), so brute force and the tree agree.
 static bool demo_ray_box(int dim, const float o[3], const float dir[3], const ort3_box *b, float *t_out)
 {
-	float t0 = 0.0f, t1 = 1.0f;
-	for (int d = 0; d < dim; ++d) {
-		if (dir[d] == 0.0f) {
-			if (o[d] < b->min[d] || o[d] > b->max[d]) return false;
-			continue;
-		}
-		float inv = 1.0f / dir[d];
-		float a = (b->min[d] - o[d]) * inv, c = (b->max[d] - o[d]) * inv;
-		if (a > c) {
-			float s = a;
-			a = c;
-			c = s;
-		}
-		if (a > t0) t0 = a;
-		if (c < t1) t1 = c;
-		if (t0 > t1) return false;
-	}
-	*t_out = t0;
-	return true;
+	return dim == 3 ? ort3_box_ray(*b, o, dir, 1.0f, t_out) : ort2_box_ray(demo_box2(b), o, dir, 1.0f, t_out);
 }
 
 static float demo_ray_hit(void *ctx, ort_handle h, void *user_data, float t)

@@ -16,6 +16,14 @@
 
 typedef ORTHANT_NAME(ray_hit) ray_hit_t;
 
+bool ORTHANT_NAME(box_ray)(box_t box, const float origin[DIM], const float dir[DIM], float max_t, float *t)
+{
+	float enter = 0.0f;
+	bool hit = ray_slab(origin, dir, max_t, box.min, box.max, &enter);
+	if (hit && t) *t = enter;
+	return hit;
+}
+
 // ---- the walk ------------------------------------------------------------------------
 
 /// A node on the near-first stack, with where the sweep enters it.

@@ -231,11 +231,45 @@ static void test_box_cast_exact(void **s)
 	(void)s;
 	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) box_cast_exact((ort_placement)p);
 }
+/// ortN_box_ray, the public slab test, against the documented formula written
+/// out in testutil.h: random and lattice boxes and rays (zero components,
+/// origins on faces, grazing edges, zero-size boxes), hit and entry to the bit.
+static void test_box_ray(void **s)
+{
+	(void)s;
+	tu_rng r = tu_rng_make(11);
+	int hits = 0;
+	for (int i = 0; i < 200000; ++i) {
+		box_t b;
+		float o[DIM], dir[DIM];
+		bool lattice = i % 2;
+		for (int d = 0; d < DIM; ++d) {
+			float lo = lattice ? (float)tu_int(&r, -4, 4) : tu_float(&r, -10, 10);
+			float size = lattice ? (float)tu_int(&r, 0, 3) : tu_float(&r, 0, 5);
+			b.min[d] = lo, b.max[d] = lo + size;
+			o[d] = lattice ? (float)tu_int(&r, -6, 6) : tu_float(&r, -12, 12);
+			dir[d] = tu_int(&r, 0, 3) == 0 ? 0.0f : lattice ? (float)tu_int(&r, -2, 2) : tu_float(&r, -3, 3);
+		}
+		if (tu_int(&r, 0, 1)) // aimed at the box's centre: mostly hits, some grazing
+			for (int d = 0; d < DIM; ++d)
+				if (dir[d] != 0.0f) dir[d] = (b.min[d] + b.max[d]) * 0.5f - o[d];
+		float tmax = tu_int(&r, 0, 4) == 0 ? INFINITY : tu_float(&r, 0, 8);
+		float want = -1, got = -1;
+		bool w = tu_ray_hit(o, dir, tmax, &b, &want);
+		bool g = TU(box_ray)(b, o, dir, tmax, &got);
+		assert_int_equal(g, w);
+		if (w) assert_true(got == want), ++hits;
+	}
+	print_message("# %d of 200000 rays hit\n", hits);
+	assert_true(hits > 20000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plane_builders), cmocka_unit_test(test_ray_records_exact),
 	    cmocka_unit_test(test_box_cast_exact), cmocka_unit_test(test_changes_in_callbacks),
+	    cmocka_unit_test(test_box_ray),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("shapes exact"), tests, NULL, NULL);
 }

@@ -177,6 +177,14 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_ray_cast)(const ORTHANT_NAME(tree) * tr
                                                    const float dir[ORTHANT_DIM], float max_t, uint64_t mask,
                                                    ORTHANT_NAME(ray_fn) * fn, void *ctx);
 
+/// Whether the segment origin + t * dir, t in [0, max_t], touches the closed box,
+/// and where it enters it (*t; 0 when the origin is inside). This is the rule
+/// every ray query of both trees applies to an item's box, so a narrow phase or a
+/// brute-force check written with it agrees with the trees to the bit. Pure: no
+/// tree, no checks of its arguments beyond what the arithmetic does with them.
+ORTHANT_API bool ORTHANT_NAME(box_ray)(ORTHANT_NAME(box) box, const float origin[ORTHANT_DIM],
+                                       const float dir[ORTHANT_DIM], float max_t, float *t);
+
 /// One result of a nearest-neighbour search.
 typedef struct ORTHANT_NAME(neighbor) {
 	ort_handle handle;
