@@ -1042,28 +1042,33 @@ int main(int argc, char **argv)
 	if (adversarial) return bench_adversarial(adversarial, g_opt.quick);
 	g_opt.run_budget = g_opt.quick ? 0.25 : 1.5;
 	g_opt.brute_check_max = g_opt.quick ? 50000 : 100000;
-	g_nimpl += bench_baselines_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	// Every implementation compiled in: the baselines, orthant, then the peers found.
+	int (*const registers[])(bench_impl *, int) = {
+	    bench_baselines_register,
 #ifdef BENCH_HAVE_ORTHANT
-	g_nimpl += bench_orthant_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_orthant_register,
 #endif
 #ifdef BENCH_HAVE_BOX2D
-	g_nimpl += bench_box2d_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_box2d_register,
 #endif
 #ifdef BENCH_HAVE_BULLET
-	g_nimpl += bench_bullet_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_bullet_register,
 #endif
 #ifdef BENCH_HAVE_SIDX
-	g_nimpl += bench_sidx_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_sidx_register,
 #endif
 #ifdef BENCH_HAVE_BOOST
-	g_nimpl += bench_boost_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_boost_register,
 #endif
 #ifdef BENCH_HAVE_BOX2D3
-	g_nimpl += bench_box2d3_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_box2d3_register,
 #endif
 #ifdef BENCH_HAVE_JOLT
-	g_nimpl += bench_jolt_register(g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
+	    bench_jolt_register,
 #endif
+	};
+	for (size_t k = 0; k < sizeof registers / sizeof registers[0]; ++k)
+		g_nimpl += registers[k](g_impls + g_nimpl, BENCH_MAX_IMPLS - g_nimpl);
 	if (list) {
 		for (int i = 0; i < g_nimpl; ++i) printf("%-26s %s\n", g_impls[i].name, g_impls[i].family);
 		return 0;
