@@ -48,6 +48,11 @@ void ORTHANT_NAME(packed_destroy)(packed_t *p)
 	pk_destroy_now(p);
 }
 
+void ORTHANT_NAME(packed_set_tasks)(packed_t *p, ort_tasks *tasks)
+{
+	if (p) p->def.tasks = tasks;
+}
+
 int ORTHANT_NAME(packed_count)(const packed_t *p) { return p ? (int)p->count : 0; }
 
 box_t ORTHANT_NAME(packed_bounds)(const packed_t *p) { return p ? p->bounds : pk_empty_box(); }

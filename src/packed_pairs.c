@@ -14,8 +14,18 @@
 // crossed: O(m log m + k1), not m^2. The keys of a sweep are the one memory
 // find_pairs allocates, and only when some node owns SWEEP_MIN items or more;
 // without it the pile is tested pair by pair, as before.
+//
+// With tasks (task.h), pk_plan_self walks the top of that same recursion on
+// the calling thread and, instead of doing the work, lists it as jobs in the
+// order the recursion would do it: a subtree small enough (or a cross of two)
+// becomes one job; a larger one becomes its own items' job, then its
+// children's crosses and selves, planned the same way. The workers run the
+// jobs, each into its own buffer (a sweep's keys in a second one, as the
+// workers never allocate), and the calling thread replays the buffers in job
+// order — the serial order exactly, for any number of workers.
 #include "packed_int.h"
 #include "sweep.h"
+#include "task_int.h"
 
 typedef struct pk_pairs {
 	const packed_t *p;
@@ -24,10 +34,17 @@ typedef struct pk_pairs {
 	bool stop;
 	uint64_t *keys; ///< the sweep's keys, allocated on the first sweep
 	size_t keys_cap;
+	/// In a job: out[0] takes the pairs instead of fn, out[1] the sweep's keys.
+	tk_out *out;
 } pk_pairs;
 
 static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
 {
+	if (r->out) {
+		const uint32_t pair[2] = {r->p->ids[a], r->p->ids[b]};
+		tk_put(&r->out[0], pair, sizeof pair);
+		return true;
+	}
 	if (r->fn(r->ctx, r->p->ids[a], r->p->ids[b])) return true;
 	r->stop = true;
 	return false;
@@ -51,6 +68,17 @@ static bool pk_sweep_report(void *ctx, uint32_t i, uint32_t j)
 static bool pk_sweep(pk_pairs *r, uint32_t a0, uint32_t na, uint32_t b0, uint32_t nb)
 {
 	size_t need = 2 * ((size_t)na + nb);
+	if (r->out) {
+		// A job's keys live in its scratch, which grows only on the calling
+		// thread: ask for room, give up, and be run again with it.
+		r->keys = (uint64_t *)(void *)r->out[1].data;
+		r->keys_cap = r->out[1].cap / sizeof *r->keys;
+		if (need > r->keys_cap) {
+			r->out[1].used = 2 * need * sizeof *r->keys;
+			r->stop = true;
+			return true;
+		}
+	}
 	if (need > r->keys_cap) {
 		const ort_allocator *al = &r->p->def.allocator;
 		if (r->keys) allocator_free(al, r->keys, r->keys_cap * sizeof *r->keys);
@@ -159,30 +187,43 @@ static inline float pk_extent(const box_t *b)
 	return s;
 }
 
+/// Which side a cross splits: the one with children, of the two the larger
+/// (a leaf never). Swaps x and y (and their bounds) so that it is x, and
+/// returns x's children's block.
+static uint32_t pk_cross_order(const packed_t *p, pk_ref *x, pk_ref *y, const box_t **xb, const box_t **yb)
+{
+	uint32_t cx = p->blocks[x->block].child[x->lane], cy = p->blocks[y->block].child[y->lane];
+	if (cx == NIL || (cy != NIL && pk_extent(*yb) > pk_extent(*xb))) {
+		pk_ref t = *x;
+		*x = *y;
+		*y = t;
+		const box_t *tb = *xb;
+		*xb = *yb;
+		*yb = tb;
+		cx = cy;
+	}
+	return cx;
+}
+
+static inline bool pk_both_leaves(const packed_t *p, pk_ref x, pk_ref y)
+{
+	return p->blocks[x.block].child[x.lane] == NIL && p->blocks[y.block].child[y.lane] == NIL;
+}
+
 /// Every pair with one item in the subtree of x and one in that of y
 /// (disjoint subtrees whose bounds xb and yb meet).
 static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
 {
 	const packed_t *p = r->p;
-	const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
-	uint32_t cx = bx->child[x.lane], cy = by->child[y.lane];
-	if (cx == NIL && cy == NIL) {
+	if (pk_both_leaves(p, x, y)) {
+		const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
 		uint64_t nx = bx->own[x.lane], ny = by->own[y.lane];
 		if (nx * ny < (uint64_t)SWEEP_MIN * (nx + ny) ||
 		    !pk_sweep(r, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny))
 			pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
 		return;
 	}
-	// Split the larger side (a leaf never).
-	if (cx == NIL || (cy != NIL && pk_extent(yb) > pk_extent(xb))) {
-		pk_ref t = x;
-		x = y;
-		y = t;
-		const box_t *tb = xb;
-		xb = yb;
-		yb = tb;
-		cx = cy;
-	}
+	uint32_t cx = pk_cross_order(p, &x, &y, &xb, &yb);
 	pk_own_vs(r, x, y, yb);
 	const pblock *c = &p->blocks[cx];
 	WORK_TESTS(c->kids);
@@ -194,7 +235,8 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 	}
 }
 
-static void pk_self(pk_pairs *r, pk_ref x)
+/// x's own items with each other and with everything below x.
+static void pk_self_own(pk_pairs *r, pk_ref x)
 {
 	const packed_t *p = r->p;
 	const pblock *bx = &p->blocks[x.block];
@@ -210,8 +252,14 @@ static void pk_self(pk_pairs *r, pk_ref x)
 		if (!swept) pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
 		if (!r->stop && ci != NIL && !swept_below) pk_item_vs_block(r, a, ci);
 	}
-	if (r->stop) return;
-	if (ci == NIL) return;
+}
+
+static void pk_self(pk_pairs *r, pk_ref x)
+{
+	const packed_t *p = r->p;
+	uint32_t ci = p->blocks[x.block].child[x.lane];
+	pk_self_own(r, x);
+	if (r->stop || ci == NIL) return;
 	const pblock *c = &p->blocks[ci];
 	int kids = (int)c->kids;
 	for (int k = 0; k < kids && !r->stop; ++k) {
@@ -228,14 +276,127 @@ static void pk_self(pk_pairs *r, pk_ref x)
 	for (int k = 0; k < kids && !r->stop; ++k) pk_self(r, (pk_ref){ci, k});
 }
 
+// ---- in jobs ---------------------------------------------------------------------
+
+enum { PK_JOB_SELF, PK_JOB_OWN, PK_JOB_CROSS, PK_JOB_OWN_VS };
+
+/// One job: pk_self(x), pk_self_own(x), pk_cross(x, y, xb, yb) or pk_own_vs(x, y, yb).
+typedef struct pk_job {
+	int kind;
+	pk_ref x, y;
+	box_t xb, yb;
+} pk_job;
+
+typedef struct pk_plan {
+	const packed_t *p;
+	pk_job *jobs; ///< NULL while counting
+	int n;
+	uint32_t limit; ///< subtrees (or crosses) of at most this many items are one job
+} pk_plan;
+
+/// The items in the subtree of x.
+static uint32_t pk_subtree_items(const packed_t *p, pk_ref x)
+{
+	return pk_subtree_end(p, x.block, x.lane) - p->blocks[x.block].first[x.lane];
+}
+
+static void pk_plan_add(pk_plan *pl, int kind, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	if (pl->jobs) pl->jobs[pl->n] = (pk_job){kind, x, y, xb ? *xb : pk_empty_box(), yb ? *yb : pk_empty_box()};
+	pl->n++;
+}
+
+/// pk_cross's work, as jobs in its order.
+static void pk_plan_cross(pk_plan *pl, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	const packed_t *p = pl->p;
+	if (pk_both_leaves(p, x, y) || pk_subtree_items(p, x) + pk_subtree_items(p, y) <= pl->limit) {
+		pk_plan_add(pl, PK_JOB_CROSS, x, y, xb, yb);
+		return;
+	}
+	uint32_t cx = pk_cross_order(p, &x, &y, &xb, &yb);
+	if (p->blocks[x.block].own[x.lane]) pk_plan_add(pl, PK_JOB_OWN_VS, x, y, NULL, yb);
+	const pblock *c = &p->blocks[cx];
+	unsigned m = pk_lanes_meeting(c, yb);
+	while (m) {
+		int k = pk_next_lane(&m);
+		box_t kb = pk_lane_box(c, k);
+		pk_plan_cross(pl, (pk_ref){cx, k}, y, &kb, yb);
+	}
+}
+
+/// pk_self's work, as jobs in its order.
+static void pk_plan_self(pk_plan *pl, pk_ref x)
+{
+	const packed_t *p = pl->p;
+	const pblock *bx = &p->blocks[x.block];
+	uint32_t ci = bx->child[x.lane];
+	if (ci == NIL || pk_subtree_items(p, x) <= pl->limit) {
+		pk_plan_add(pl, PK_JOB_SELF, x, x, NULL, NULL);
+		return;
+	}
+	if (bx->own[x.lane]) pk_plan_add(pl, PK_JOB_OWN, x, x, NULL, NULL);
+	const pblock *c = &p->blocks[ci];
+	int kids = (int)c->kids;
+	for (int k = 0; k < kids; ++k) {
+		box_t kb = pk_lane_box(c, k);
+		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
+		while (m) {
+			int l = pk_next_lane(&m);
+			box_t lb = pk_lane_box(c, l);
+			pk_plan_cross(pl, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
+		}
+	}
+	for (int k = 0; k < kids; ++k) pk_plan_self(pl, (pk_ref){ci, k});
+}
+
+static void pk_pairs_job(void *ctx, int j, tk_out *out)
+{
+	const pk_plan *pl = ctx;
+	const pk_job *jb = &pl->jobs[j];
+	pk_pairs r = {pl->p, NULL, NULL, false, NULL, 0, out};
+	switch (jb->kind) {
+	case PK_JOB_SELF: pk_self(&r, jb->x); break;
+	case PK_JOB_OWN: pk_self_own(&r, jb->x); break;
+	case PK_JOB_CROSS: pk_cross(&r, jb->x, jb->y, &jb->xb, &jb->yb); break;
+	default: pk_own_vs(&r, jb->x, jb->y, &jb->yb); break;
+	}
+}
+
+static ort_result pk_pairs_in_jobs(const packed_t *p, ort_tasks *tasks, ort_id_pair_fn *fn, void *ctx)
+{
+	uint32_t limit = p->count / TK_JOBS_TARGET;
+	pk_plan pl = {p, NULL, 0, limit < 1024 ? 1024 : limit};
+	pk_plan_self(&pl, (pk_ref){0, 0});
+	pl.jobs = ort_tk_scratch(tasks, (size_t)pl.n * sizeof *pl.jobs);
+	if (!pl.jobs) return ORT_ERROR_OUT_OF_MEMORY;
+	pl.n = 0;
+	pk_plan_self(&pl, (pk_ref){0, 0});
+	ort_result r = ort_tk_run(tasks, pl.n, pk_pairs_job, &pl);
+	for (int j = 0; j < pl.n && r == ORT_OK; ++j) {
+		const tk_out *o = ort_tk_output(tasks, j);
+		const uint32_t *v = (const uint32_t *)(const void *)o->data;
+		for (size_t i = 0, e = o->used / (2 * sizeof *v); i < e; ++i)
+			if (!fn(ctx, v[2 * i], v[2 * i + 1])) return ORT_OK;
+	}
+	return r;
+}
+
 ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn, void *ctx)
 {
 	if (!p || !fn) return ORT_ERROR_INVALID_ARGUMENT;
-	pk_pairs r = {p, fn, ctx, false, NULL, 0};
 	if (!p->block_count) return ORT_OK;
+	ort_result res = ORT_OK;
+	ort_tasks *tasks = p->def.tasks;
 	pk_reading_begin(p);
-	pk_self(&r, (pk_ref){0, 0});
-	if (r.keys) allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
+	if (ort_tk_acquire(tasks)) {
+		res = pk_pairs_in_jobs(p, tasks, fn, ctx);
+		ort_tk_release(tasks);
+	} else {
+		pk_pairs r = {p, fn, ctx, false, NULL, 0, NULL};
+		pk_self(&r, (pk_ref){0, 0});
+		if (r.keys) allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
+	}
 	pk_reading_end(p);
-	return ORT_OK;
+	return res;
 }

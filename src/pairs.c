@@ -324,6 +324,11 @@ static bool content_reserve(tree_t *t)
 	return true;
 }
 
+void ORTHANT_NAME(tree_set_tasks)(tree_t *t, ort_tasks *tasks)
+{
+	if (t) t->def.tasks = tasks;
+}
+
 ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, void *ctx)
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;

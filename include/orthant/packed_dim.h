@@ -45,6 +45,10 @@ typedef struct ORTHANT_NAME(packed_def) {
 	/// stored and found as any other, only grouped less finely. A valid box.
 	ORTHANT_NAME(box) region;
 	bool use_region;
+	/// Workers for build and find_pairs (task.h); NULL (the default) runs them
+	/// on the calling thread. Borrowed: it must outlive the tree or be
+	/// replaced first (ortN_packed_set_tasks).
+	ort_tasks *tasks;
 } ORTHANT_NAME(packed_def);
 
 /// The defaults: bucket 16, the deepest max_depth, malloc/free, no region.
@@ -58,6 +62,10 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_create)(const ORTHANT_NAME(packed_def
 /// tree's queries or pair searches, the tree is freed when that call returns
 /// (the walk still reads it); use it no more either way.
 ORTHANT_API void ORTHANT_NAME(packed_destroy)(ORTHANT_NAME(packed) * tree);
+
+/// Use tasks (NULL: none) for the tree's builds and find_pairs from now on,
+/// as if the definition had named it. Not while another thread uses the tree.
+ORTHANT_API void ORTHANT_NAME(packed_set_tasks)(ORTHANT_NAME(packed) * tree, ort_tasks *tasks);
 
 /// Replace the tree's contents with boxes[0..count); boxes[i] gets id i.
 /// O(count). Allocates only when count, or the node blocks the scene's shape

@@ -10,6 +10,7 @@
 #endif
 
 #include "orthant/base.h"
+#include "orthant/task.h"
 
 #define ORTHANT_CAT_(a, b, c) a##b##_##c
 #define ORTHANT_CAT(a, b, c) ORTHANT_CAT_(a, b, c)
@@ -64,6 +65,10 @@ typedef struct ORTHANT_NAME(tree_def) {
 	/// Called on programmer errors before they are returned; may be NULL.
 	ort_assert_fn *assert_fn;
 	void *assert_ctx;
+	/// Workers for find_pairs and the batched queries (task.h); NULL (the
+	/// default) runs them on the calling thread. Borrowed: it must outlive the
+	/// tree or be replaced first (ortN_tree_set_tasks).
+	ort_tasks *tasks;
 } ORTHANT_NAME(tree_def);
 
 /// The defaults: no region (the first items choose the root), bucket 16, depth 8,
@@ -77,6 +82,11 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_create)(const ORTHANT_NAME(tree_def) * 
 
 /// Free the tree and everything it holds. NULL is ignored. Handles become stale.
 ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
+
+/// Use tasks (NULL: none) for find_pairs and the batched queries from now on,
+/// as if the definition had named it. Not from a callback or while another
+/// thread uses the tree.
+ORTHANT_API void ORTHANT_NAME(tree_set_tasks)(ORTHANT_NAME(tree) * tree, ort_tasks *tasks);
 
 /// Store an item. O(depth) amortised; allocates only when a pool must grow.
 /// On success *out (may be NULL) gets its handle. A box outside the root makes

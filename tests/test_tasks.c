@@ -1,0 +1,478 @@
+// test_tasks.c: calls split over workers (include/orthant/task.h) give the
+// serial answer, in the serial order, for every worker count and task system.
+//
+// For 1, 2, 3 and 8 workers of the built-in pool and for a toy task system of
+// the caller's (which runs the ranges it is given backwards, under made-up
+// worker numbers, only when finish is called), each parallel call must return
+// exactly the sequence the serial call returns — packed builds and find_pairs,
+// the tree's find_pairs and the batched queries —, and the pairs must be the
+// set a sweep over the boxes finds. An allocator that fails the Nth request
+// proves a refused job buffer is reported and changes nothing.
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+typedef TU(packed) packed_t;
+typedef TU(ray_hit) ray_hit_t;
+
+enum { N_UNIFORM = 30000, N_CLUSTER = 9000 };
+
+// ---- scenes ------------------------------------------------------------------------
+
+typedef struct scene {
+	box_t *box;
+	int n;
+} scene;
+
+/// kind 0: uniform small boxes; 1: a few dense clusters of equal and nested
+/// boxes plus some large ones (every subtree's crosses are busy); 2: points
+/// on a line (many items share one key).
+static scene scene_make(int kind, uint64_t seed)
+{
+	tu_rng r = tu_rng_make(seed);
+	scene s = {NULL, kind == 0 ? N_UNIFORM : N_CLUSTER};
+	s.box = malloc(sizeof *s.box * (size_t)s.n);
+	for (int i = 0; i < s.n; ++i) {
+		box_t *b = &s.box[i];
+		for (int d = 0; d < DIM; ++d) {
+			float lo, size;
+			if (kind == 0) {
+				lo = tu_float(&r, 0, 1000);
+				size = tu_float(&r, 0, 6);
+			} else if (kind == 1) {
+				float c = (float)(i % 5) * 200.0f;
+				lo = c + tu_float(&r, 0, 40);
+				size = i % 97 == 0 ? tu_float(&r, 100, 600) : i % 3 == 0 ? 0.0f : tu_float(&r, 0, 4);
+			} else {
+				lo = d == 0 ? (float)(i % 3000) * 0.25f : 5.0f;
+				size = 0.0f;
+			}
+			b->min[d] = lo;
+			b->max[d] = lo + size;
+		}
+	}
+	return s;
+}
+
+typedef struct pair_list {
+	uint64_t *v;
+	size_t n, cap;
+} pair_list;
+
+static void pl_push(pair_list *l, uint64_t v)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->v = realloc(l->v, l->cap * sizeof *l->v);
+		assert_non_null(l->v);
+	}
+	l->v[l->n++] = v;
+}
+
+static uint64_t pair_key(uint32_t a, uint32_t b) { return a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a; }
+
+static bool collect_id_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	pl_push(ctx, (uint64_t)a << 32 | b); // as reported: the order of a and b counts too
+	return true;
+}
+
+static const box_t *g_sort_boxes;
+static int cmp_min0(const void *a, const void *b)
+{
+	float x = g_sort_boxes[*(const int *)a].min[0], y = g_sort_boxes[*(const int *)b].min[0];
+	return (x > y) - (x < y);
+}
+
+/// Every overlapping pair by a sweep on axis 0, as sorted pair keys.
+static pair_list sweep_pairs(const scene *s)
+{
+	int *order = malloc(sizeof *order * (size_t)s->n);
+	for (int i = 0; i < s->n; ++i) order[i] = i;
+	g_sort_boxes = s->box;
+	tu_sort(order, (size_t)s->n, sizeof *order, cmp_min0);
+	pair_list l = {0};
+	for (int i = 0; i < s->n; ++i) {
+		const box_t *a = &s->box[order[i]];
+		for (int j = i + 1; j < s->n && s->box[order[j]].min[0] <= a->max[0]; ++j)
+			if (tu_overlap(a, &s->box[order[j]])) pl_push(&l, pair_key((uint32_t)order[i], (uint32_t)order[j]));
+	}
+	free(order);
+	tu_sort(l.v, l.n, sizeof *l.v, tu_cmp_u64);
+	return l;
+}
+
+static void expect_same_sequence(const pair_list *got, const pair_list *want, const char *what)
+{
+	if (got->n != want->n) fail_msg("%s: %zu results, serially %zu", what, got->n, want->n);
+	for (size_t i = 0; i < got->n; ++i)
+		if (got->v[i] != want->v[i]) fail_msg("%s: result %zu differs from the serial order", what, i);
+}
+
+/// The reported pairs, as a set, are the sweep's.
+static void expect_pairs_are(const pair_list *got, const pair_list *sweep, const char *what)
+{
+	pair_list s = {0};
+	for (size_t i = 0; i < got->n; ++i) pl_push(&s, pair_key((uint32_t)(got->v[i] >> 32), (uint32_t)got->v[i]));
+	tu_sort(s.v, s.n, sizeof *s.v, tu_cmp_u64);
+	if (s.n != sweep->n) fail_msg("%s: %zu pairs, the sweep finds %zu", what, s.n, sweep->n);
+	for (size_t i = 0; i < s.n; ++i)
+		if (s.v[i] != sweep->v[i]) fail_msg("%s: pair set differs from the sweep at %zu", what, i);
+	free(s.v);
+}
+
+// ---- a toy task system of the caller's -------------------------------------------------
+
+/// Remembers one task at enqueue and runs it in finish: ranges of min_range,
+/// last range first, under worker numbers counting down.
+typedef struct toy_system {
+	ort_task_fn *task;
+	void *task_ctx;
+	int count, min_range, workers;
+	int enqueued, finished;
+} toy_system;
+
+static void *toy_enqueue(ort_task_fn *task, int count, int min_range, void *task_ctx, void *user)
+{
+	toy_system *s = user;
+	assert_true(s->enqueued == s->finished); // one task at a time
+	*s = (toy_system){task, task_ctx, count, min_range < 1 ? 1 : min_range, s->workers, s->enqueued + 1,
+	                  s->finished};
+	return s;
+}
+
+static void toy_finish(void *handle, void *user)
+{
+	toy_system *s = user;
+	assert_ptr_equal(handle, s);
+	int ranges = (s->count + s->min_range - 1) / s->min_range;
+	for (int k = ranges - 1; k >= 0; --k) {
+		int begin = k * s->min_range, end = begin + s->min_range < s->count ? begin + s->min_range : s->count;
+		s->task(begin, end, k % s->workers, s->task_ctx);
+	}
+	s->finished++;
+}
+
+// ---- the contexts under test -------------------------------------------------------
+
+enum { CONTEXTS = 6 };
+static const int k_workers[CONTEXTS] = {1, 2, 3, 8, 3, 2};
+
+/// Context c: the built-in pool with k_workers[c] workers, or (c = 4) the
+/// toy system; c = 5 is the pool again, made with the failing allocator.
+static ort_tasks *context_make(int c, toy_system *toy, tu_alloc *alloc)
+{
+	ort_tasks_def def = ort_tasks_default_def();
+	def.workers = k_workers[c];
+	if (c == 4) {
+		*toy = (toy_system){.workers = def.workers};
+		def.enqueue = toy_enqueue;
+		def.finish = toy_finish;
+		def.user_ctx = toy;
+	}
+	if (c == 5) def.allocator = tu_allocator(alloc);
+	ort_tasks *t = NULL;
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_OK);
+	assert_non_null(t);
+	return t;
+}
+
+// ---- packed ---------------------------------------------------------------------------
+
+static pair_list packed_pairs(const packed_t *p)
+{
+	pair_list l = {0};
+	assert_int_equal(TU(packed_find_pairs)(p, collect_id_pair, &l), ORT_OK);
+	return l;
+}
+
+/// Build and find pairs serially and with each context: the same tree, the same sequence.
+static void packed_scene(int kind)
+{
+	scene s = scene_make(kind, 40u + (uint64_t)kind);
+	pair_list sweep = sweep_pairs(&s);
+	TU(packed_def) def = TU(packed_default_def)();
+	packed_t *serial;
+	assert_int_equal(TU(packed_create)(&def, &serial), ORT_OK);
+	assert_int_equal(TU(packed_build)(serial, s.box, s.n), ORT_OK);
+	pair_list want = packed_pairs(serial);
+	expect_pairs_are(&want, &sweep, "serial packed pairs");
+	tu_alloc alloc = {0};
+	for (int c = 0; c < CONTEXTS; ++c) {
+		toy_system toy;
+		ort_tasks *tasks = context_make(c, &toy, &alloc);
+		def.tasks = tasks;
+		packed_t *p;
+		assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+		for (int round = 0; round < 2; ++round) { // the second reuses every buffer
+			TU_CONTEXT("scene %d, context %d, round %d", kind, c, round);
+			assert_int_equal(TU(packed_build)(p, s.box, s.n), ORT_OK);
+			char msg[128];
+			assert_int_equal(TU(packed_validate)(p, msg, sizeof msg), ORT_OK);
+			pair_list got = packed_pairs(p);
+			expect_same_sequence(&got, &want, "packed pairs");
+			free(got.v);
+		}
+		if (c == 4) assert_true(toy.finished > 0 && toy.finished == toy.enqueued);
+		// The same tree serially again: the context changes nothing stored.
+		TU(packed_set_tasks)(p, NULL);
+		pair_list again = packed_pairs(p);
+		expect_same_sequence(&again, &want, "packed pairs without tasks");
+		free(again.v);
+		TU(packed_destroy)(p);
+		ort_tasks_destroy(tasks);
+	}
+	free(want.v);
+	free(sweep.v);
+	free(s.box);
+	TU(packed_destroy)(serial);
+}
+
+static void test_packed_uniform(void **st) { (void)st, packed_scene(0); }
+static void test_packed_clusters(void **st) { (void)st, packed_scene(1); }
+static void test_packed_line(void **st) { (void)st, packed_scene(2); }
+
+/// A callback that stops: the parallel call stops at the same pair.
+static bool stop_after(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	return --*(int *)ctx > 0;
+}
+
+static void test_packed_stop(void **st)
+{
+	(void)st;
+	scene s = scene_make(0, 7);
+	ort_tasks_def tdef = ort_tasks_default_def();
+	tdef.workers = 2;
+	ort_tasks *tasks;
+	assert_int_equal(ort_tasks_create(&tdef, &tasks), ORT_OK);
+	TU(packed_def) def = TU(packed_default_def)();
+	def.tasks = tasks;
+	packed_t *p;
+	assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+	assert_int_equal(TU(packed_build)(p, s.box, s.n), ORT_OK);
+	pair_list all = packed_pairs(p);
+	assert_true(all.n >= 2);
+	int left = (int)all.n / 2;
+	assert_int_equal(TU(packed_find_pairs)(p, stop_after, &left), ORT_OK);
+	assert_int_equal(left, 0); // called exactly until it said stop
+	free(all.v);
+	TU(packed_destroy)(p);
+	ort_tasks_destroy(tasks);
+	free(s.box);
+}
+
+// ---- the tree: find_pairs and batches ----------------------------------------------------
+
+static bool collect_handle_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	pl_push(ctx, (uint64_t)(a.id - 1) << 32 | (b.id - 1));
+	return true;
+}
+
+typedef struct batch_result {
+	int *offsets;
+	void *out;
+	int total;
+	ort_result r;
+} batch_result;
+
+/// Boxes (kind 0), points (1) or rays (2) over a tree, into room for out_cap results.
+static batch_result run_batch(const tree_t *t, int kind, const scene *q, int out_cap)
+{
+	batch_result b = {calloc((size_t)q->n + 1, sizeof(int)), NULL, -1, ORT_OK};
+	size_t rec = kind == 2 ? sizeof(ray_hit_t) : sizeof(ort_handle);
+	b.out = calloc((size_t)out_cap + 1, rec);
+	float(*pts)[DIM] = malloc(sizeof *pts * (size_t)q->n);
+	float(*dirs)[DIM] = malloc(sizeof *dirs * (size_t)q->n);
+	float *tmax = malloc(sizeof *tmax * (size_t)q->n);
+	for (int i = 0; i < q->n; ++i) {
+		for (int d = 0; d < DIM; ++d) {
+			pts[i][d] = q->box[i].min[d];
+			dirs[i][d] = q->box[i].max[d] - q->box[i].min[d] - 2.0f;
+		}
+		tmax[i] = 40.0f;
+	}
+	if (kind == 0) b.r = TU(tree_query_boxes)(t, q->box, q->n, ORT_MASK_ALL, b.out, out_cap, b.offsets, &b.total);
+	if (kind == 1) b.r = TU(tree_query_points)(t, (const float(*)[DIM])pts, q->n, ORT_MASK_ALL, b.out, out_cap, b.offsets, &b.total);
+	if (kind == 2)
+		b.r = TU(tree_query_rays)(t, (const float(*)[DIM])pts, (const float(*)[DIM])dirs, tmax, q->n, ORT_MASK_ALL,
+		                          b.out, out_cap, b.offsets, &b.total);
+	free(pts);
+	free(dirs);
+	free(tmax);
+	return b;
+}
+
+static void expect_same_batch(const batch_result *got, const batch_result *want, int kind, int nq, int out_cap)
+{
+	assert_int_equal(got->r, want->r);
+	assert_int_equal(got->total, want->total);
+	assert_memory_equal(got->offsets, want->offsets, sizeof(int) * (size_t)(nq + 1));
+	int n = want->total < out_cap ? want->total : out_cap;
+	if (kind != 2) {
+		if (n > 0) assert_memory_equal(got->out, want->out, sizeof(ort_handle) * (size_t)n);
+		return;
+	}
+	const ray_hit_t *g = got->out, *w = want->out; // field by field: records have padding
+	for (int i = 0; i < n; ++i) {
+		assert_true(ort_handle_equal(g[i].handle, w[i].handle));
+		assert_true(g[i].t == w[i].t);
+		assert_memory_equal(g[i].point, w[i].point, sizeof g[i].point);
+		assert_memory_equal(g[i].normal, w[i].normal, sizeof g[i].normal);
+	}
+}
+
+static void batch_free(batch_result *b)
+{
+	free(b->offsets);
+	free(b->out);
+}
+
+static void tree_scene(int kind, ort_placement placement)
+{
+	scene s = scene_make(kind, 90u + (uint64_t)kind);
+	pair_list sweep = sweep_pairs(&s);
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
+	tu_check_valid(t);
+	pair_list want = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &want), ORT_OK);
+	expect_pairs_are(&want, &sweep, "serial tree pairs");
+	scene q = scene_make(0, 300u + (uint64_t)kind);
+	q.n = 1500;
+	batch_result serial[3][2];
+	int caps[2] = {1 << 20, 700};
+	for (int k = 0; k < 3; ++k)
+		for (int c = 0; c < 2; ++c) serial[k][c] = run_batch(t, k, &q, caps[c]);
+	tu_alloc alloc = {0};
+	for (int c = 0; c < CONTEXTS; ++c) {
+		toy_system toy;
+		ort_tasks *tasks = context_make(c, &toy, &alloc);
+		TU(tree_set_tasks)(t, tasks);
+		for (int round = 0; round < 2; ++round) {
+			TU_CONTEXT("scene %d, %s, context %d, round %d", kind, ort_placement_string(placement), c, round);
+			pair_list got = {0};
+			assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &got), ORT_OK);
+			expect_same_sequence(&got, &want, "tree pairs");
+			free(got.v);
+			for (int k = 0; k < 3; ++k)
+				for (int cc = 0; cc < 2; ++cc) {
+					batch_result b = run_batch(t, k, &q, caps[cc]);
+					expect_same_batch(&b, &serial[k][cc], k, q.n, caps[cc]);
+					batch_free(&b);
+				}
+		}
+		TU(tree_set_tasks)(t, NULL);
+		ort_tasks_destroy(tasks);
+	}
+	tu_check_valid(t);
+	for (int k = 0; k < 3; ++k)
+		for (int c = 0; c < 2; ++c) batch_free(&serial[k][c]);
+	free(q.box);
+	free(want.v);
+	free(sweep.v);
+	free(s.box);
+	TU(tree_destroy)(t);
+}
+
+static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE); }
+static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE); }
+static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT); }
+static void test_tree_leaves(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LEAVES); }
+
+// ---- allocation failure ---------------------------------------------------------------------
+
+/// Fail the context's Nth allocation, for every N until a call needs none:
+/// each call either succeeds with the serial answer or reports
+/// ORT_ERROR_OUT_OF_MEMORY, and the trees stay valid and whole.
+static void test_alloc_failure(void **st)
+{
+	(void)st;
+	scene s = scene_make(1, 11);
+	TU(packed_def) pdef = TU(packed_default_def)();
+	packed_t *p;
+	assert_int_equal(TU(packed_create)(&pdef, &p), ORT_OK);
+	assert_int_equal(TU(packed_build)(p, s.box, s.n), ORT_OK);
+	pair_list want = packed_pairs(p);
+	def_t def = TU(tree_default_def)();
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
+	pair_list want_tree = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &want_tree), ORT_OK);
+	bool clean = false;
+	for (long fail = 1; !clean && fail < 200; ++fail) {
+		tu_alloc alloc = {0};
+		ort_tasks_def tdef = ort_tasks_default_def();
+		tdef.workers = 2;
+		tdef.allocator = tu_allocator(&alloc);
+		ort_tasks *tasks;
+		tu_alloc_fail_in(&alloc, fail, false);
+		ort_result cr = ort_tasks_create(&tdef, &tasks);
+		if (cr != ORT_OK) {
+			assert_int_equal(cr, ORT_ERROR_OUT_OF_MEMORY);
+			continue;
+		}
+		TU(packed_set_tasks)(p, tasks);
+		TU(tree_set_tasks)(t, tasks);
+		ort_result rb = TU(packed_build)(p, s.box, s.n);
+		assert_true(rb == ORT_OK || rb == ORT_ERROR_OUT_OF_MEMORY);
+		char msg[128];
+		assert_int_equal(TU(packed_validate)(p, msg, sizeof msg), ORT_OK);
+		pair_list got = {0};
+		ort_result r = TU(packed_find_pairs)(p, collect_id_pair, &got);
+		assert_true(r == ORT_OK || r == ORT_ERROR_OUT_OF_MEMORY);
+		if (r == ORT_OK) expect_same_sequence(&got, &want, "packed pairs under failing allocation");
+		pair_list got_tree = {0};
+		ort_result rt = TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &got_tree);
+		assert_true(rt == ORT_OK || rt == ORT_ERROR_OUT_OF_MEMORY);
+		if (rt == ORT_OK) expect_same_sequence(&got_tree, &want_tree, "tree pairs under failing allocation");
+		tu_check_valid(t);
+		clean = rb == ORT_OK && r == ORT_OK && rt == ORT_OK;
+		free(got.v);
+		free(got_tree.v);
+		TU(packed_set_tasks)(p, NULL);
+		TU(tree_set_tasks)(t, NULL);
+		ort_tasks_destroy(tasks);
+	}
+	assert_true(clean);
+	free(want.v);
+	free(want_tree.v);
+	free(s.box);
+	TU(packed_destroy)(p);
+	TU(tree_destroy)(t);
+}
+
+static void test_bad_definitions(void **st)
+{
+	(void)st;
+	ort_tasks_def def = ort_tasks_default_def();
+	ort_tasks *t = (ort_tasks *)&def;
+	def.enqueue = toy_enqueue; // finish missing
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_ERROR_INVALID_ARGUMENT);
+	assert_null(t);
+	assert_int_equal(ort_tasks_create(NULL, &t), ORT_ERROR_INVALID_ARGUMENT);
+	def = ort_tasks_default_def();
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_OK);
+	assert_int_equal(ort_tasks_workers(t), 1);
+	ort_tasks_destroy(t);
+	assert_int_equal(ort_tasks_workers(NULL), 1);
+	ort_tasks_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bad_definitions), cmocka_unit_test(test_packed_uniform),
+	    cmocka_unit_test(test_packed_clusters), cmocka_unit_test(test_packed_line),
+	    cmocka_unit_test(test_packed_stop),     cmocka_unit_test(test_tree_loose),
+	    cmocka_unit_test(test_tree_clusters),   cmocka_unit_test(test_tree_tight),
+	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);
+}
