@@ -997,6 +997,8 @@ static void usage(void)
 	                "[--svg FILE] [--list] [--adversarial FILE]\n");
 }
 
+int bench_threads_run(int quick, int rounds);
+
 static int wanted(const char *id)
 {
 	if (!g_opt.only) return 1;
@@ -1081,6 +1083,8 @@ int main(int argc, char **argv)
 		if (!strcmp(g_dynamic[k].id, "S4") && wanted("S5")) run_static();
 	}
 	if (wanted("S9")) run_oneshot();
+	// T (scn_threads.c): one worker against two; only when asked for by name.
+	if (g_opt.only && wanted("T")) g_failures += bench_threads_run(g_opt.quick, g_opt.rounds);
 	printf("## orthant_bench results: %s, %s mode\n", g_opt.machine, g_opt.quick ? "quick" : "full");
 	printf("\nTimes are medians over rounds (each round runs every implementation once, in a rotated order);\n"
 	       "ratio = median over rounds of (this time / fastest time in the same round).\n");

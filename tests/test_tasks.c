@@ -185,6 +185,24 @@ static pair_list packed_pairs(const packed_t *p)
 	return l;
 }
 
+/// Every node of a packed tree in walk order: bounds, depth and own items.
+static void walk_node(void *ctx, const box_t *cell, const box_t *bounds, int depth, int items)
+{
+	(void)cell;
+	pair_list *l = ctx;
+	uint32_t w[2 * DIM];
+	memcpy(w, bounds, sizeof w);
+	for (int k = 0; k < 2 * DIM; ++k) pl_push(l, w[k]);
+	pl_push(l, (uint64_t)depth << 32 | (uint32_t)items);
+}
+
+static pair_list packed_walk(const packed_t *p)
+{
+	pair_list l = {0};
+	TU(packed_visit_nodes)(p, walk_node, &l);
+	return l;
+}
+
 /// Build and find pairs serially and with each context: the same tree, the same sequence.
 static void packed_scene(int kind)
 {
@@ -194,7 +212,7 @@ static void packed_scene(int kind)
 	packed_t *serial;
 	assert_int_equal(TU(packed_create)(&def, &serial), ORT_OK);
 	assert_int_equal(TU(packed_build)(serial, s.box, s.n), ORT_OK);
-	pair_list want = packed_pairs(serial);
+	pair_list want = packed_pairs(serial), want_walk = packed_walk(serial);
 	expect_pairs_are(&want, &sweep, "serial packed pairs");
 	tu_alloc alloc = {0};
 	for (int c = 0; c < CONTEXTS; ++c) {
@@ -208,9 +226,11 @@ static void packed_scene(int kind)
 			assert_int_equal(TU(packed_build)(p, s.box, s.n), ORT_OK);
 			char msg[128];
 			assert_int_equal(TU(packed_validate)(p, msg, sizeof msg), ORT_OK);
-			pair_list got = packed_pairs(p);
+			pair_list got = packed_pairs(p), walk = packed_walk(p);
 			expect_same_sequence(&got, &want, "packed pairs");
+			expect_same_sequence(&walk, &want_walk, "packed nodes");
 			free(got.v);
+			free(walk.v);
 		}
 		if (c == 4) assert_true(toy.finished > 0 && toy.finished == toy.enqueued);
 		// The same tree serially again: the context changes nothing stored.
@@ -222,6 +242,7 @@ static void packed_scene(int kind)
 		ort_tasks_destroy(tasks);
 	}
 	free(want.v);
+	free(want_walk.v);
 	free(sweep.v);
 	free(s.box);
 	TU(packed_destroy)(serial);
