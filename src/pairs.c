@@ -31,7 +31,19 @@
 //
 // The lists, the sweep's keys and the content bounds live in memory the tree
 // keeps between calls: in steady state finding pairs allocates nothing.
+//
+// With tasks (task.h) the same recursion is cut into jobs on the calling
+// thread, in the order it would run (pairs_plan_descend): a subtree of at
+// most `limit` entries is one job, taking a copy of the list its ancestors
+// hand it; a larger node is the job of its own entries, then its children
+// (planned the same way), then its children's crosses, each cross one job.
+// Each job keeps its lists (and its sweeps' keys) in a scratch buffer of its
+// own and its pairs (as item indices) in an output buffer of its own; the
+// calling thread reports them in job order, so the order is the serial one.
+// The content bounds are computed first, each subtree of at most `limit`
+// entries as one job.
 #include "sweep.h"
+#include "task_int.h"
 #include "tree_int.h"
 
 typedef struct pair_run {
@@ -41,7 +53,28 @@ typedef struct pair_run {
 	bool stop;
 	ort_result result;
 	uint64_t mask; ///< only items whose category meets it pair
+	/// In a job: out[0] takes the pairs, out[1] holds the lists (else the
+	/// tree's scratch does); NULL on the serial path.
+	tk_out *out;
 } pair_run;
+
+/// The lists: the job's scratch, or the tree's.
+static inline entry *pairs_list(const pair_run *run)
+{
+	return run->out ? (entry *)(void *)run->out[1].data : (entry *)run->t->scratch;
+}
+
+/// Room for `bytes` of lists (and sweep keys): in the tree's scratch, or in a
+/// job's, which cannot grow here — the job then asks for twice as much, stops,
+/// and is run again with it. Reserving may move the lists.
+static bool pair_room(pair_run *run, size_t bytes)
+{
+	if (!run->out) return scratch_reserve(run->t, bytes);
+	if (bytes <= run->out[1].cap) return true;
+	run->out[1].used = 2 * bytes;
+	run->stop = true;
+	return false;
+}
 
 /// Entries a and b overlap as boxes: report them if their filters and exact
 /// bounds agree.
@@ -52,13 +85,19 @@ static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 	if (run->mask != ORT_MASK_ALL && (!(item_cat(t, a) & run->mask) || !(item_cat(t, b) & run->mask))) return;
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
 	if (t->spheres && !items_touch(t, a, b, &ea->box, &eb->box)) return;
+	if (run->out) {
+		const uint32_t pair[2] = {a, b};
+		tk_put(&run->out[0], pair, sizeof pair);
+		return;
+	}
 	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
 }
 
 /// Make room for n more entries at index top of the scratch list.
 static bool pair_list_reserve(pair_run *run, size_t top, size_t n)
 {
-	if (scratch_reserve(run->t, (top + n) * sizeof(entry))) return true;
+	if (pair_room(run, (top + n) * sizeof(entry))) return true;
+	if (run->out) return false; // run again, with the room asked for
 	run->result = ORT_ERROR_OUT_OF_MEMORY;
 	run->stop = true;
 	return false;
@@ -71,8 +110,8 @@ static bool pair_list_reserve(pair_run *run, size_t top, size_t n)
 static uint64_t *pair_sweep_room(pair_run *run, size_t top, size_t n)
 {
 	size_t at = (top * sizeof(entry) + 7) & ~(size_t)7;
-	if (!scratch_reserve(run->t, at + 2 * n * sizeof(uint64_t))) return NULL;
-	return (uint64_t *)(void *)((char *)run->t->scratch + at);
+	if (!pair_room(run, at + 2 * n * sizeof(uint64_t))) return NULL;
+	return (uint64_t *)(void *)((char *)pairs_list(run) + at);
 }
 
 /// Whether m boxes are better swept among themselves than tested pair by pair.
@@ -95,7 +134,7 @@ typedef struct pair_sweep {
 static bool pair_sweep_report(void *ctx, uint32_t i, uint32_t j)
 {
 	pair_sweep *s = ctx;
-	const entry *list = s->run->t->scratch;
+	const entry *list = pairs_list(s->run);
 	const entry *x = &list[s->a + i], *y = &list[s->b + j];
 	if (s->leaf) {
 		float p[DIM];
@@ -112,7 +151,7 @@ static bool pair_sweep_lists(pair_run *run, size_t top, size_t a, size_t na, siz
 {
 	uint64_t *v = pair_sweep_room(run, top, na + nb);
 	if (!v) return false;
-	const entry *list = run->t->scratch;
+	const entry *list = pairs_list(run);
 	sweep_list la = {(const char *)&list[a], sizeof(entry), (uint32_t)na};
 	sweep_list lb = {(const char *)&list[b], sizeof(entry), (uint32_t)nb};
 	pair_sweep ps = {run, a, nb ? b : a, leaf};
@@ -127,42 +166,44 @@ static bool pair_sweep_lists(pair_run *run, size_t top, size_t a, size_t na, siz
 static size_t pair_copy_own(pair_run *run, const node *n, size_t top)
 {
 	tree_t *t = run->t;
-	entry *list = t->scratch;
+	entry *list = pairs_list(run);
 	ENTRY_LOOP(t, n, c, k) list[top++] = t->chunks[c].e[k];
 	return top;
 }
 
-/// Compute content bounds for the subtree of ni (post-order); an empty
-/// subtree gets an inverted box that overlaps nothing.
-static void pairs_content(tree_t *t, uint32_t ni)
+static inline void pairs_grow(box_t *into, const box_t *e)
 {
+	for (int d = 0; d < DIM; ++d) {
+		if (e->min[d] < into->min[d]) into->min[d] = e->min[d];
+		if (e->max[d] > into->max[d]) into->max[d] = e->max[d];
+	}
+}
+
+/// Compute content bounds for the subtree of ni (post-order); an empty
+/// subtree gets an inverted box that overlaps nothing. With `above`, only
+/// the nodes holding more than `limit` entries: the subtrees below them
+/// have theirs already.
+static void pairs_content_walk(tree_t *t, uint32_t ni, bool above, uint32_t limit)
+{
+	if (above && t->nodes[ni].total <= limit) return;
 	const node *n = &t->nodes[ni];
 	box_t b;
 	for (int d = 0; d < DIM; ++d) {
 		b.min[d] = INFINITY;
 		b.max[d] = -INFINITY;
 	}
-	ENTRY_LOOP(t, n, c, k)
-	{
-		const box_t *e = &t->chunks[c].e[k].box;
-		for (int d = 0; d < DIM; ++d) {
-			if (e->min[d] < b.min[d]) b.min[d] = e->min[d];
-			if (e->max[d] > b.max[d]) b.max[d] = e->max[d];
-		}
-	}
+	ENTRY_LOOP(t, n, c, k) pairs_grow(&b, &t->chunks[c].e[k].box);
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = n->child[c];
 		if (ci == NIL) continue;
-		pairs_content(t, ci);
-		const box_t *e = &t->content[ci];
-		for (int d = 0; d < DIM; ++d) {
-			if (e->min[d] < b.min[d]) b.min[d] = e->min[d];
-			if (e->max[d] > b.max[d]) b.max[d] = e->max[d];
-		}
+		pairs_content_walk(t, ci, above, limit);
+		pairs_grow(&b, &t->content[ci]);
 		n = &t->nodes[ni];
 	}
 	t->content[ni] = b;
 }
+
+static void pairs_content(tree_t *t, uint32_t ni) { pairs_content_walk(t, ni, false, 0); }
 
 /// Test scratch[begin, end) (already filtered by ni's bounds) against every
 /// entry in the subtree of ni.
@@ -171,7 +212,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 	tree_t *t = run->t;
 	const node *n = &t->nodes[ni];
 	size_t own_end;
-	if (pair_sweep_pays_cross(end - begin, n->count) && scratch_reserve(t, (end + n->count) * sizeof(entry)) &&
+	if (pair_sweep_pays_cross(end - begin, n->count) && pair_room(run, (end + n->count) * sizeof(entry)) &&
 	    (own_end = pair_copy_own(run, &t->nodes[ni], end),
 	     pair_sweep_lists(run, own_end, begin, end - begin, end, own_end - end, NULL))) {
 		if (run->stop) return;
@@ -181,7 +222,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 		{
 			// A copy: a callback's deferred insert may grow the chunk pool.
 			const entry e = t->chunks[c].e[k];
-			const entry *list = t->scratch;
+			const entry *list = pairs_list(run);
 			WORK_TESTS(end - begin);
 			for (size_t j = begin; j < end; ++j)
 				if (box_overlap(&e.box, &list[j].box)) pair_report(run, &list[j], &e);
@@ -193,7 +234,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 		if (ci == NIL || t->nodes[ci].total == 0) continue;
 		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
 		if (!pair_list_reserve(run, end, end - begin)) return;
-		entry *l = t->scratch;
+		entry *l = pairs_list(run);
 		size_t top = end;
 		WORK_TESTS(end - begin);
 		for (size_t j = begin; j < end; ++j)
@@ -211,7 +252,7 @@ static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const 
 	if (x->total == 0 || !box_overlaps_bounds(&t->content[xi], lo, hi)) return true;
 	if (x->count) {
 		if (!pair_list_reserve(run, *top, x->count)) return false;
-		entry *l = t->scratch;
+		entry *l = pairs_list(run);
 		WORK_TESTS(x->count);
 		ENTRY_LOOP(t, x, c, k)
 		{
@@ -240,16 +281,19 @@ static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
 	if (end > top) pairs_down(run, yi, top, end);
 }
 
-static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
+/// Node ni's own entries, appended to the list [anc, own) its ancestors
+/// handed it, against each other and against that list; returns the list's
+/// new end (the caller checks run->stop).
+static size_t pairs_descend_own(pair_run *run, uint32_t ni, size_t anc, size_t own)
 {
 	tree_t *t = run->t;
 	const node *n = &t->nodes[ni];
-	if (!pair_list_reserve(run, own, n->count)) return;
+	if (!pair_list_reserve(run, own, n->count)) return own;
 	size_t end = pair_copy_own(run, n, own);
 	bool sweep_own = pair_sweep_pays(end - own) && pair_sweep_lists(run, end, own, end - own, 0, 0, NULL);
 	bool sweep_anc = pair_sweep_pays_cross(end - own, own - anc) && !run->stop &&
 	                 pair_sweep_lists(run, end, anc, own - anc, own, end - own, NULL);
-	const entry *list = t->scratch;
+	const entry *list = pairs_list(run);
 	for (size_t i = own; i < end && !run->stop && !(sweep_own && sweep_anc); ++i) {
 		const entry *a = &list[i];
 		if (!sweep_own) {
@@ -263,27 +307,55 @@ static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 				if (box_overlap(&a->box, &list[j].box)) pair_report(run, &list[j], a);
 		}
 	}
+	return end;
+}
+
+/// Whether pairs_descend goes into child ci at all.
+static inline bool pairs_child_wanted(const pair_run *run, uint32_t ci)
+{
+	const tree_t *t = run->t;
+	return ci != NIL && t->nodes[ci].total != 0 && (t->nodes[ci].cats & run->mask);
+}
+
+/// [anc, end) filtered by child ci's content bounds, appended at end; returns
+/// the new top (the caller checks run->stop).
+static size_t pairs_filter(pair_run *run, uint32_t ci, size_t anc, size_t end)
+{
+	const tree_t *t = run->t;
+	const float *lo = t->content[ci].min, *hi = t->content[ci].max;
+	if (!pair_list_reserve(run, end, end - anc)) return end;
+	entry *l = pairs_list(run);
+	size_t top = end;
+	WORK_TESTS(end - anc);
+	for (size_t j = anc; j < end; ++j)
+		if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
+	return top;
+}
+
+/// Whether ni's children ai < bi get crossed.
+static inline bool pairs_cross_wanted(const tree_t *t, uint32_t ai, uint32_t bi)
+{
+	return t->def.placement == ORT_PLACEMENT_LOOSE && ai != NIL && t->nodes[ai].total > 0 && bi != NIL &&
+	       t->nodes[bi].total > 0;
+}
+
+static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
+{
+	tree_t *t = run->t;
+	size_t end = pairs_descend_own(run, ni, anc, own);
+	if (run->stop) return;
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
-		if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & run->mask)) continue;
-		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
-		if (!pair_list_reserve(run, end, end - anc)) return;
-		entry *l = t->scratch;
-		size_t top = end;
-		WORK_TESTS(end - anc);
-		for (size_t j = anc; j < end; ++j)
-			if (box_overlaps_bounds(&l[j].box, lo, hi)) l[top++] = l[j];
+		if (!pairs_child_wanted(run, ci)) continue;
+		size_t top = pairs_filter(run, ci, anc, end);
+		if (run->stop) return;
 		pairs_descend(run, ci, end, top);
 	}
-	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
-	for (int a = 0; a < NCHILD && !run->stop; ++a) {
-		uint32_t ai = t->nodes[ni].child[a];
-		if (ai == NIL || t->nodes[ai].total == 0) continue;
+	for (int a = 0; a < NCHILD && !run->stop; ++a)
 		for (int b = a + 1; b < NCHILD && !run->stop; ++b) {
-			uint32_t bi = t->nodes[ni].child[b];
-			if (bi != NIL && t->nodes[bi].total > 0) pairs_cross(run, ai, bi, end);
+			uint32_t ai = t->nodes[ni].child[a], bi = t->nodes[ni].child[b];
+			if (pairs_cross_wanted(t, ai, bi)) pairs_cross(run, ai, bi, end);
 		}
-	}
 }
 
 static void pairs_leaves(pair_run *run, uint32_t ni)
@@ -303,7 +375,7 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 	n = NULL;
 	if (pair_sweep_pays(end) && pair_sweep_lists(run, end, 0, end, 0, 0, &leaf)) return;
 	WORK_TESTS((uint64_t)end * (end - 1) / 2);
-	const entry *list = t->scratch;
+	const entry *list = pairs_list(run);
 	for (size_t i = 0; i < end && !run->stop; ++i)
 		for (size_t j = i + 1; j < end; ++j) {
 			if (!box_overlap(&list[i].box, &list[j].box)) continue;
@@ -311,6 +383,175 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 			overlap_corner(&list[i].box, &list[j].box, p);
 			if (leaf_owns(&leaf, p)) pair_report(run, &list[i], &list[j]);
 		}
+}
+
+// ---- in jobs -------------------------------------------------------------------------
+
+enum { PJ_DESCEND, PJ_OWN, PJ_CROSS, PJ_LEAVES };
+
+/// One job: pairs_descend(at, list), pairs_descend_own(at, list),
+/// pairs_cross(at, other) or pairs_leaves(at); list is list_n entries
+/// at list_at of the plan's entry pool.
+typedef struct pair_job {
+	int kind;
+	uint32_t at, other;
+	size_t list_at, list_n;
+} pair_job;
+
+typedef struct pair_plan {
+	pair_run *run; ///< the calling thread's run: its scratch builds the lists
+	pair_job *jobs; ///< NULL while counting
+	entry *pool;
+	int n;
+	size_t pooled;
+	uint32_t limit; ///< subtrees of at most this many entries are one job
+} pair_plan;
+
+static void pairs_plan_add(pair_plan *pl, int kind, uint32_t at, uint32_t other, size_t anc, size_t own)
+{
+	if (pl->jobs) {
+		pl->jobs[pl->n] = (pair_job){kind, at, other, pl->pooled, own - anc};
+		if (own > anc) memcpy(pl->pool + pl->pooled, pairs_list(pl->run) + anc, (own - anc) * sizeof(entry));
+	}
+	pl->n++;
+	pl->pooled += own - anc;
+}
+
+/// pairs_descend's work, as jobs in its order.
+static void pairs_plan_descend(pair_plan *pl, uint32_t ni, size_t anc, size_t own)
+{
+	pair_run *run = pl->run;
+	tree_t *t = run->t;
+	if (t->nodes[ni].total <= pl->limit) {
+		pairs_plan_add(pl, PJ_DESCEND, ni, NIL, anc, own);
+		return;
+	}
+	if (t->nodes[ni].count) pairs_plan_add(pl, PJ_OWN, ni, NIL, anc, own);
+	const node *n = &t->nodes[ni];
+	if (!pair_list_reserve(run, own, n->count)) return;
+	size_t end = pair_copy_own(run, n, own);
+	for (int c = 0; c < NCHILD && !run->stop; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (!pairs_child_wanted(run, ci)) continue;
+		size_t top = pairs_filter(run, ci, anc, end);
+		if (!run->stop) pairs_plan_descend(pl, ci, end, top);
+	}
+	for (int a = 0; a < NCHILD; ++a)
+		for (int b = a + 1; b < NCHILD; ++b) {
+			uint32_t ai = t->nodes[ni].child[a], bi = t->nodes[ni].child[b];
+			if (pairs_cross_wanted(t, ai, bi)) pairs_plan_add(pl, PJ_CROSS, ai, bi, 0, 0);
+		}
+}
+
+/// pairs_leaves's work, as jobs in its order.
+static void pairs_plan_leaves(pair_plan *pl, uint32_t ni)
+{
+	const tree_t *t = pl->run->t;
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED) || n->total <= pl->limit) {
+		pairs_plan_add(pl, PJ_LEAVES, ni, NIL, 0, 0);
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (pairs_child_wanted(pl->run, ci)) pairs_plan_leaves(pl, ci);
+	}
+}
+
+static void pairs_plan(pair_plan *pl)
+{
+	const tree_t *t = pl->run->t;
+	pl->n = 0;
+	pl->pooled = 0;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+		pairs_plan_leaves(pl, t->root);
+	else
+		pairs_plan_descend(pl, t->root, 0, 0);
+}
+
+/// What the jobs of one find_pairs share.
+typedef struct pair_jobs {
+	const pair_plan *pl;
+	tree_t *t;
+	uint64_t mask;
+	uint32_t *nodes; ///< content jobs: their subtrees' roots
+} pair_jobs;
+
+static void pairs_job(void *ctx, int j, tk_out *out)
+{
+	const pair_jobs *c = ctx;
+	const pair_job *jb = &c->pl->jobs[j];
+	pair_run run = {c->t, NULL, NULL, false, ORT_OK, c->mask, out};
+	// Lists rarely outgrow the entries below the job twice over: ask for
+	// that much at once rather than a little at a time.
+	uint32_t below = c->t->nodes[jb->at].total + (jb->other != NIL ? c->t->nodes[jb->other].total : 0);
+	if (!pair_list_reserve(&run, jb->list_n, 2 * (size_t)below)) return;
+	if (jb->list_n) memcpy(pairs_list(&run), c->pl->pool + jb->list_at, jb->list_n * sizeof(entry));
+	switch (jb->kind) {
+	case PJ_DESCEND: pairs_descend(&run, jb->at, 0, jb->list_n); break;
+	case PJ_OWN: pairs_descend_own(&run, jb->at, 0, jb->list_n); break;
+	case PJ_CROSS: pairs_cross(&run, jb->at, jb->other, 0); break;
+	default: pairs_leaves(&run, jb->at); break;
+	}
+}
+
+static void pairs_content_job(void *ctx, int j, tk_out *out)
+{
+	(void)out;
+	const pair_jobs *c = ctx;
+	pairs_content(c->t, c->nodes[j]);
+}
+
+/// The roots of the subtrees of at most limit entries under ni, into nodes
+/// (when set); returns how many.
+static int pairs_content_roots(const tree_t *t, uint32_t ni, uint32_t limit, uint32_t *nodes, int n)
+{
+	if (t->nodes[ni].total <= limit) {
+		if (nodes) nodes[n] = ni;
+		return n + 1;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL) n = pairs_content_roots(t, ci, limit, nodes, n);
+	}
+	return n;
+}
+
+/// find_pairs through tasks: content bounds, plan, jobs, then the pairs in job order.
+static ort_result pairs_in_jobs(pair_run *run, ort_tasks *tasks)
+{
+	tree_t *t = run->t;
+	uint32_t limit = t->entries / TK_JOBS_TARGET;
+	pair_jobs c = {NULL, t, run->mask, NULL};
+	if (limit < 1024) limit = 1024;
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+		int roots = pairs_content_roots(t, t->root, limit, NULL, 0);
+		c.nodes = ort_tk_scratch(tasks, (size_t)roots * sizeof *c.nodes);
+		if (!c.nodes) return ORT_ERROR_OUT_OF_MEMORY;
+		pairs_content_roots(t, t->root, limit, c.nodes, 0);
+		ort_tk_for(tasks, roots, pairs_content_job, &c);
+		pairs_content_walk(t, t->root, true, limit);
+	}
+	pair_plan pl = {run, NULL, NULL, 0, 0, limit};
+	pairs_plan(&pl);
+	if (run->stop) return run->result;
+	size_t jobs_bytes = ((size_t)pl.n * sizeof *pl.jobs + sizeof(entry) - 1) / sizeof(entry) * sizeof(entry);
+	pl.jobs = ort_tk_scratch(tasks, jobs_bytes + pl.pooled * sizeof(entry));
+	if (!pl.jobs) return ORT_ERROR_OUT_OF_MEMORY;
+	pl.pool = (entry *)(void *)((char *)pl.jobs + jobs_bytes);
+	pairs_plan(&pl);
+	c.pl = &pl;
+	ort_result r = ort_tk_run(tasks, pl.n, 2, pairs_job, &c);
+	for (int j = 0; j < pl.n && r == ORT_OK; ++j) {
+		const tk_out *o = ort_tk_output(tasks, j);
+		const uint32_t *v = (const uint32_t *)(const void *)o->data;
+		for (size_t i = 0, e = o->used / (2 * sizeof *v); i < e; ++i) {
+			uint32_t a = v[2 * i], b = v[2 * i + 1];
+			if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user))
+				return ORT_OK;
+		}
+	}
+	return r;
 }
 
 /// Room for every node's content bounds (kept between calls).
@@ -333,12 +574,16 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
-	pair_run run = {t, fn, ctx, false, ORT_OK, mask};
+	pair_run run = {t, fn, ctx, false, ORT_OK, mask, NULL};
 	if (!(mask & (t->root == NIL ? 0 : t->nodes[t->root].cats))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES && !content_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	reading_begin(t);
-	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+	ort_tasks *tasks = t->def.tasks;
+	if (ort_tk_acquire(tasks)) {
+		run.result = pairs_in_jobs(&run, tasks);
+		ort_tk_release(tasks);
+	} else if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		pairs_leaves(&run, t->root);
 	} else {
 		pairs_content(t, t->root);

@@ -107,7 +107,7 @@ static ort_result batch_in_jobs(ort_tasks *tasks, batch_jobs *b, void *out, size
 	b->rows = b->nq / TK_JOBS_TARGET < 16 ? 16 : b->nq / TK_JOBS_TARGET;
 	atomic_init(&b->failed, 0);
 	int jobs = (b->nq + b->rows - 1) / b->rows;
-	ort_result r = ort_tk_run(tasks, jobs, batch_job, b);
+	ort_result r = ort_tk_run(tasks, jobs, 1, batch_job, b);
 	if (r == ORT_OK) r = (ort_result)atomic_load(&b->failed);
 	if (r != ORT_OK) return r;
 	int64_t n = 0;

@@ -152,6 +152,7 @@ struct ort_tasks {
 	tk_out *outs;
 	int out_cap;
 	int *rerun; ///< [out_cap] jobs to run again
+	int bufs;   ///< buffers per job in the last tk_run
 	void *scratch;
 	size_t scratch_cap;
 	size_t bytes;
@@ -254,11 +255,12 @@ static bool tk_outs_reserve(ort_tasks *t, int jobs)
 	return true;
 }
 
-/// One dispatch: jobs map[0..count) (or 0..count), outputs or none.
+/// One dispatch: jobs map[0..count) (or 0..count), with `bufs` buffers each or none.
 typedef struct tk_call {
 	tk_job_fn *fn;
 	void *ctx;
 	tk_out *outs;
+	int bufs;
 	const int *map;
 } tk_call;
 
@@ -268,7 +270,7 @@ static void tk_task(int begin, int end, int worker, void *arg)
 	const tk_call *c = arg;
 	for (int i = begin; i < end; ++i) {
 		int job = c->map ? c->map[i] : i;
-		c->fn(c->ctx, job, c->outs ? &c->outs[job] : NULL);
+		c->fn(c->ctx, job, c->outs ? &c->outs[job * c->bufs] : NULL);
 	}
 }
 
@@ -281,39 +283,60 @@ static void tk_dispatch(ort_tasks *t, int count, tk_call *call)
 
 void ort_tk_for(ort_tasks *t, int jobs, tk_job_fn *fn, void *ctx)
 {
-	tk_call call = {fn, ctx, NULL, NULL};
+	tk_call call = {fn, ctx, NULL, 0, NULL};
 	tk_dispatch(t, jobs, &call);
 }
 
-ort_result ort_tk_run(ort_tasks *t, int jobs, tk_job_fn *fn, void *ctx)
+/// Grow buffer o to hold what it asked for (o->used); false if refused.
+static bool tk_out_grow(ort_tasks *t, tk_out *o)
 {
-	if (!tk_outs_reserve(t, jobs)) return ORT_ERROR_OUT_OF_MEMORY;
-	for (int j = 0; j < jobs; ++j) t->outs[j].used = 0;
-	tk_call call = {fn, ctx, t->outs, NULL};
-	tk_dispatch(t, jobs, &call);
-	// Outputs that did not fit: grow them here, then run those jobs again.
-	int again = 0;
-	for (int j = 0; j < jobs; ++j) {
-		tk_out *o = &t->outs[j];
-		if (o->used <= o->cap) continue;
-		size_t cap = o->used + o->used / 4 + 256;
-		unsigned char *m = allocator_alloc(&t->def.allocator, cap);
-		if (!m) return ORT_ERROR_OUT_OF_MEMORY;
-		allocator_free(&t->def.allocator, o->data, o->cap);
-		t->bytes += cap - o->cap;
-		o->data = m;
-		o->cap = cap;
-		o->used = 0;
-		t->rerun[again++] = j;
+	size_t cap = o->used + o->used / 4 + 4096;
+	unsigned char *m = allocator_alloc(&t->def.allocator, cap);
+	if (!m) return false;
+	allocator_free(&t->def.allocator, o->data, o->cap);
+	t->bytes += cap - o->cap;
+	o->data = m;
+	o->cap = cap;
+	return true;
+}
+
+ort_result ort_tk_run(ort_tasks *t, int jobs, int bufs, tk_job_fn *fn, void *ctx)
+{
+	assert(bufs >= 1 && bufs <= 2);
+	if (jobs > INT32_MAX / bufs || !tk_outs_reserve(t, jobs * bufs)) return ORT_ERROR_OUT_OF_MEMORY;
+	tk_call call = {fn, ctx, t->outs, bufs, NULL};
+	int count = jobs;
+	t->bufs = bufs;
+	// Run every job; then, while some asked for more room than they had,
+	// grow their buffers here and run those again (a job's first buffer
+	// counts all it would write, a second one, its scratch, what it needed
+	// when it gave up, so this ends).
+	for (;;) {
+		for (int i = 0; i < count; ++i) {
+			int job = call.map ? call.map[i] : i;
+			for (int k = 0; k < bufs; ++k) t->outs[job * bufs + k].used = 0;
+		}
+		tk_dispatch(t, count, &call);
+		int again = 0;
+		for (int i = 0; i < count; ++i) {
+			int job = call.map ? call.map[i] : i;
+			bool redo = false;
+			for (int k = 0; k < bufs; ++k) {
+				tk_out *o = &t->outs[job * bufs + k];
+				if (o->used <= o->cap) continue;
+				if (!tk_out_grow(t, o)) return ORT_ERROR_OUT_OF_MEMORY;
+				redo = true;
+			}
+			if (redo) t->rerun[again++] = job; // again <= i: the map is read ahead of this write
+		}
+		if (again == 0) return ORT_OK;
+		call.map = t->rerun;
+		count = again;
 	}
-	call.map = t->rerun;
-	tk_dispatch(t, again, &call);
-	for (int i = 0; i < again; ++i) assert(t->outs[t->rerun[i]].used <= t->outs[t->rerun[i]].cap);
-	return ORT_OK;
 }
 
 const tk_out *ort_tk_output(const ort_tasks *t, int job)
 {
-	assert(job >= 0 && job < t->out_cap);
-	return &t->outs[job];
+	assert(job >= 0 && (job + 1) * t->bufs <= t->out_cap);
+	return &t->outs[job * t->bufs];
 }

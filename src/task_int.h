@@ -33,7 +33,9 @@ static inline void tk_put(tk_out *o, const void *rec, size_t size)
 	o->used += size;
 }
 
-/// A job: job index, and its output buffer (NULL under tk_for).
+/// A job: job index, and its buffers (NULL under tk_for): out[0] its output,
+/// out[1] (when tk_run was asked for two) scratch it may use as it likes — to
+/// ask for more, it sets out[1].used past out[1].cap and gives up.
 typedef void tk_job_fn(void *ctx, int job, tk_out *out);
 
 /// Jobs a call should cut its work into for up to 64 workers: enough that
@@ -50,11 +52,11 @@ void ort_tk_release(ort_tasks *tasks);
 /// (NULL if the allocator refused). Its contents are lost by the next call.
 void *ort_tk_scratch(ort_tasks *tasks, size_t size);
 
-/// Run jobs [0, jobs) on the workers, each into its own output (see above).
-/// ORT_ERROR_OUT_OF_MEMORY when an output could not grow.
-ort_result ort_tk_run(ort_tasks *tasks, int jobs, tk_job_fn *fn, void *ctx);
+/// Run jobs [0, jobs) on the workers, each with `bufs` (1 or 2) buffers of
+/// its own (see above). ORT_ERROR_OUT_OF_MEMORY when a buffer could not grow.
+ort_result ort_tk_run(ort_tasks *tasks, int jobs, int bufs, tk_job_fn *fn, void *ctx);
 
-/// The output of job j of the last tk_run.
+/// The output (first buffer) of job j of the last tk_run.
 const tk_out *ort_tk_output(const ort_tasks *tasks, int job);
 
 /// Run jobs [0, jobs) on the workers, without outputs.

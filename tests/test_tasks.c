@@ -415,6 +415,7 @@ static void test_alloc_failure(void **st)
 {
 	(void)st;
 	scene s = scene_make(1, 11);
+	s.n = 4000; // enough for several jobs, few enough for a quick sweep
 	TU(packed_def) pdef = TU(packed_default_def)();
 	packed_t *p;
 	assert_int_equal(TU(packed_create)(&pdef, &p), ORT_OK);
@@ -427,7 +428,9 @@ static void test_alloc_failure(void **st)
 	pair_list want_tree = {0};
 	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &want_tree), ORT_OK);
 	bool clean = false;
-	for (long fail = 1; !clean && fail < 200; ++fail) {
+	long last = 0;
+	for (long fail = 1; !clean && fail < 2000; ++fail) {
+		last = fail;
 		tu_alloc alloc = {0};
 		ort_tasks_def tdef = ort_tasks_default_def();
 		tdef.workers = 2;
@@ -455,13 +458,14 @@ static void test_alloc_failure(void **st)
 		if (rt == ORT_OK) expect_same_sequence(&got_tree, &want_tree, "tree pairs under failing allocation");
 		tu_check_valid(t);
 		clean = rb == ORT_OK && r == ORT_OK && rt == ORT_OK;
+
 		free(got.v);
 		free(got_tree.v);
 		TU(packed_set_tasks)(p, NULL);
 		TU(tree_set_tasks)(t, NULL);
 		ort_tasks_destroy(tasks);
 	}
-	assert_true(clean);
+	if (!clean) fail_msg("still failing after %ld allocations", last);
 	free(want.v);
 	free(want_tree.v);
 	free(s.box);
