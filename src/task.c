@@ -226,6 +226,7 @@ void ort_tk_release(ort_tasks *t)
 
 void *ort_tk_scratch(ort_tasks *t, size_t size)
 {
+	if (size == 0) size = 1; // NULL only for a refusal
 	if (size <= t->scratch_cap) return t->scratch;
 	size_t cap = size + size / 4 + 256;
 	void *m = allocator_alloc(&t->def.allocator, cap);

@@ -401,6 +401,34 @@ static void tree_scene(int kind, ort_placement placement)
 	TU(tree_destroy)(t);
 }
 
+/// A root that holds every entry and has no children (max_depth 0): no
+/// subtree is small enough to be a job of its own.
+static void test_tree_flat(void **st)
+{
+	(void)st;
+	scene s = scene_make(0, 5);
+	s.n = 3000;
+	def_t def = TU(tree_default_def)();
+	def.max_depth = 0;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
+	pair_list want = {0}, got = {0};
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &want), ORT_OK);
+	ort_tasks_def tdef = ort_tasks_default_def();
+	tdef.workers = 2;
+	ort_tasks *tasks;
+	assert_int_equal(ort_tasks_create(&tdef, &tasks), ORT_OK);
+	TU(tree_set_tasks)(t, tasks);
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &got), ORT_OK);
+	expect_same_sequence(&got, &want, "pairs of a flat tree");
+	TU(tree_destroy)(t);
+	ort_tasks_destroy(tasks);
+	free(want.v);
+	free(got.v);
+	free(s.box);
+}
+
 static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE); }
 static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE); }
 static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT); }
@@ -498,6 +526,7 @@ int main(void)
 	    cmocka_unit_test(test_packed_stop),     cmocka_unit_test(test_tree_loose),
 	    cmocka_unit_test(test_tree_clusters),   cmocka_unit_test(test_tree_tight),
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
+	    cmocka_unit_test(test_tree_flat),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ enum {
 	CLI_OPT_WIDTH = 1 << 8,
 	CLI_OPT_VIEW = 1 << 9,
 	CLI_OPT_RAY = 1 << 10,
+	CLI_OPT_THREADS = 1 << 11, ///< --threads and --timing
 };
 
 typedef struct cli_command_info {
@@ -38,10 +39,10 @@ typedef struct cli_command_info {
 } cli_command_info;
 
 static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
-	[CLI_PAIRS] = {"pairs", 0, "pairs [OPTIONS] FILE", "every overlapping pair, as `A B` with A < B",
+	[CLI_PAIRS] = {"pairs", CLI_OPT_THREADS, "pairs [OPTIONS] FILE", "every overlapping pair, as `A B` with A < B",
 	               "Print every pair of overlapping objects once, as `A B` with A < B, sorted\n"
 	               "by A then B. Boxes are closed: touching boxes overlap.\n"},
-	[CLI_QUERY] = {"query", CLI_OPT_BOX | CLI_OPT_SPHERE | CLI_OPT_POINT,
+	[CLI_QUERY] = {"query", CLI_OPT_BOX | CLI_OPT_SPHERE | CLI_OPT_POINT | CLI_OPT_THREADS,
 	               "query (--box X0,Y0[,Z0],X1,Y1[,Z1] | --sphere CX,CY[,CZ],R | --point X,Y[,Z]) [OPTIONS] FILE",
 	               "the IDs of the objects a box, sphere or point touches",
 	               "Print the IDs of the objects that overlap the query, ascending.\n"
@@ -49,7 +50,7 @@ static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
 	               "  --sphere CX,CY,R         a circle (3D: a sphere CX,CY,CZ,R): objects at\n"
 	               "                           distance <= R from the centre\n"
 	               "  --point X,Y              a point (3D: X,Y,Z): objects containing it\n"},
-	[CLI_RAY] = {"ray", CLI_OPT_ORIGIN | CLI_OPT_DIR | CLI_OPT_MAX,
+	[CLI_RAY] = {"ray", CLI_OPT_ORIGIN | CLI_OPT_DIR | CLI_OPT_MAX | CLI_OPT_THREADS,
 	             "ray --origin X,Y[,Z] --dir DX,DY[,DZ] [--max T] [OPTIONS] FILE",
 	             "`ID T` for every object a ray or segment touches",
 	             "Print `ID T` for every object the segment origin + t*dir, t in [0, T],\n"
@@ -59,7 +60,7 @@ static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
 	             "  --dir DX,DY[,DZ]         its direction; need not be normalised, zero\n"
 	             "                           components are allowed\n"
 	             "  --max T                  stop at t = T (default: infinity)\n"},
-	[CLI_KNN] = {"knn", CLI_OPT_POINT | CLI_OPT_K, "knn --point X,Y[,Z] --k K [OPTIONS] FILE",
+	[CLI_KNN] = {"knn", CLI_OPT_POINT | CLI_OPT_K | CLI_OPT_THREADS, "knn --point X,Y[,Z] --k K [OPTIONS] FILE",
 	             "`ID D` for the K objects nearest a point",
 	             "Print `ID D` for the K objects nearest the point, D being the Euclidean\n"
 	             "distance from the point to the box (0 inside); sorted by D, then ID.\n"
@@ -107,6 +108,12 @@ static const char cli_common_help[] =
 	"to floats, as the file's coordinates are.\n"
 	"A bad line is reported as FILE:LINE: reason (exit 1); a bad command line\n"
 	"exits 2. See orthant(1).\n";
+
+static const char cli_threads_help[] =
+	"  --threads N              workers for building and finding pairs, 1..256\n"
+	"                           (default 1); the answer is the same for any N\n"
+	"  --timing                 print `timing: read R ms, build B ms, pairs P ms`\n"
+	"                           (query, ray, knn: `query Q ms`) to standard error\n";
 
 static void cli_top_help(FILE *f)
 {
@@ -301,7 +308,8 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 	const cli_command_info *info = &cli_commands[o->command];
 	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
 		if (cli_is_help(argv[i])) {
-			printf("usage: orthant %s\n%s\n%s", info->usage, info->help, cli_common_help);
+			printf("usage: orthant %s\n%s%s\n%s", info->usage, info->help,
+			       (info->options & CLI_OPT_THREADS) ? cli_threads_help : "", cli_common_help);
 			return -1;
 		}
 	}
@@ -322,6 +330,10 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			printf("orthant %s\n", ORTHANT_VERSION_STRING);
 			return -1;
 		}
+		if (!strcmp(arg, "--timing") && (info->options & CLI_OPT_THREADS)) {
+			o->timing = true; // a flag: no value
+			continue;
+		}
 		// --name=value or --name value (and -o value).
 		char name[32];
 		const char *value = NULL;
@@ -339,7 +351,7 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			{"--sphere", CLI_OPT_SPHERE}, {"--point", CLI_OPT_POINT}, {"--origin", CLI_OPT_ORIGIN},
 			{"--dir", CLI_OPT_DIR}, {"--max", CLI_OPT_MAX}, {"--k", CLI_OPT_K}, {"-k", CLI_OPT_K},
 			{"-o", CLI_OPT_OUT}, {"--output", CLI_OPT_OUT}, {"--width", CLI_OPT_WIDTH},
-			{"--view", CLI_OPT_VIEW}, {"--ray", CLI_OPT_RAY},
+			{"--view", CLI_OPT_VIEW}, {"--ray", CLI_OPT_RAY}, {"--threads", CLI_OPT_THREADS},
 		};
 		int which = -1;
 		for (int k = 0; k < (int)(sizeof known / sizeof known[0]); k++)
@@ -367,6 +379,9 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			if (!cli_parse_int(value, 0, ORTHANT_MAX_DEPTH, &o->max_depth))
 				return cli_usage_error(o, "--max-depth takes an integer from 0 to %d, not '%s'", ORTHANT_MAX_DEPTH,
 				                       value);
+		} else if (bit == CLI_OPT_THREADS) {
+			if (!cli_parse_int(value, 1, 256, &o->threads))
+				return cli_usage_error(o, "--threads takes an integer from 1 to 256, not '%s'", value);
 		} else if (bit == CLI_OPT_K) {
 			if (!cli_parse_int(value, 1, INT_MAX, &o->k))
 				return cli_usage_error(o, "--k takes an integer from 1 to %d, not '%s'", INT_MAX, value);
@@ -462,7 +477,7 @@ static int cli_main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	cli_options o = {.command = CLI_COMMAND_COUNT, .placement = ORT_PLACEMENT_LOOSE, .max_depth = -1,
-	                 .max_t = INFINITY, .width = 800, .view = {0, 1}};
+	                 .max_t = INFINITY, .width = 800, .view = {0, 1}, .threads = 1};
 	for (int i = 0; i < CLI_COMMAND_COUNT; i++)
 		if (!strcmp(argv[1], cli_commands[i].name))
 			o.command = (cli_command)i;
@@ -484,7 +499,9 @@ static int cli_main(int argc, char **argv)
 	cli_progress_start();
 	sf_scene scene;
 	sf_error err;
+	double read_start = cli_now();
 	sf_status st = sf_read(in, &scene, &err, cli_progress_read, (void *)o.name);
+	o.read_ms = 1e3 * (cli_now() - read_start);
 	if (!is_stdin)
 		fclose(in);
 	if (st == SF_ERROR_LINE) {

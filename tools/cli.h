@@ -57,6 +57,9 @@ typedef struct cli_options {
 	const char *out;   ///< render -o
 	int width;         ///< render --width
 	int view[2];       ///< render --view: the two axes drawn (0 x, 1 y, 2 z)
+	int threads;       ///< --threads: workers for the build and the pairs (1: none)
+	bool timing;       ///< --timing: one line of phase times on stderr
+	double read_ms;    ///< how long reading the file took (for --timing)
 } cli_options;
 
 /// Print "orthant: " + message + the subcommand's usage line to stderr; returns
@@ -90,6 +93,8 @@ bool cli_out_flush(void);
 // a terminal and the run has taken more than a second.
 
 void cli_progress_start(void);
+/// Seconds on a monotonic clock (for the progress line and --timing).
+double cli_now(void);
 /// Show "orthant: <text>" if it is time to; cheap when it is not.
 void cli_progress(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -76,7 +76,7 @@ static struct {
 	double last;
 } cli_prog;
 
-static double cli_now(void)
+double cli_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

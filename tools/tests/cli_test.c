@@ -6,7 +6,8 @@
 /// number and exit status.
 ///
 /// usage: cli_test GROUP ORTHANT WORKDIR   (GROUP: parse errors usage pairs query
-///                                          ray knn stats render limits)
+///                                          ray knn stats render limits
+///                                          threads)
 ///        cli_test gen COUNT DIM FILE      (write a large scene, for timing)
 #define _DEFAULT_SOURCE // wait4, for the child's peak memory
 #include <errno.h>
@@ -1430,6 +1431,74 @@ static void t_group_limits(void)
 
 // ---------------------------------------------------------------------------
 
+/// Whether stderr is exactly one --timing line for phase `what` ("pairs" or "query").
+static bool t_timing_line(const char *err, const char *what)
+{
+	double r, b, q;
+	char phase[16], tail[2];
+	int n = sscanf(err, "timing: read %lf ms, build %lf ms, %15s %lf ms%1[\n]", &r, &b, phase, &q, tail);
+	return n == 5 && !strcmp(phase, what) && r >= 0 && b >= 0 && q >= 0 && strchr(err, '\n') == err + strlen(err) - 1;
+}
+
+/// --threads: every tree gives the oracle's answer with 2 and 3 workers;
+/// --timing: one line on stderr, the answer unchanged; both refused where
+/// they do not belong.
+static void t_group_threads(void)
+{
+	t_scene s;
+	char *path = t_path("scene.txt");
+	static const char *const workers[] = {"2", "3"};
+	for (int dim = 2; dim <= 3; dim++) {
+		t_scene_make(&s, dim, 12000, T_RANDOM); // several jobs: the work is really split
+		t_scene_write(&s, path);
+		t_str want = {0};
+		t_oracle_pairs(&s, &want);
+		for (int c = 0; c < T_CONFIG_COUNT; c++) {
+			if (!t_config_picked(c, 0, 1) || (c >= 3 && c < T_CONFIG_COUNT - 2))
+				continue; // the three placements and two packed configurations
+			for (int w = 0; w < 2; w++) {
+				t_run r = RUN_CONFIG(&t_configs[c], path, "pairs", "--threads", workers[w]);
+				t_expect_output(&r, t_cstr(&want));
+				t_run_free(&r);
+			}
+		}
+		free(want.s);
+		float p[3];
+		t_pick_point(&s, p);
+		char pa[128];
+		t_list(pa, sizeof pa, p, dim);
+		double pt[3] = {p[0], p[1], p[2]};
+		t_str wq = {0};
+		t_oracle_query(&s, 'p', pt, &wq);
+		t_run r = RUN("query", "--point", pa, "--threads", "2", "--placement", "packed", "--timing", path);
+		CHECK(r.status == 0 && !strcmp(r.out, t_cstr(&wq)), "query with --threads and --timing: %s", r.err);
+		CHECK(t_timing_line(r.err, "query"), "not one timing line: '%s'", r.err);
+		t_run_free(&r);
+		free(wq.s);
+		t_scene_free(&s);
+	}
+	t_scene_make(&s, 2, 300, T_RANDOM);
+	t_scene_write(&s, path);
+	t_str want = {0};
+	t_oracle_pairs(&s, &want);
+	t_run r = RUN("pairs", "--timing", path);
+	CHECK(r.status == 0 && !strcmp(r.out, t_cstr(&want)), "pairs --timing: the answer changed");
+	CHECK(t_timing_line(r.err, "pairs"), "not one timing line: '%s'", r.err);
+	t_run_free(&r);
+	free(want.s);
+	t_scene_free(&s);
+	static const char *const bad[][3] = {
+		{"pairs", "--threads", "0"}, {"pairs", "--threads", "257"}, {"query", "--threads", "two"},
+		{"stats", "--threads", "2"}, {"stats", "--timing", "-"},     {"render", "--timing", "-"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		t_run e = RUN(bad[i][0], bad[i][1], bad[i][2], path);
+		CHECK(e.status == 2 && e.out_len == 0, "%s %s %s: exit %d, want 2", bad[i][0], bad[i][1], bad[i][2],
+		      e.status);
+		t_run_free(&e);
+	}
+}
+
 /// Write a large uniform scene (for timing `pairs`): boxes of side 0.5..2 spread
 /// so each overlaps a few others.
 static int t_generate(long n, int dim, const char *path)
@@ -1477,6 +1546,7 @@ int main(int argc, char **argv)
 		{"pairs", t_group_pairs}, {"query", t_group_query},   {"ray", t_group_ray},
 		{"knn", t_group_knn},     {"stats", t_group_stats},   {"render", t_group_render},
 		{"limits", t_group_limits},
+		{"threads", t_group_threads},
 	};
 	for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
 		if (strcmp(argv[1], groups[i].name))
