@@ -20,12 +20,20 @@
 
 #define TH_ROUNDS_MAX 15
 
-static double th_now(void)
+/// A moment: wall-clock seconds and the process's CPU seconds (all threads).
+typedef struct th_time {
+	double wall, cpu;
+} th_time;
+
+static th_time th_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	struct timespec w, c;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+	return (th_time){(double)w.tv_sec + (double)w.tv_nsec * 1e-9, (double)c.tv_sec + (double)c.tv_nsec * 1e-9};
 }
+
+static th_time th_since(th_time a, th_time b) { return (th_time){b.wall - a.wall, b.cpu - a.cpu}; }
 
 static bool th_pair(void *ctx, uint32_t a, uint32_t b)
 {
@@ -59,15 +67,15 @@ typedef struct th_row {
 	const char *name;
 	int phases;
 	const char *phase_name[3];
-	double t[2][TH_ROUNDS_MAX][3];
+	th_time t[2][TH_ROUNDS_MAX][3];
 	bench_sink sink[2];
 	bool mismatch;
 } th_row;
 
 /// What a row's run does with one context (NULL: serial): fills t[phase].
-typedef void th_run_fn(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink *sink);
+typedef void th_run_fn(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink);
 
-static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink *sink)
+static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	ort2_packed_def def = ort2_packed_default_def();
 	def.tasks = tasks;
@@ -77,19 +85,19 @@ static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, double t[3], benc
 	for (int i = 0; i < s->count; ++i) boxes[i] = scn_box2(s, i);
 	// A first build makes the arrays; a rebuild (a frame) is what is timed.
 	if (ort2_packed_build(p, boxes, s->count) != ORT_OK) exit(1);
-	double t0 = th_now();
+	th_time t0 = th_now();
 	if (ort2_packed_build(p, boxes, s->count) != ORT_OK) exit(1);
-	double t1 = th_now();
+	th_time t1 = th_now();
 	*sink = (bench_sink){0, 0};
 	ort2_packed_find_pairs(p, th_pair, sink);
-	double t2 = th_now();
-	t[0] = t1 - t0;
-	t[1] = t2 - t1;
+	th_time t2 = th_now();
+	t[0] = th_since(t0, t1);
+	t[1] = th_since(t1, t2);
 	free(boxes);
 	ort2_packed_destroy(p);
 }
 
-static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink *sink)
+static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	ort2_tree_def def = ort2_tree_default_def();
 	def.tasks = tasks;
@@ -97,19 +105,19 @@ static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, double t[3], bench_
 	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
 	ort2_box *boxes = malloc(sizeof *boxes * (size_t)s->count);
 	for (int i = 0; i < s->count; ++i) boxes[i] = scn_box2(s, i);
-	double t0 = th_now();
+	th_time t0 = th_now();
 	if (ort2_tree_build(tree, boxes, NULL, s->count, NULL) != ORT_OK) exit(1);
-	double t1 = th_now();
+	th_time t1 = th_now();
 	*sink = (bench_sink){0, 0};
 	ort2_tree_find_pairs(tree, ORT_MASK_ALL, th_tree_pair, sink);
-	double t2 = th_now();
-	t[0] = t1 - t0;
-	t[1] = t2 - t1;
+	th_time t2 = th_now();
+	t[0] = th_since(t0, t1);
+	t[1] = th_since(t1, t2);
 	free(boxes);
 	ort2_tree_destroy(tree);
 }
 
-static void th_s3(const scn_scene *s0, ort_tasks *tasks, double t[3], bench_sink *sink)
+static void th_s3(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	scn_scene s;
 	if (scn_scene_make(&s, SCN_UNIFORM, 2, s0->count, 20240601u) != 0) exit(1);
@@ -122,21 +130,22 @@ static void th_s3(const scn_scene *s0, ort_tasks *tasks, double t[3], bench_sink
 		if (ort2_tree_insert(tree, scn_box2(&s, i), NULL, &h[i]) != ORT_OK) exit(1);
 	*sink = (bench_sink){0, 0};
 	ort2_tree_update_pairs(tree, th_begin, th_end, sink);
-	double total = 0.0;
+	t[0] = (th_time){0, 0};
 	for (int frame = 0; frame < 10; ++frame) {
 		scn_scene_step(&s);
-		double t0 = th_now();
+		th_time t0 = th_now();
 		for (int i = 0; i < s.count; ++i) ort2_tree_move(tree, h[i], scn_box2(&s, i));
 		ort2_tree_update_pairs(tree, th_begin, th_end, sink);
-		total += th_now() - t0;
+		th_time d = th_since(t0, th_now());
+		t[0].wall += d.wall / 10;
+		t[0].cpu += d.cpu / 10;
 	}
-	t[0] = total / 10;
 	free(h);
 	ort2_tree_destroy(tree);
 	scn_scene_free(&s);
 }
 
-static void th_s5(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink *sink)
+static void th_s5(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	int n = s->count;
 	ort2_tree_def def = ort2_tree_default_def();
@@ -145,9 +154,9 @@ static void th_s5(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink 
 	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
 	ort2_box *boxes = malloc(sizeof *boxes * (size_t)n);
 	for (int i = 0; i < n; ++i) boxes[i] = scn_box2(s, i);
-	double t0 = th_now();
+	th_time t0 = th_now();
 	if (ort2_tree_build(tree, boxes, NULL, n, NULL) != ORT_OK) exit(1);
-	double t1 = th_now();
+	th_time t1 = th_now();
 	// Box queries of about ten hits each, and rays of length 50, one per box.
 	float side = 3.0f * (s->boxes[0].max[0] - s->boxes[0].min[0]) + 2.0f;
 	ort2_box *q = malloc(sizeof *q * (size_t)n);
@@ -170,18 +179,18 @@ static void th_s5(const scn_scene *s, ort_tasks *tasks, double t[3], bench_sink 
 	ort2_tree_query_boxes(tree, q, n, ORT_MASK_ALL, out, cap, offsets, &total);
 	ort2_tree_query_rays(tree, (const float(*)[2])org, (const float(*)[2])dir, len, n, ORT_MASK_ALL, hits, cap,
 	                     offsets, &total);
-	double t2 = th_now();
+	th_time t2 = th_now();
 	ort2_tree_query_boxes(tree, q, n, ORT_MASK_ALL, out, cap, offsets, &total);
 	*sink = (bench_sink){0, 0};
 	for (int i = 0; i < total && i < cap; ++i) bench_sink_id(sink, out[i].id);
-	double t3 = th_now();
+	th_time t3 = th_now();
 	ort2_tree_query_rays(tree, (const float(*)[2])org, (const float(*)[2])dir, len, n, ORT_MASK_ALL, hits, cap,
 	                     offsets, &total);
-	double t4 = th_now();
+	th_time t4 = th_now();
 	for (int i = 0; i < total && i < cap; ++i) bench_sink_id(sink, hits[i].handle.id);
-	t[0] = t1 - t0;
-	t[1] = t3 - t2;
-	t[2] = t4 - t3;
+	t[0] = th_since(t0, t1);
+	t[1] = th_since(t2, t3);
+	t[2] = th_since(t3, t4);
 	free(q), free(org), free(dir), free(len), free(offsets), free(out), free(hits), free(boxes);
 	ort2_tree_destroy(tree);
 }
@@ -206,25 +215,32 @@ static void th_measure(th_row *row, th_run_fn *run, const scn_scene *s, ort_task
 			int w = (round + k) % 2;
 			bench_sink sink = {0, 0};
 			run(s, w ? two : NULL, row->t[w][round], &sink);
-			if (round == 0 && k == 0) row->sink[w] = sink;
-			else if (round == 0) row->sink[w] = sink, row->mismatch |= memcmp(&row->sink[0], &row->sink[1], sizeof sink) != 0;
+			if (round == 0) row->sink[w] = sink;
+			if (round == 0 && k == 1) row->mismatch = memcmp(&row->sink[0], &row->sink[1], sizeof sink) != 0;
 		}
 }
 
+/// One line per phase (and a total): medians of the wall times, of the
+/// same-round ratio, and of the CPU-time ratio (2-worker CPU / 1-worker CPU:
+/// the work the split adds, which a loaded machine does not hide).
 static void th_print(FILE *out, const th_row *row, int rounds)
 {
-	double sum1[TH_ROUNDS_MAX], sum2[TH_ROUNDS_MAX], ratio[TH_ROUNDS_MAX];
+	double w1[TH_ROUNDS_MAX], w2[TH_ROUNDS_MAX], ratio[TH_ROUNDS_MAX], cpu[TH_ROUNDS_MAX];
 	for (int p = 0; p <= row->phases; ++p) {
-		for (int r = 0; r < rounds; ++r) {
-			double a = 0, b = 0;
-			for (int q = 0; q < row->phases; ++q)
-				if (p == row->phases || q == p) a += row->t[0][r][q], b += row->t[1][r][q];
-			sum1[r] = a, sum2[r] = b, ratio[r] = a / b;
-		}
 		if (p == row->phases && row->phases == 1) break;
+		for (int r = 0; r < rounds; ++r) {
+			th_time a = {0, 0}, b = {0, 0};
+			for (int q = 0; q < row->phases; ++q) {
+				if (p != row->phases && q != p) continue;
+				a.wall += row->t[0][r][q].wall, a.cpu += row->t[0][r][q].cpu;
+				b.wall += row->t[1][r][q].wall, b.cpu += row->t[1][r][q].cpu;
+			}
+			w1[r] = a.wall, w2[r] = b.wall, ratio[r] = a.wall / b.wall, cpu[r] = b.cpu / a.cpu;
+		}
 		const char *what = p == row->phases ? "total" : row->phase_name[p];
-		fprintf(out, "| %s | %s | %.1f | %.1f | %.2fx |%s\n", row->name, what, 1e3 * th_median(sum1, rounds),
-		        1e3 * th_median(sum2, rounds), th_median(ratio, rounds), row->mismatch ? " MISMATCH" : "");
+		fprintf(out, "| %s | %s | %.1f | %.1f | %.2fx | %.2f |%s\n", row->name, what, 1e3 * th_median(w1, rounds),
+		        1e3 * th_median(w2, rounds), th_median(ratio, rounds), th_median(cpu, rounds),
+		        row->mismatch ? " MISMATCH" : "");
 	}
 }
 
@@ -242,11 +258,11 @@ int bench_threads_run(int quick, int rounds)
 	scn_scene big, mid;
 	if (scn_scene_make(&big, SCN_UNIFORM, 2, n1m, 20240601u) != 0) return 1;
 	if (scn_scene_make(&mid, SCN_UNIFORM, 2, n100k, 20240601u) != 0) return 1;
-	th_row rows[] = {
-	    {"uniform packed", 2, {"build", "pairs"}, {{{0}}}, {{0}}, false},
-	    {"uniform tree", 2, {"build", "pairs"}, {{{0}}}, {{0}}, false},
-	    {"S3 tree", 1, {"move + update_pairs"}, {{{0}}}, {{0}}, false},
-	    {"S5 tree", 3, {"build", "query_boxes", "query_rays"}, {{{0}}}, {{0}}, false},
+	static th_row rows[] = {
+	    {.name = "uniform packed", .phases = 2, .phase_name = {"build", "pairs"}},
+	    {.name = "uniform tree", .phases = 2, .phase_name = {"build", "pairs"}},
+	    {.name = "S3 tree", .phases = 1, .phase_name = {"move + update_pairs"}},
+	    {.name = "S5 tree", .phases = 3, .phase_name = {"build", "query_boxes", "query_rays"}},
 	};
 	th_run_fn *runs[] = {th_packed_1m, th_tree_1m, th_s3, th_s5};
 	const scn_scene *scenes[] = {&big, &big, &mid, &mid};
@@ -256,8 +272,9 @@ int bench_threads_run(int quick, int rounds)
 		th_measure(&rows[i], runs[i], scenes[i], two, rounds);
 		failures += rows[i].mismatch;
 	}
-	printf("\n### Threads: one worker against two (same run; ratio = median of 1-worker / 2-worker time)\n\n");
-	printf("| scene | phase | 1 worker ms | 2 workers ms | ratio |\n|---|---|---:|---:|---:|\n");
+	printf("\n### Threads: one worker against two (same run; speedup = median of 1-worker / 2-worker wall time;\n"
+	       "CPU = median of 2-worker / 1-worker CPU time, the work splitting adds)\n\n");
+	printf("| scene | phase | 1 worker ms | 2 workers ms | speedup | CPU |\n|---|---|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) th_print(stdout, &rows[i], rounds);
 	scn_scene_free(&big);
 	scn_scene_free(&mid);

@@ -133,6 +133,9 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) *
 /// swept, with 16 bytes per item of the largest, through the tree's allocator,
 /// given back before it returns; when that fails, the pile is tested pair by
 /// pair (slower, the same pairs).
+/// With tasks (task.h) the pairs are found by the workers (a sweep's keys in
+/// the context's job buffers), buffered in the context, and reported here, on
+/// the calling thread, in the order the serial call reports them.
 ORTHANT_API ort_result ORTHANT_NAME(packed_find_pairs)(const ORTHANT_NAME(packed) * tree, ort_id_pair_fn *fn,
                                                        void *ctx);
 

@@ -217,7 +217,9 @@ typedef bool ORTHANT_NAME(pair_fn)(void *ctx, ort_handle a, ort_handle b, void *
 /// Every pair of items whose boxes overlap and whose filters allow it (see
 /// ort_filter), each pair exactly once (a pass down the tree of each node's
 /// entries to its descendants). Uses scratch memory kept in the tree, so in
-/// steady state it allocates nothing.
+/// steady state it allocates nothing. With tasks (task.h) the pairs are found
+/// by the workers, buffered in the context, and reported on the calling thread
+/// in the order the serial call reports them.
 ORTHANT_API ort_result ORTHANT_NAME(tree_find_pairs)(ORTHANT_NAME(tree) * tree, uint64_t mask, ORTHANT_NAME(pair_fn) * fn,
                                                      void *ctx);
 
@@ -406,7 +408,9 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_ray_all)(const ORTHANT_NAME(tree) * tre
 /// offsets[nq] is the number of hits. offsets and *total are always complete;
 /// out receives the hits whose position is below out_cap. When *total >
 /// out_cap the result is ORT_ERROR_CAPACITY (the rows past out_cap are not
-/// written): allocate *total and call again. No callback, no allocation.
+/// written): allocate *total and call again. No callback, no allocation
+/// (with tasks, task.h, the rows are split over the workers, buffered in the
+/// context, and laid out exactly as the serial call lays them).
 /// ORT_ERROR_INVALID_BOX if a query box is invalid (nothing is reported then).
 ORTHANT_API ort_result ORTHANT_NAME(tree_query_boxes)(const ORTHANT_NAME(tree) * tree,
                                                       const ORTHANT_NAME(box) * queries, int nq, uint64_t mask,
