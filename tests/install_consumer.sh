@@ -56,7 +56,7 @@ cc -std=c11 "$example" $(pkg-config --cflags --libs orthant) -o "$work/pc_shared
 needs_so "$work/pc_shared" || fail "pc_shared does not load liborthant.so"
 LD_LIBRARY_PATH=$work/q/lib runs "$work/pc_shared"
 # shellcheck disable=SC2046
-cc -std=c11 "$example" $(pkg-config --cflags orthant) "$(pkg-config --variable=libdir orthant)/liborthant.a" -lm \
+cc -std=c11 "$example" $(pkg-config --cflags orthant) "$(pkg-config --variable=libdir orthant)/liborthant.a" -lm -pthread \
 	-o "$work/pc_static"
 ! needs_so "$work/pc_static" || fail "pc_static loads liborthant.so"
 runs "$work/pc_static"
