@@ -130,6 +130,10 @@ int bench_boost_register(bench_impl *list, int max);
 int bench_box2d3_register(bench_impl *list, int max);
 int bench_jolt_register(bench_impl *list, int max);
 
+/// The thread rows (scn_threads.c, `--only T`): one worker against two, printed
+/// as a table; returns how many rows the two disagreed on.
+int bench_threads_run(int quick, int rounds);
+
 /// Shared exact helpers (baselines.c), also used by peers for their exact filter.
 /// The entry parameter of a ray into a box: t in [0, max_t], or -1 for a miss.
 float bench_ray_box(const bench_ray *ray, const ort3_box *box, int dim);

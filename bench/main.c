@@ -997,8 +997,6 @@ static void usage(void)
 	                "[--svg FILE] [--list] [--adversarial FILE]\n");
 }
 
-int bench_threads_run(int quick, int rounds);
-
 static int wanted(const char *id)
 {
 	if (!g_opt.only) return 1;

@@ -244,8 +244,6 @@ static void th_print(FILE *out, const th_row *row, int rounds)
 	}
 }
 
-int bench_threads_run(int quick, int rounds);
-
 int bench_threads_run(int quick, int rounds)
 {
 	if (rounds < 1) rounds = quick ? 1 : 5;
