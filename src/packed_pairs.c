@@ -372,7 +372,7 @@ static ort_result pk_pairs_in_jobs(const packed_t *p, ort_tasks *tasks, ort_id_p
 	if (!pl.jobs) return ORT_ERROR_OUT_OF_MEMORY;
 	pl.n = 0;
 	pk_plan_self(&pl, (pk_ref){0, 0});
-	ort_result r = ort_tk_run(tasks, pl.n, 1, pk_pairs_job, &pl);
+	ort_result r = ort_tk_run(tasks, pl.n, 2, pk_pairs_job, &pl);
 	for (int j = 0; j < pl.n && r == ORT_OK; ++j) {
 		const tk_out *o = ort_tk_output(tasks, j);
 		const uint32_t *v = (const uint32_t *)(const void *)o->data;

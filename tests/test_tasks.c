@@ -203,12 +203,15 @@ static pair_list packed_walk(const packed_t *p)
 	return l;
 }
 
-/// Build and find pairs serially and with each context: the same tree, the same sequence.
-static void packed_scene(int kind)
+/// Build and find pairs serially and with each context: the same tree, the
+/// same sequence. A shallow max_depth (0: the default) leaves piles the pair
+/// finder sweeps.
+static void packed_scene(int kind, int max_depth)
 {
 	scene s = scene_make(kind, 40u + (uint64_t)kind);
 	pair_list sweep = sweep_pairs(&s);
 	TU(packed_def) def = TU(packed_default_def)();
+	if (max_depth) def.max_depth = max_depth;
 	packed_t *serial;
 	assert_int_equal(TU(packed_create)(&def, &serial), ORT_OK);
 	assert_int_equal(TU(packed_build)(serial, s.box, s.n), ORT_OK);
@@ -248,9 +251,10 @@ static void packed_scene(int kind)
 	TU(packed_destroy)(serial);
 }
 
-static void test_packed_uniform(void **st) { (void)st, packed_scene(0); }
-static void test_packed_clusters(void **st) { (void)st, packed_scene(1); }
-static void test_packed_line(void **st) { (void)st, packed_scene(2); }
+static void test_packed_uniform(void **st) { (void)st, packed_scene(0, 0); }
+static void test_packed_clusters(void **st) { (void)st, packed_scene(1, 0); }
+static void test_packed_line(void **st) { (void)st, packed_scene(2, 0); }
+static void test_packed_piles(void **st) { (void)st, packed_scene(1, 2); }
 
 /// A callback that stops: the parallel call stops at the same pair.
 static bool stop_after(void *ctx, uint32_t a, uint32_t b)
@@ -351,12 +355,13 @@ static void batch_free(batch_result *b)
 	free(b->out);
 }
 
-static void tree_scene(int kind, ort_placement placement)
+static void tree_scene(int kind, ort_placement placement, int max_depth)
 {
 	scene s = scene_make(kind, 90u + (uint64_t)kind);
 	pair_list sweep = sweep_pairs(&s);
 	def_t def = TU(tree_default_def)();
 	def.placement = placement;
+	if (max_depth >= 0) def.max_depth = max_depth;
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
@@ -429,10 +434,17 @@ static void test_tree_flat(void **st)
 	free(s.box);
 }
 
-static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE); }
-static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE); }
-static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT); }
-static void test_tree_leaves(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LEAVES); }
+static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE, -1); }
+static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE, -1); }
+static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT, -1); }
+static void test_tree_leaves(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LEAVES, -1); }
+/// Shallow trees: piles the pair finder sweeps, in jobs too.
+static void test_tree_piles(void **st)
+{
+	(void)st;
+	tree_scene(1, ORT_PLACEMENT_LOOSE, 1);
+	tree_scene(1, ORT_PLACEMENT_LEAVES, 1);
+}
 
 // ---- allocation failure ---------------------------------------------------------------------
 
@@ -526,7 +538,8 @@ int main(void)
 	    cmocka_unit_test(test_packed_stop),     cmocka_unit_test(test_tree_loose),
 	    cmocka_unit_test(test_tree_clusters),   cmocka_unit_test(test_tree_tight),
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
-	    cmocka_unit_test(test_tree_flat),
+	    cmocka_unit_test(test_tree_flat),       cmocka_unit_test(test_packed_piles),
+	    cmocka_unit_test(test_tree_piles),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);
 }
