@@ -434,6 +434,51 @@ static void test_tree_flat(void **st)
 	free(s.box);
 }
 
+static void record_event(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	pl_push(ctx, (uint64_t)a.id << 32 | b.id);
+}
+
+/// update_pairs when most items moved makes one find_pairs pass: with tasks
+/// its begin and end events are the serial ones, in the same order.
+static void test_update_pairs(void **st)
+{
+	(void)st;
+	scene s = scene_make(0, 12);
+	s.n = 12000;
+	ort_tasks_def tdef = ort_tasks_default_def();
+	tdef.workers = 3;
+	ort_tasks *tasks;
+	assert_int_equal(ort_tasks_create(&tdef, &tasks), ORT_OK);
+	pair_list ev[2] = {{0}, {0}};
+	for (int w = 0; w < 2; ++w) {
+		def_t def = TU(tree_default_def)();
+		def.tasks = w ? tasks : NULL;
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		ort_handle *h = malloc(sizeof *h * (size_t)s.n);
+		for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, &h[i]), ORT_OK);
+		for (int frame = 0; frame < 3; ++frame) {
+			for (int i = 0; i < s.n; ++i) {
+				box_t b = s.box[i];
+				for (int d = 0; d < DIM; ++d) b.min[d] += (float)frame, b.max[d] += (float)frame * (i % 2 ? 1.5f : 1.0f);
+				assert_int_equal(TU(tree_move)(t, h[i], b), ORT_OK);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, record_event, record_event, &ev[w]), ORT_OK);
+			pl_push(&ev[w], UINT64_MAX); // the frame's end
+		}
+		tu_check_valid(t);
+		free(h);
+		TU(tree_destroy)(t);
+	}
+	expect_same_sequence(&ev[1], &ev[0], "update_pairs events");
+	free(ev[0].v);
+	free(ev[1].v);
+	ort_tasks_destroy(tasks);
+	free(s.box);
+}
+
 static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE, -1); }
 static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE, -1); }
 static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT, -1); }
@@ -539,7 +584,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_clusters),   cmocka_unit_test(test_tree_tight),
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
 	    cmocka_unit_test(test_tree_flat),       cmocka_unit_test(test_packed_piles),
-	    cmocka_unit_test(test_tree_piles),
+	    cmocka_unit_test(test_tree_piles),      cmocka_unit_test(test_update_pairs),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);
 }
