@@ -33,6 +33,26 @@ b2Vec2 displacement(const ort3_box &from, const ort3_box &to)
 	              0.5f * (to.min[1] + to.max[1] - from.min[1] - from.max[1]));
 }
 
+// The frame's boxes into a b2DynamicTree or a b2BroadPhase (same proxy calls),
+// proxy[i] for box i, boxes = what the index was told.
+template <class Index>
+void create_proxies(Index &index, std::vector<int32> &proxy, std::vector<ort3_box> &boxes, const bench_frame *f)
+{
+	proxy.resize((size_t)f->count);
+	boxes.assign(f->boxes, f->boxes + f->count);
+	for (int i = 0; i < f->count; ++i) proxy[(size_t)i] = index.CreateProxy(to_aabb(f->boxes[i]), (void *)(uintptr_t)i);
+}
+
+template <class Index>
+void move_proxies(Index &index, const std::vector<int32> &proxy, std::vector<ort3_box> &boxes, const bench_frame *f)
+{
+	for (int k = 0; k < f->moved_count; ++k) {
+		int i = f->moved[k];
+		index.MoveProxy(proxy[(size_t)i], to_aabb(f->boxes[i]), displacement(boxes[(size_t)i], f->boxes[i]));
+		boxes[(size_t)i] = f->boxes[i];
+	}
+}
+
 struct TreeState {
 	b2DynamicTree tree;
 	std::vector<int32> proxy;
@@ -55,20 +75,14 @@ struct PairQuery {
 void *tree_create(const bench_frame *f)
 {
 	TreeState *s = new TreeState;
-	s->proxy.resize((size_t)f->count);
-	s->boxes.assign(f->boxes, f->boxes + f->count);
-	for (int i = 0; i < f->count; ++i) s->proxy[(size_t)i] = s->tree.CreateProxy(to_aabb(f->boxes[i]), (void *)(uintptr_t)i);
+	create_proxies(s->tree, s->proxy, s->boxes, f);
 	return s;
 }
 
 void tree_update(void *st, const bench_frame *f)
 {
 	TreeState *s = static_cast<TreeState *>(st);
-	for (int k = 0; k < f->moved_count; ++k) {
-		int i = f->moved[k];
-		s->tree.MoveProxy(s->proxy[(size_t)i], to_aabb(f->boxes[i]), displacement(s->boxes[(size_t)i], f->boxes[i]));
-		s->boxes[(size_t)i] = f->boxes[i];
-	}
+	move_proxies(s->tree, s->proxy, s->boxes, f);
 }
 
 void tree_pairs(void *st, const bench_frame *f, bench_sink *sink)
@@ -163,10 +177,8 @@ struct BroadState {
 void *broad_create(const bench_frame *f)
 {
 	BroadState *s = new BroadState;
-	s->proxy.resize((size_t)f->count);
-	s->boxes.assign(f->boxes, f->boxes + f->count);
 	s->set.reserve((size_t)f->count * 4);
-	for (int i = 0; i < f->count; ++i) s->proxy[(size_t)i] = s->bp.CreateProxy(to_aabb(f->boxes[i]), (void *)(uintptr_t)i);
+	create_proxies(s->bp, s->proxy, s->boxes, f);
 	s->bp.UpdatePairs(s); // new proxies are buffered: this finds every initial pair
 	return s;
 }
@@ -174,11 +186,7 @@ void *broad_create(const bench_frame *f)
 void broad_update(void *st, const bench_frame *f)
 {
 	BroadState *s = static_cast<BroadState *>(st);
-	for (int k = 0; k < f->moved_count; ++k) {
-		int i = f->moved[k];
-		s->bp.MoveProxy(s->proxy[(size_t)i], to_aabb(f->boxes[i]), displacement(s->boxes[(size_t)i], f->boxes[i]));
-		s->boxes[(size_t)i] = f->boxes[i];
-	}
+	move_proxies(s->bp, s->proxy, s->boxes, f);
 	s->bp.UpdatePairs(s);
 }
 
