@@ -30,6 +30,17 @@ static void sidx_bounds(const ort3_box *b, int dim, double lo[3], double hi[3])
 	}
 }
 
+// The IDs whose boxes intersect b, n of them (free them with Index_Free).
+static int64_t *sidx_intersects(const sidx_state *s, const ort3_box *b, int dim, uint64_t *n)
+{
+	double lo[3], hi[3];
+	sidx_bounds(b, dim, lo, hi);
+	int64_t *ids = NULL;
+	*n = 0;
+	Index_Intersects_id(s->index, lo, hi, (uint32_t)dim, &ids, n);
+	return ids;
+}
+
 static IndexPropertyH sidx_props(int dim)
 {
 	IndexPropertyH p = IndexProperty_Create();
@@ -120,11 +131,8 @@ static void sidx_pairs(void *st, const bench_frame *f, bench_sink *sink)
 {
 	sidx_state *s = st;
 	for (int i = 0; i < f->count; ++i) {
-		double lo[3], hi[3];
-		sidx_bounds(&f->boxes[i], f->dim, lo, hi);
-		int64_t *ids = NULL;
-		uint64_t n = 0;
-		Index_Intersects_id(s->index, lo, hi, (uint32_t)f->dim, &ids, &n);
+		uint64_t n;
+		int64_t *ids = sidx_intersects(s, &f->boxes[i], f->dim, &n);
 		for (uint64_t k = 0; k < n; ++k) {
 			int64_t j = ids[k];
 			if (j > i && bench_overlap(&f->boxes[i], &f->boxes[j])) bench_sink_pair(sink, (uint32_t)i, (uint32_t)j);
@@ -145,11 +153,8 @@ static void sidx_query_boxes(void *st, const bench_frame *f, bench_queries *q)
 {
 	sidx_state *s = st;
 	for (int k = 0; k < q->count; ++k) {
-		double lo[3], hi[3];
-		sidx_bounds(&q->boxes[k], f->dim, lo, hi);
-		int64_t *ids = NULL;
-		uint64_t n = 0;
-		Index_Intersects_id(s->index, lo, hi, (uint32_t)f->dim, &ids, &n);
+		uint64_t n;
+		int64_t *ids = sidx_intersects(s, &q->boxes[k], f->dim, &n);
 		for (uint64_t i = 0; i < n; ++i)
 			if (bench_overlap(&q->boxes[k], &f->boxes[ids[i]])) bench_sink_id(&q->sinks[k], (uint32_t)ids[i]);
 		Index_Free(ids);
