@@ -98,14 +98,31 @@ typedef struct th_row {
 /// What a row's run does with one context (NULL: serial): fills t[phase].
 typedef void th_run_fn(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink);
 
+/// A tree whose jobs run on tasks (NULL: serial).
+static ort2_tree *th_tree_make(ort_tasks *tasks)
+{
+	ort2_tree_def def = ort2_tree_default_def();
+	def.tasks = tasks;
+	ort2_tree *tree;
+	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
+	return tree;
+}
+
+/// The scene's boxes as an array (free it).
+static ort2_box *th_boxes(const scn_scene *s)
+{
+	ort2_box *boxes = malloc(sizeof *boxes * (size_t)s->count);
+	for (int i = 0; i < s->count; ++i) boxes[i] = scn_box2(s, i);
+	return boxes;
+}
+
 static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	ort2_packed_def def = ort2_packed_default_def();
 	def.tasks = tasks;
 	ort2_packed *p;
 	if (ort2_packed_create(&def, &p) != ORT_OK) exit(1);
-	ort2_box *boxes = malloc(sizeof *boxes * (size_t)s->count);
-	for (int i = 0; i < s->count; ++i) boxes[i] = scn_box2(s, i);
+	ort2_box *boxes = th_boxes(s);
 	// A first build makes the arrays; a rebuild (a frame) is what is timed.
 	if (ort2_packed_build(p, boxes, s->count) != ORT_OK) exit(1);
 	th_time t0 = th_now();
@@ -122,12 +139,8 @@ static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], ben
 
 static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
-	ort2_tree_def def = ort2_tree_default_def();
-	def.tasks = tasks;
-	ort2_tree *tree;
-	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
-	ort2_box *boxes = malloc(sizeof *boxes * (size_t)s->count);
-	for (int i = 0; i < s->count; ++i) boxes[i] = scn_box2(s, i);
+	ort2_tree *tree = th_tree_make(tasks);
+	ort2_box *boxes = th_boxes(s);
 	th_time t0 = th_now();
 	if (ort2_tree_build(tree, boxes, NULL, s->count, NULL) != ORT_OK) exit(1);
 	th_time t1 = th_now();
@@ -144,10 +157,7 @@ static void th_s3(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench_sin
 {
 	scn_scene s;
 	if (scn_scene_make(&s, SCN_UNIFORM, 2, s0->count, 20240601u) != 0) exit(1);
-	ort2_tree_def def = ort2_tree_default_def();
-	def.tasks = tasks;
-	ort2_tree *tree;
-	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
+	ort2_tree *tree = th_tree_make(tasks);
 	ort_handle *h = malloc(sizeof *h * (size_t)s.count);
 	for (int i = 0; i < s.count; ++i)
 		if (ort2_tree_insert(tree, scn_box2(&s, i), NULL, &h[i]) != ORT_OK) exit(1);
@@ -172,12 +182,8 @@ static void th_s3(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench_sin
 static void th_s5(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
 	int n = s->count;
-	ort2_tree_def def = ort2_tree_default_def();
-	def.tasks = tasks;
-	ort2_tree *tree;
-	if (ort2_tree_create(&def, &tree) != ORT_OK) exit(1);
-	ort2_box *boxes = malloc(sizeof *boxes * (size_t)n);
-	for (int i = 0; i < n; ++i) boxes[i] = scn_box2(s, i);
+	ort2_tree *tree = th_tree_make(tasks);
+	ort2_box *boxes = th_boxes(s);
 	th_time t0 = th_now();
 	if (ort2_tree_build(tree, boxes, NULL, n, NULL) != ORT_OK) exit(1);
 	th_time t1 = th_now();
