@@ -9,6 +9,7 @@
 #include "demo.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,24 @@ static const demo_option demo_value_options[] = {
 };
 
 // Say what an option takes; returns -1 (a bad option).
+// The options that take no value and set one bool of demo_options.
+static const struct {
+	const char *name;
+	size_t offset;
+} demo_flag_options[] = {
+	{"--brute", offsetof(demo_options, brute)},       {"--incremental", offsetof(demo_options, incremental)},
+	{"--bullets", offsetof(demo_options, bullets)},   {"--no-cells", offsetof(demo_options, no_cells)},
+	{"--help-overlay", offsetof(demo_options, help)}, {"--headless", offsetof(demo_options, headless)},
+};
+
+// The bool that flag option `name` sets, or NULL.
+static bool *demo_flag(demo_options *o, const char *name)
+{
+	for (size_t k = 0; k < sizeof demo_flag_options / sizeof demo_flag_options[0]; ++k)
+		if (!strcmp(name, demo_flag_options[k].name)) return (bool *)((char *)o + demo_flag_options[k].offset);
+	return NULL;
+}
+
 static int demo_bad_value(const demo_option *opt, const char *value)
 {
 	if (opt->lo <= opt->hi)
@@ -198,23 +217,14 @@ static int demo_parse(int argc, char **argv, demo_options *o)
 	for (int i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool *flag = demo_flag(o, a);
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			demo_usage(stdout);
 			return 1;
 		} else if (!strcmp(a, "--3d")) {
 			o->dim = 3;
-		} else if (!strcmp(a, "--brute")) {
-			o->brute = true;
-		} else if (!strcmp(a, "--incremental")) {
-			o->incremental = true;
-		} else if (!strcmp(a, "--bullets")) {
-			o->bullets = true;
-		} else if (!strcmp(a, "--no-cells")) {
-			o->no_cells = true;
-		} else if (!strcmp(a, "--help-overlay")) {
-			o->help = true;
-		} else if (!strcmp(a, "--headless")) {
-			o->headless = true;
+		} else if (flag) {
+			*flag = true;
 		} else {
 			const demo_option *opt = NULL;
 			for (size_t k = 0; k < sizeof demo_value_options / sizeof demo_value_options[0]; ++k)
