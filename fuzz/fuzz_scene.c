@@ -31,6 +31,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+// tree_check_2, tree_check_3: the tree of that dimension builds the scene (or
+// refuses it as out of range) and validates.
+#define TREE_CHECK(D) \
+	static void tree_check_##D(const sf_scene *scene) \
+	{ \
+		ort##D##_tree_def def = ort##D##_tree_default_def(); \
+		ort##D##_tree *t; \
+		check(ort##D##_tree_create(&def, &t) == ORT_OK, "create"); \
+		ort_result r = ort##D##_tree_build(t, (const ort##D##_box *)scene->coords, NULL, (int)scene->count, NULL); \
+		check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted"); \
+		char msg[160]; \
+		check(ort##D##_tree_validate(t, msg, sizeof msg) == ORT_OK, msg); \
+		ort##D##_tree_destroy(t); \
+	}
+TREE_CHECK(2)
+TREE_CHECK(3)
+#undef TREE_CHECK
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -72,25 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 1; i < scene.count; ++i) check(ids[i] != ids[i - 1], "a duplicate ID accepted");
 		free(ids);
 		// Whatever the reader accepts, the tree stores and validates.
-		ort_result r;
-		char msg[160];
-		if (scene.dim == 2) {
-			ort2_tree_def def = ort2_tree_default_def();
-			ort2_tree *t;
-			check(ort2_tree_create(&def, &t) == ORT_OK, "create");
-			r = ort2_tree_build(t, (const ort2_box *)scene.coords, NULL, (int)scene.count, NULL);
-			check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted");
-			check(ort2_tree_validate(t, msg, sizeof msg) == ORT_OK, msg);
-			ort2_tree_destroy(t);
-		} else {
-			ort3_tree_def def = ort3_tree_default_def();
-			ort3_tree *t;
-			check(ort3_tree_create(&def, &t) == ORT_OK, "create");
-			r = ort3_tree_build(t, (const ort3_box *)scene.coords, NULL, (int)scene.count, NULL);
-			check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted");
-			check(ort3_tree_validate(t, msg, sizeof msg) == ORT_OK, msg);
-			ort3_tree_destroy(t);
-		}
+		if (scene.dim == 2)
+			tree_check_2(&scene);
+		else
+			tree_check_3(&scene);
 	}
 	sf_scene_free(&scene);
 	return 0;
