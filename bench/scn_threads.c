@@ -43,6 +43,13 @@ static th_time th_now(void)
 
 static th_time th_since(th_time a, th_time b) { return (th_time){b.wall - a.wall, b.cpu - a.cpu, b.par - a.par}; }
 
+/// A build + pairs row's two phases from its three clock readings.
+static void th_build_pairs(th_time t[3], th_time t0, th_time t1, th_time t2)
+{
+	t[0] = th_since(t0, t1);
+	t[1] = th_since(t1, t2);
+}
+
 // A task system that runs every task at once on the calling thread, timing it:
 // the split calls then take their parallel path on one core, and the CPU time
 // inside the tasks (par) against the whole call's gives what two idle cores
@@ -131,8 +138,7 @@ static void th_packed_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], ben
 	*sink = (bench_sink){0, 0};
 	ort2_packed_find_pairs(p, th_pair, sink);
 	th_time t2 = th_now();
-	t[0] = th_since(t0, t1);
-	t[1] = th_since(t1, t2);
+	th_build_pairs(t, t0, t1, t2);
 	free(boxes);
 	ort2_packed_destroy(p);
 }
@@ -147,8 +153,7 @@ static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench
 	*sink = (bench_sink){0, 0};
 	ort2_tree_find_pairs(tree, ORT_MASK_ALL, th_tree_pair, sink);
 	th_time t2 = th_now();
-	t[0] = th_since(t0, t1);
-	t[1] = th_since(t1, t2);
+	th_build_pairs(t, t0, t1, t2);
 	free(boxes);
 	ort2_tree_destroy(tree);
 }
