@@ -107,7 +107,7 @@ static void pk_radix(uint64_t **a, uint64_t **b, uint32_t n, uint32_t hist[3][20
 
 typedef struct pk_build {
 	const uint64_t *sorted;
-	const box_t *boxes; ///< tree order; NULL when only counting
+	box_t *boxes; ///< tree order; NULL when only counting (piles reorder it)
 	pblock *blocks;     ///< NULL when only counting
 	uint32_t made;      ///< blocks handed out
 	int depth, bucket;
@@ -121,6 +121,7 @@ typedef struct pk_build {
 	struct pk_node_job *jobs;
 	uint32_t job_items;
 	int mode, next_job;
+	uint32_t *ids; ///< tree order, beside boxes: piles reorder both
 } pk_build;
 
 /// Block index b->made, made room for when the array may grow.
@@ -176,7 +177,166 @@ static box_t pk_leaf(const pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *l
 	return bounds;
 }
 
+// ---- piles -------------------------------------------------------------------
+//
+// A run of items the grid cannot spread out is laid out by count instead: more
+// than a bucket in one cell at the depth limit, or in one cell and level (a
+// speck far smaller than the scene, duplicates), or more than PK_OWN_MAX own
+// items at one node (strips and straddlers, as large as their cell and all in
+// it). A pile splits at the median centre on the axis where its centres spread
+// most, DIM times to fill a block, and so on down to buckets — a kd-tree built
+// by selection, so its bounds stay tight whatever the spread, down to float
+// precision. Its shape depends on its size alone: the counting passes walk it
+// without the boxes, and it is at most PK_PILE_LEVELS deep.
+
+/// Twice an item's centre on axis d.
+static inline double pk_centre2(const box_t *b, int d) { return (double)b->min[d] + b->max[d]; }
+
+static inline void pk_swap_items(pk_build *b, uint32_t i, uint32_t j)
+{
+	box_t t = b->boxes[i];
+	b->boxes[i] = b->boxes[j];
+	b->boxes[j] = t;
+	uint32_t id = b->ids[i];
+	b->ids[i] = b->ids[j];
+	b->ids[j] = id;
+}
+
+/// Sift item lo + i down the max-heap of items [lo, lo + end), by centre on axis d.
+static void pk_sift(pk_build *b, uint32_t lo, uint32_t i, uint32_t end, int d)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= end) return;
+		if (c + 1 < end && pk_centre2(&b->boxes[lo + c + 1], d) > pk_centre2(&b->boxes[lo + c], d)) ++c;
+		if (!(pk_centre2(&b->boxes[lo + c], d) > pk_centre2(&b->boxes[lo + i], d))) return;
+		pk_swap_items(b, lo + i, lo + c);
+		i = c;
+	}
+}
+
+/// Heap sort of items [lo, hi) by centre on axis d: the selection's fallback,
+/// O(m log m) whatever the input.
+static void pk_heap_sort(pk_build *b, uint32_t lo, uint32_t hi, int d)
+{
+	uint32_t m = hi - lo;
+	for (uint32_t i = m / 2; i-- > 0;) pk_sift(b, lo, i, m, d);
+	for (uint32_t end = m; end-- > 1;) {
+		pk_swap_items(b, lo, lo + end);
+		pk_sift(b, lo, 0, end, d);
+	}
+}
+
+/// Reorder items [lo, hi) so that item k has the rank-k centre on axis d, none
+/// before it larger and none after it smaller: a quickselect with a
+/// three-way partition (equal centres, duplicates, end it at once), pivots at
+/// hashed places, and a heap sort once a budget of rounds runs out, so no
+/// input costs more than O(m log m) and a typical one O(m).
+static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
+{
+	uint64_t h = ((uint64_t)lo << 32 | hi) * 0x9E3779B97F4A7C15ull;
+	int budget = 2 * (32 - __builtin_clz(hi - lo)) + 8;
+	while (hi - lo > 1) {
+		if (budget-- == 0) {
+			pk_heap_sort(b, lo, hi, d);
+			return;
+		}
+		// The median of three hashed places.
+		uint32_t m = hi - lo;
+		double v[3];
+		for (int j = 0; j < 3; ++j) {
+			h ^= h >> 29;
+			h *= 0xBF58476D1CE4E5B9ull;
+			v[j] = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
+		}
+		double pivot = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
+		                           : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
+		// [lo, lt) below the pivot, [lt, i) equal, [gt, hi) above.
+		uint32_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			double c = pk_centre2(&b->boxes[i], d);
+			if (c < pivot)
+				pk_swap_items(b, lt++, i++);
+			else if (c > pivot)
+				pk_swap_items(b, i, --gt);
+			else
+				++i;
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return;
+	}
+}
+
+/// The axis along which the centres of items [lo, hi) spread most.
+static int pk_widest(const pk_build *b, uint32_t lo, uint32_t hi)
+{
+	double cmin[DIM], cmax[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		cmin[d] = INFINITY;
+		cmax[d] = -INFINITY;
+	}
+	for (uint32_t i = lo; i < hi; ++i)
+		for (int d = 0; d < DIM; ++d) {
+			double c = pk_centre2(&b->boxes[i], d);
+			if (c < cmin[d]) cmin[d] = c;
+			if (c > cmax[d]) cmax[d] = c;
+		}
+	int best = 0;
+	for (int d = 1; d < DIM; ++d)
+		if (cmax[d] - cmin[d] > cmax[best] - cmin[best]) best = d;
+	return best;
+}
+
+/// Cut items [lo, hi) in halves `halvings` times, each at the median centre
+/// on its widest axis (when building); the ends of the 2^halvings runs, some
+/// empty when the run is short, go to cut[1 + *nc ...].
+static void pk_pile_cut(pk_build *b, uint32_t lo, uint32_t hi, int halvings, uint32_t *cut, int *nc)
+{
+	if (halvings == 0) {
+		cut[++*nc] = hi;
+		return;
+	}
+	uint32_t mid = lo + (hi - lo) / 2;
+	if (pk_blocks(b) && mid > lo) pk_select(b, lo, hi, mid, pk_widest(b, lo, hi));
+	pk_pile_cut(b, lo, mid, halvings - 1, cut, nc);
+	pk_pile_cut(b, mid, hi, halvings - 1, cut, nc);
+}
+
+/// The subtree of pile [lo, hi): a leaf up to a bucket, else a node with no
+/// items of its own and two to NCHILD children.
+static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
+{
+	if (hi - lo <= (uint32_t)b->bucket) return pk_leaf(b, lo, hi, ln);
+	uint32_t cut[NCHILD + 1];
+	int nc = 0;
+	cut[0] = lo;
+	pk_pile_cut(b, lo, hi, DIM, cut, &nc);
+	assert(nc == NCHILD);
+	uint32_t child = pk_new_block(b);
+	if (pk_blocks(b)) pk_block_clear(&b->blocks[child]);
+	box_t bounds = pk_empty_box();
+	int slot = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (cut[c + 1] == cut[c]) continue;
+		pk_lane_out cl;
+		box_t cb = pk_pile(b, cut[c], cut[c + 1], &cl);
+		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, cl.first, cl.own, cl.child);
+		++slot;
+		pk_grow(&bounds, &cb);
+	}
+	assert(slot >= 2);
+	if (pk_blocks(b)) b->blocks[child].kids = (uint32_t)slot;
+	*ln = (pk_lane_out){lo, 0, child};
+	return bounds;
+}
+
 static box_t pk_job_edge(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t code, pk_lane_out *ln);
+
+static int pk_kids(pk_build *b, uint32_t bi, int slot, const uint32_t *cut, int level, uint32_t code, box_t *bounds);
 
 /// The subtree of items [lo, hi), which all lie in cell `code` of `level` and
 /// are no shallower than it: its bounds (when building) and, in *ln, what its
@@ -186,13 +346,16 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 	if (b->mode && hi - lo <= b->job_items) return pk_job_edge(b, lo, hi, level, code, ln);
 	box_t bounds = pk_empty_box();
 	uint32_t own = 0, cut[NCHILD + 1];
+	int kids;
 	for (;;) {
 		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
-			// A leaf, which owns every item of its range.
-			return pk_leaf(b, lo, hi, ln);
+			// A leaf, which owns every item of its range, or past the depth
+			// limit a pile.
+			return pk_pile(b, lo, hi, ln);
 		}
 		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
-		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0, kids = 0;
+		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0;
+		kids = 0;
 		cut[0] = lo + own;
 		for (int c = 0; c < NCHILD; ++c) {
 			uint64_t bound = ((uint64_t)((code << DIM) | (uint32_t)c) + 1u) << shift;
@@ -204,8 +367,8 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		}
 		if (kids == 0) {
 			// Every item is the node's own (they share this level and cell):
-			// a leaf, however many.
-			return pk_leaf(b, lo, hi, ln);
+			// a leaf, or a pile when more than a bucket.
+			return pk_pile(b, lo, hi, ln);
 		}
 		if (own != 0 || kids != 1) break;
 		// No items of its own and one child: the child takes this lane.
@@ -213,22 +376,57 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		++level;
 	}
 	uint32_t child = pk_new_block(b);
-	if (pk_blocks(b)) {
-		pk_block_clear(&b->blocks[child]);
-		for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
-	}
+	if (pk_blocks(b)) pk_block_clear(&b->blocks[child]);
 	int slot = 0;
-	for (int c = 0; c < NCHILD; ++c) {
-		if (cut[c + 1] == cut[c]) continue;
-		pk_lane_out cl;
-		box_t cb = pk_node(b, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c, &cl);
-		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, cl.first, cl.own, cl.child);
+	if (own > (uint32_t)PK_OWN_MAX(b->bucket)) {
+		// Too many own items (strips, straddlers: all as large as the cell):
+		// they become a pile in the first lane, the children follow — in
+		// this block when there is room, else under a node of no items.
+		pk_lane_out pl;
+		box_t pb = pk_pile(b, lo, lo + own, &pl);
+		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &pb, pl.first, pl.own, pl.child);
 		++slot;
-		pk_grow(&bounds, &cb);
+		pk_grow(&bounds, &pb);
+		if (kids == NCHILD) {
+			uint32_t inner = pk_new_block(b);
+			if (pk_blocks(b)) pk_block_clear(&b->blocks[inner]);
+			box_t cb = pk_empty_box();
+			int inner_kids = pk_kids(b, inner, 0, cut, level, code, &cb);
+			if (pk_blocks(b)) b->blocks[inner].kids = (uint32_t)inner_kids;
+			if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, lo + own, 0, inner);
+			++slot;
+			pk_grow(&bounds, &cb);
+		} else {
+			slot = pk_kids(b, child, slot, cut, level, code, &bounds);
+		}
+		own = 0;
+	} else {
+		if (pk_blocks(b))
+			for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
+		slot = pk_kids(b, child, slot, cut, level, code, &bounds);
 	}
 	if (pk_blocks(b)) b->blocks[child].kids = (uint32_t)slot;
 	*ln = (pk_lane_out){lo, own, child};
 	return bounds;
+}
+
+/// The children of cell `code` at `level`, items [cut[c], cut[c + 1]) each,
+/// into the lanes of block bi from `slot` on, their bounds grown into
+/// *bounds; returns the next free lane.
+static int pk_kids(pk_build *b, uint32_t bi, int slot, const uint32_t *cut, int level, uint32_t code, box_t *bounds)
+{
+	int kids = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		if (cut[c + 1] == cut[c]) continue;
+		pk_lane_out cl;
+		box_t cb = pk_node(b, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c, &cl);
+		if (pk_blocks(b)) pk_lane_set(&b->blocks[bi], slot, &cb, cl.first, cl.own, cl.child);
+		++slot;
+		++kids;
+		pk_grow(bounds, &cb);
+	}
+	assert(kids >= 1 && slot <= NCHILD);
+	return slot;
 }
 
 /// The whole tree of items [0, n): block 0 holds the root alone.
@@ -401,7 +599,7 @@ static ort_result pk_fill_new(packed_t *p, const pk_arrays *a, const char *base,
 	uint32_t est = n / 16 + 16;
 	if (est < p->block_cap) est = p->block_cap; // keep the room earlier builds made
 	pk_build bd = {a->sort_a, a->boxes, pk_alloc(p, (size_t)est * sizeof(pblock)), 1, depth, p->def.bucket_size,
-	               p, est, false, NULL, 0, 0, 0};
+	               p, est, false, NULL, 0, 0, 0, a->ids};
 	bd.failed = !bd.blocks;
 	if (n) pk_root(&bd, n);
 	if (bd.failed) {
@@ -426,7 +624,7 @@ static ort_result pk_fill_new(packed_t *p, const pk_arrays *a, const char *base,
 static ort_result pk_fill_in_place(packed_t *p, const pk_arrays *a, const char *base, size_t stride, uint32_t n,
                                    int depth, uint32_t *used)
 {
-	pk_build bd = {a->sort_a, NULL, NULL, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0};
+	pk_build bd = {a->sort_a, NULL, NULL, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, NULL};
 	if (n) pk_root(&bd, n);
 	uint32_t need = n ? bd.made : 0;
 	if (need > p->block_cap) {
@@ -440,7 +638,7 @@ static ort_result pk_fill_in_place(packed_t *p, const pk_arrays *a, const char *
 	p->sort_a = a->sort_a;
 	p->sort_b = a->sort_b;
 	pk_gather(p->boxes, p->ids, a->sort_a, base, stride, n);
-	bd = (pk_build){a->sort_a, p->boxes, p->blocks, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0};
+	bd = (pk_build){a->sort_a, p->boxes, p->blocks, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, p->ids};
 	if (n) pk_root(&bd, n);
 	assert(!n || bd.made == need);
 	*used = need;
@@ -599,7 +797,7 @@ static void pk_job_count_blocks(void *ctx, int j, tk_out *out)
 	(void)out;
 	pk_par *c = ctx;
 	pk_node_job *jb = &c->jobs[j];
-	pk_build b = {c->sorted, NULL, NULL, 0, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0};
+	pk_build b = {c->sorted, NULL, NULL, 0, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0, NULL};
 	pk_lane_out ln;
 	pk_node(&b, jb->lo, jb->hi, jb->level, jb->code, &ln);
 	jb->count = b.made;
@@ -610,7 +808,8 @@ static void pk_job_fill(void *ctx, int j, tk_out *out)
 	(void)out;
 	pk_par *c = ctx;
 	pk_node_job *jb = &c->jobs[j];
-	pk_build b = {c->sorted, c->boxes, c->blocks, jb->base, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0};
+	pk_build b = {c->sorted, c->boxes, c->blocks, jb->base, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0,
+	              c->ids};
 	jb->bounds = pk_node(&b, jb->lo, jb->hi, jb->level, jb->code, &jb->lane);
 	assert(b.made == jb->base + jb->count);
 }
@@ -659,7 +858,7 @@ static ort_result pk_plan_blocks(ort_tasks *tasks, pk_par *c, pk_build *bd, uint
 {
 	uint32_t job_items = n / TK_JOBS_TARGET;
 	*bd = (pk_build){c->sorted, NULL, NULL, 1, c->depth, c->bucket, NULL, 0, false,
-	                 NULL, job_items < 2048 ? 2048 : job_items, PK_COUNT_JOBS, 0};
+	                 NULL, job_items < 2048 ? 2048 : job_items, PK_COUNT_JOBS, 0, NULL};
 	pk_root(bd, n);
 	int jobs = bd->next_job;
 	c->jobs = ort_tk_scratch(tasks, (size_t)jobs * sizeof *c->jobs);
@@ -736,6 +935,7 @@ static ort_result pk_build_in_jobs(packed_t *p, ort_tasks *tasks, const char *ba
 	ort_tk_for(tasks, chunks, pk_job_gather, &c);
 	ort_tk_for(tasks, bd.next_job, pk_job_fill, &c);
 	bd.boxes = p->boxes;
+	bd.ids = p->ids;
 	bd.blocks = p->blocks;
 	bd.mode = PK_FINISH;
 	bd.next_job = 0;

@@ -15,8 +15,16 @@
 // on the boxes alone: the keys decide the shape, never a result. Unused lanes
 // hold inverted bounds, which meet nothing.
 //
-// Traversals use fixed stacks: levels strictly deepen along a path, so a path
-// has at most depth + 1 nodes and a stack at most (depth + 1) * NCHILD entries.
+// Runs the grid cannot spread out (more than a bucket in one cell at the depth
+// limit or at one level, more than PK_OWN_MAX own items) are piles: subtrees
+// cut at median centres, whose nodes own no items and whose leaves hold up to
+// a bucket. A node whose own items became a pile owns none: the pile is its
+// first child.
+//
+// Traversals use fixed stacks: grid levels strictly deepen along a path, each
+// at most doubled by a node split from its own pile, and a path ends in at
+// most one pile, so a path has at most PK_PATH_MAX nodes and a stack at most
+// PK_PATH_MAX * NCHILD entries.
 #ifndef ORTHANT_SRC_PACKED_INT_H
 #define ORTHANT_SRC_PACKED_INT_H
 
@@ -38,7 +46,14 @@ typedef ORTHANT_NAME(packed_def) pdef_t;
 #define PK_MAX_DEPTH (DIM == 2 ? 13 : 9)
 #define PK_LEVEL_BITS 4
 #define PK_LEVEL_MASK ((1u << PK_LEVEL_BITS) - 1u)
-#define PK_STACK ((PK_MAX_DEPTH + 2) * NCHILD)
+/// Most own items a node keeps; more become a pile (packed_build.c).
+#define PK_OWN_MAX(bucket) (2 * (bucket) + 16)
+/// The deepest pile: NCHILD^PK_PILE_LEVELS > PK_MAX_ITEMS.
+#define PK_PILE_LEVELS (DIM == 2 ? 16 : 11)
+/// Levels on a path: a grid node per level, each perhaps split from its own
+/// pile by a node of no items, then one pile.
+#define PK_PATH_MAX (2 * (PK_MAX_DEPTH + 1) + PK_PILE_LEVELS + 1)
+#define PK_STACK (PK_PATH_MAX * NCHILD)
 /// Most items: ids are 32-bit and node counts reach 2 * count + 1.
 #define PK_MAX_ITEMS (INT32_MAX / 2 - 2)
 

@@ -651,7 +651,12 @@ static inline void check_shape(const packed_t *t, const scene *s, int max_depth)
 	for (int i = 0; i < ORTHANT_STATS_LEVELS; ++i) per_level += st.items_per_level[i];
 	if (st.items != s->n || st.entries != s->n || per_level != s->n)
 		TU_FAIL("stats: items %d, entries %d, by level %d; %d stored\n", st.items, st.entries, per_level, s->n);
-	if (st.depth < 0 || st.depth > max_depth) TU_FAIL("stats: depth %d, max_depth %d\n", st.depth, max_depth);
+	// The grid's levels, each perhaps split from a pile of its own items by a
+	// node of none, then one pile, split by count in NCHILD parts a level.
+	int pile = 1;
+	for (long m = 1; m < s->n; m *= 1L << DIM) ++pile;
+	if (st.depth < 0 || st.depth > 2 * (max_depth + 1) + pile)
+		TU_FAIL("stats: depth %d, max_depth %d, %d items\n", st.depth, max_depth, s->n);
 	if (st.leaves > st.nodes || (s->n && st.leaves < 1)) TU_FAIL("stats: %d leaves of %d nodes\n", st.leaves, st.nodes);
 	// visit_nodes: every node once, parents first (depth grows by at most one
 	// from one node to the next), own items adding up, cell == bounds; NULL

@@ -34,8 +34,12 @@ typedef struct ORTHANT_NAME(packed) ORTHANT_NAME(packed);
 typedef struct ORTHANT_NAME(packed_def) {
 	/// Items a leaf holds before it is divided (default 16). 1..64.
 	int bucket_size;
-	/// Levels below the root (default and most: 13 in 2D, 9 in 3D). Items that
-	/// still share a cell at this depth share one leaf. 1..most.
+	/// Levels of the grid below the root (default and most: 13 in 2D, 9 in
+	/// 3D). More than a bucket of items still sharing a cell at this depth,
+	/// or sharing a cell and a level, or more own items at a node than twice
+	/// a bucket and 16, are a pile: split at median centres down to buckets,
+	/// so the tree's depth may pass max_depth (by at most max_depth + 2 and
+	/// log of the count in NCHILD). 1..most.
 	int max_depth;
 	/// The caller's allocator; zeroed means malloc/free.
 	ort_allocator allocator;
