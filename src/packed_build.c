@@ -255,9 +255,11 @@ static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
 		uint32_t lt = lo, i = lo, gt = hi;
 		while (i < gt) {
 			double c = pk_centre2(&b->boxes[i], d);
-			if (c < pivot)
-				pk_swap_items(b, lt++, i++);
-			else if (c > pivot)
+			if (c < pivot) {
+				if (lt != i) pk_swap_items(b, lt, i);
+				++lt;
+				++i;
+			} else if (c > pivot)
 				pk_swap_items(b, i, --gt);
 			else
 				++i;
@@ -271,7 +273,10 @@ static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
 	}
 }
 
-/// The axis along which the centres of items [lo, hi) spread most.
+/// The axis along which the centres of items [lo, hi) spread most, judged by
+/// at most 64 of them evenly spaced (the axis shapes the pile, never an
+/// answer; a run already cut on some axis is in order along it, so the
+/// sample spans it).
 static int pk_widest(const pk_build *b, uint32_t lo, uint32_t hi)
 {
 	double cmin[DIM], cmax[DIM];
@@ -279,7 +284,8 @@ static int pk_widest(const pk_build *b, uint32_t lo, uint32_t hi)
 		cmin[d] = INFINITY;
 		cmax[d] = -INFINITY;
 	}
-	for (uint32_t i = lo; i < hi; ++i)
+	uint32_t step = (hi - lo + 63) / 64;
+	for (uint32_t i = lo; i < hi; i = hi - i > step ? i + step : (i == hi - 1 ? hi : hi - 1))
 		for (int d = 0; d < DIM; ++d) {
 			double c = pk_centre2(&b->boxes[i], d);
 			if (c < cmin[d]) cmin[d] = c;
