@@ -91,9 +91,13 @@ static void check_shape(fuzz *f)
 	for (int l = 0; l < ORTHANT_STATS_LEVELS; ++l) per_level += st.items_per_level[l];
 	if (st.items != f->n || st.entries != f->n || per_level != f->n)
 		TU_FAIL("stats: %d items, %d entries, %d by level; the model has %d\n", st.items, st.entries, per_level, f->n);
+	// Depth: the grid's levels, each perhaps split from a pile of its own
+	// items by a node of none, then one pile, NCHILD parts a level.
+	int pile = 1;
+	for (long m = 1; m < f->n; m *= 1L << DIM) ++pile;
 	bool shape = f->n == 0 ? st.nodes == 0 && st.leaves == 0 && st.depth == 0
 	                       : st.leaves >= 1 && st.leaves <= f->n && st.nodes >= st.leaves && st.nodes <= 2 * f->n - 1 &&
-	                             st.depth <= f->def.max_depth;
+	                             st.depth <= 2 * (f->def.max_depth + 1) + pile;
 	if (!shape) TU_FAIL("stats: %d nodes, %d leaves, depth %d for %d items\n", st.nodes, st.leaves, st.depth, f->n);
 	if (st.bytes_peak < st.bytes) TU_FAIL("stats: peak %zu bytes below the %zu held\n", st.bytes_peak, st.bytes);
 	size_t held = f->counted ? st.bytes : 0;

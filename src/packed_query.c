@@ -5,6 +5,7 @@
 
 #include "knn_heap.h"
 #include "packed_int.h"
+#include "sweep.h" // WORK_TESTS: the counting build's box tests
 
 // ---- region queries ----------------------------------------------------------
 
@@ -31,9 +32,11 @@ static void pk_query_walk(const packed_t *p, const pk_region *q, ort_id_fn *fn, 
 	stack[top++] = 0;
 	while (top > 0) {
 		const pblock *b = &blocks[stack[--top]];
+		WORK_TESTS(b->kids);
 		unsigned m = pk_lanes_meeting(b, &q->box);
 		while (m) {
 			int k = pk_next_lane(&m);
+			WORK_TESTS(b->own[k]);
 			if (q->sphere) {
 				box_t lb = pk_lane_box(b, k);
 				if (dist2_point_box(q->centre, &lb) > q->r2) continue;
@@ -155,6 +158,7 @@ static void pk_ray_walk(const packed_t *p, const float origin[DIM], const float 
 		pk_visit v = stack[--top];
 		if (v.at > tmax) continue;
 		const pblock *b = &blocks[v.block];
+		WORK_TESTS(b->own[v.lane]);
 		for (uint32_t k = b->first[v.lane], e = k + b->own[v.lane]; k < e; ++k) {
 			float te;
 			if (!ray_slab(origin, dir, tmax, p->boxes[k].min, p->boxes[k].max, &te)) continue;
@@ -166,6 +170,7 @@ static void pk_ray_walk(const packed_t *p, const float origin[DIM], const float 
 		uint32_t ci = b->child[v.lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
 		m = 0;
 		for (uint32_t k = 0; k < c->kids; ++k) {
 			box_t cb = pk_lane_box(c, (int)k);
@@ -250,6 +255,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		// Equal distances are still visited: they may hold a tie with a lower id.
 		if (v.at > limit2 || v.at >= beyond) continue;
 		const pblock *b = &blocks[v.block];
+		WORK_TESTS(b->own[v.lane]);
 		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
 			double d2 = dist2_point_box(point, &p->boxes[e]);
 			if (d2 > limit2 || d2 >= beyond) continue;
@@ -266,6 +272,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		uint32_t ci = b->child[v.lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
 		unsigned m = 0;
 		double worst = limit2;
 		for (uint32_t l = 0; l < c->kids; ++l) {

@@ -452,6 +452,71 @@ static void test_pairs_work(void **state)
 	free(b);
 }
 
+static bool count_id(void *ctx, uint32_t id)
+{
+	(void)id;
+	++*(size_t *)ctx;
+	return true;
+}
+
+static float count_id_ray(void *ctx, uint32_t id, float t)
+{
+	(void)id, (void)t;
+	++*(size_t *)ctx;
+	return INFINITY; // every hit, however far
+}
+
+/// The packed tree's queries on every scene kind: box queries around items,
+/// rays from their corners (every hit) and 10 nearest, each checked against
+/// brute force for its count, and the boxes and lanes tested stay within
+/// c (log n + k) a query (the counting build): no pile is scanned whole.
+static void test_packed_query_work(void **state)
+{
+	(void)state;
+	enum { N = 4000, Q = 64, K = 10 };
+	box_t *b = malloc(sizeof *b * N);
+	for (int kind = 0; kind < KINDS; ++kind) {
+		int n = kind == K_DUPLICATES ? N / 8 : N;
+		tu_rng rng = tu_rng_make(70 + (uint64_t)kind);
+		for (int i = 0; i < n; ++i) b[i] = scene_box(kind, &rng, i, n);
+		packed_t *p = fill_packed(b, n);
+		assert_int_equal(TU(packed_validate)(p, NULL, 0), ORT_OK);
+		tu_rng qr = tu_rng_make(9);
+		double bound = 0.0;
+#ifdef ORTHANT_COUNT_WORK
+		TU(work_box_tests) = 0;
+#endif
+		for (int q = 0; q < Q; ++q) {
+			TU_CONTEXT("packed query work, %s, query %d", kind_names[kind], q);
+			const box_t *qb = &b[tu_int(&qr, 0, n - 1)];
+			size_t got = 0, want = 0;
+			assert_int_equal(TU(packed_query_box)(p, *qb, count_id, &got), ORT_OK);
+			for (int i = 0; i < n; ++i) want += tu_overlap(qb, &b[i]);
+			if (got != want) TU_FAIL("box query: %zu hits, brute force %zu\n", got, want);
+			bound += log2((double)n) + (double)got;
+			float dir[DIM];
+			for (int d = 0; d < DIM; ++d) dir[d] = tu_float(&qr, -1.0f, 1.0f);
+			got = 0;
+			assert_int_equal(TU(packed_ray_cast)(p, qb->min, dir, INFINITY, count_id_ray, &got), ORT_OK);
+			bound += log2((double)n) + (double)got;
+			ort_id_neighbor nb[K];
+			int found = 0;
+			assert_int_equal(TU(packed_nearest)(p, qb->max, K, INFINITY, nb, &found), ORT_OK);
+			if (found != (n < K ? n : K)) TU_FAIL("nearest: %d found\n", found);
+			bound += log2((double)n) + K;
+		}
+#ifdef ORTHANT_COUNT_WORK
+		double work = (double)TU(work_box_tests);
+		bound *= 32.0;
+		print_message("%-28s packed queries n %5d: %9.0f tests, %.2f of the bound\n", kind_names[kind], n, work,
+		              work / bound);
+		if (work > bound) TU_FAIL("%s: %.0f tests, over c (log n + k) a query = %.0f\n", kind_names[kind], work, bound);
+#endif
+		TU(packed_destroy)(p);
+	}
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +525,7 @@ int main(void)
 	    cmocka_unit_test(test_coord_limit_exact),
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
+	    cmocka_unit_test(test_packed_query_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
 }
