@@ -241,16 +241,32 @@ static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
 			pk_heap_sort(b, lo, hi, d);
 			return;
 		}
-		// The median of three hashed places.
 		uint32_t m = hi - lo;
-		double v[3];
-		for (int j = 0; j < 3; ++j) {
-			h ^= h >> 29;
-			h *= 0xBF58476D1CE4E5B9ull;
-			v[j] = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
+		double pivot;
+		if (m > 256) {
+			// Rank k's share of a sample of 31 hashed places: the partition
+			// then lands near k and leaves little to select from.
+			double v[31];
+			for (int j = 0; j < 31; ++j) {
+				h ^= h >> 29;
+				h *= 0xBF58476D1CE4E5B9ull;
+				double c = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
+				int at = j;
+				for (; at > 0 && v[at - 1] > c; --at) v[at] = v[at - 1];
+				v[at] = c;
+			}
+			pivot = v[(uint64_t)(k - lo) * 30u / (m - 1u)];
+		} else {
+			// The median of three hashed places.
+			double v[3];
+			for (int j = 0; j < 3; ++j) {
+				h ^= h >> 29;
+				h *= 0xBF58476D1CE4E5B9ull;
+				v[j] = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
+			}
+			pivot = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
+			                    : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
 		}
-		double pivot = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
-		                           : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
 		// [lo, lt) below the pivot, [lt, i) equal, [gt, hi) above.
 		uint32_t lt = lo, i = lo, gt = hi;
 		while (i < gt) {
