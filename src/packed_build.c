@@ -227,11 +227,30 @@ static void pk_heap_sort(pk_build *b, uint32_t lo, uint32_t hi, int d)
 	}
 }
 
+/// Move the items of [lo, hi) whose centre on axis d is below pivot (or with
+/// or_equal, not above it) to the front; returns where the rest start.
+static uint32_t pk_partition(pk_build *b, uint32_t lo, uint32_t hi, int d, double pivot, bool or_equal)
+{
+	uint32_t j = lo;
+	for (uint32_t i = lo; i < hi; ++i) {
+		box_t x = b->boxes[i];
+		uint32_t xi = b->ids[i];
+		double c = pk_centre2(&x, d);
+		uint32_t left = or_equal ? c <= pivot : c < pivot;
+		b->boxes[i] = b->boxes[j];
+		b->ids[i] = b->ids[j];
+		b->boxes[j] = x;
+		b->ids[j] = xi;
+		j += left;
+	}
+	return j;
+}
+
 /// Reorder items [lo, hi) so that item k has the rank-k centre on axis d, none
-/// before it larger and none after it smaller: a quickselect with a
-/// three-way partition (equal centres, duplicates, end it at once), pivots at
-/// hashed places, and a heap sort once a budget of rounds runs out, so no
-/// input costs more than O(m log m) and a typical one O(m).
+/// before it larger and none after it smaller: a quickselect with pivots from
+/// hashed places (a run of equal least centres, duplicates, ends it at once),
+/// and a heap sort once a budget of rounds runs out, so no input costs more
+/// than O(m log m) and a typical one O(m).
 static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
 {
 	uint64_t h = ((uint64_t)lo << 32 | hi) * 0x9E3779B97F4A7C15ull;
@@ -267,25 +286,22 @@ static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
 			pivot = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
 			                    : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
 		}
-		// [lo, lt) below the pivot, [lt, i) equal, [gt, hi) above.
-		uint32_t lt = lo, i = lo, gt = hi;
-		while (i < gt) {
-			double c = pk_centre2(&b->boxes[i], d);
-			if (c < pivot) {
-				if (lt != i) pk_swap_items(b, lt, i);
-				++lt;
-				++i;
-			} else if (c > pivot)
-				pk_swap_items(b, i, --gt);
-			else
-				++i;
+		// [lo, j) below the pivot, [j, hi) not: a partition without
+		// branches (whether a centre is below is rarely predictable).
+		uint32_t j = pk_partition(b, lo, hi, d, pivot, false);
+		if (k < j) {
+			hi = j;
+			continue;
 		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return;
+		if (j > lo) {
+			lo = j;
+			continue;
+		}
+		// Nothing below the pivot, the least: [lo, j) equal to it (at least
+		// one), so duplicates end at once or drop out.
+		j = pk_partition(b, lo, hi, d, pivot, true);
+		if (k < j) return;
+		lo = j;
 	}
 }
 
