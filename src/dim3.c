@@ -18,3 +18,4 @@
 #include "packed_build.c"
 #include "packed_query.c"
 #include "packed_pairs.c"
+#include "packed_knn_batch.c"

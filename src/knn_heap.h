@@ -141,6 +141,22 @@ static void knn_sift_up(knn_best *h, int i)
 	h[i] = v;
 }
 
+/// Offer c to the k best so far, the max-heap best[0..*n): it enters while
+/// fewer than k are held, or in place of the worst when it ranks before it.
+/// True when it entered.
+static inline bool knn_offer(knn_best *best, int *n, int k, knn_best c)
+{
+	if (*n < k) {
+		best[*n] = c;
+		knn_sift_up(best, (*n)++);
+		return true;
+	}
+	if (!knn_before(&c, &best[0])) return false;
+	best[0] = c;
+	knn_sift_down(best, *n, 0);
+	return true;
+}
+
 /// The max-heap best[0..n) in ascending result order.
 static void knn_heap_sort(knn_best *best, int n)
 {

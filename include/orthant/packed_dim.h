@@ -130,6 +130,23 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) *
                                                     const float point[ORTHANT_DIM], int k, float max_distance,
                                                     ort_id_neighbor *out, int *found);
 
+/// ortN_packed_nearest for count points at once: row i of out, out[i * k ..
+/// i * k + k), gets point i's answer — the rows ortN_packed_nearest gives, the
+/// same for any order of the points and any worker count — with the rest of
+/// the row (past found[i], when fewer are found) set to {UINT32_MAX, INFINITY}.
+/// exclude (NULL: none) names an id per point to leave out (UINT32_MAX: none),
+/// such as the point's own box when the points are the items. found may be
+/// NULL. The points are searched in a spatial order, each search bounded from
+/// the start by what the previous one found, so a batch is several times
+/// faster than the calls one by one. Borrows 20 bytes per point for the call
+/// (and 16 * k per job when k > 64) from the tree's allocator; with tasks
+/// (task.h) the points are split over the workers. ORT_ERROR_INVALID_BOX,
+/// writing nothing, when a point is not finite or max_distance is NaN or negative.
+ORTHANT_API ort_result ORTHANT_NAME(packed_nearest_batch)(const ORTHANT_NAME(packed) * tree,
+                                                          const float (*points)[ORTHANT_DIM], int count, int k,
+                                                          float max_distance, const uint32_t *exclude,
+                                                          ort_id_neighbor *out, int *found);
+
 /// Every pair of overlapping boxes exactly once (closed: touching counts).
 /// Allocates nothing, unless a node holds a pile the build could not spread
 /// out (96 or more items of its own: a speck of boxes far smaller than the

@@ -1,0 +1,280 @@
+// packed_knn_batch.c: the k nearest items of many points in one call, on the
+// packed tree (ortN_packed_nearest_batch). Each answer is the one
+// ortN_packed_nearest gives for that point alone (with the excluded id left
+// out); what the batch adds is speed, from three things:
+//
+// - Spatial order. The points are visited in the Morton order of their
+//   positions on a grid over the tree's bounds (a radix sort of their keys,
+//   skipped when they already come in that order), so consecutive searches
+//   walk the same blocks, still in cache.
+// - A seeded bound. Distance to a box is 1-Lipschitz in the point, so the k-th
+//   distance of the previous point plus the distance between the two points
+//   bounds this point's k-th distance. The search starts with that bound (a
+//   little wider, for rounding) instead of infinity, so it prunes from its
+//   first block instead of descending into the nearest-looking subtree and
+//   widening from there. Whether the bound was wide enough is then checked
+//   exactly: everything the search did not see lies beyond the bound, and if
+//   the k-th result ranks before anything that far away the answer is
+//   complete; otherwise (a bound too tight, or fewer than k found within it)
+//   the point is searched again without it. So the bound changes the work
+//   alone, never a result.
+// - A lean loop. A block's lanes are measured branch-free over its
+//   axis-by-axis arrays, the leaves' boxes by the distance every other query
+//   ranks by (dist2_point_box), and k = 1 keeps its single best in place.
+//
+// With tasks (task.h) the ordered points are cut into jobs of consecutive
+// points (by the number of points alone); each job writes its points' rows of
+// the output, which are the same whoever runs them, so the output does not
+// depend on the workers.
+#include <float.h>
+
+#include "knn_heap.h"
+#include "packed_int.h"
+#include "task_int.h"
+
+/// The heap of one search kept on the stack up to this k; larger k borrow it
+/// from the call's scratch.
+#define KB_LOCAL_K 64
+/// Points per job: at least this many, so each job's first bound (unseeded)
+/// is amortised over many seeded ones.
+#define KB_JOB_MIN 256
+
+/// (next float up from dist)^2: knn_beyond without the library call.
+/// dist is a reported distance: >= 0, possibly +inf.
+static inline double kb_beyond(float dist)
+{
+	if (!(dist < INFINITY)) return INFINITY;
+	uint32_t u;
+	memcpy(&u, &dist, sizeof u);
+	u += 1; // dist >= 0: the next representable float up
+	float up;
+	memcpy(&up, &u, sizeof up);
+	double d = up;
+	return d * d;
+}
+
+/// One search: the k (>= 1) nearest to pt with squared distance at most
+/// limit2, skipping id skip (NIL: none), into the max-heap best; returns how
+/// many were found.
+static int kb_search(const packed_t *p, const float pt[DIM], int k, double limit2, uint32_t skip, knn_best *best)
+{
+	const pblock *blocks = p->blocks;
+	const box_t *boxes = p->boxes;
+	int n = 0;
+	// A node or box enters when its d2 < cut: at most limit2 (the next double
+	// up is the first that fails), and before beyond once k are held.
+	double lim_up = nextafter(limit2, INFINITY), cut = lim_up;
+	struct {
+		uint32_t block;
+		uint32_t lane;
+		double d2;
+	} stack[PK_STACK];
+	int top = 0;
+	box_t rb = pk_lane_box(&blocks[0], 0);
+	stack[top].block = 0;
+	stack[top].lane = 0;
+	stack[top++].d2 = dist2_point_box(pt, &rb);
+	while (top > 0) {
+		--top;
+		// Equal distances are still visited: they may hold a tie with a lower id.
+		if (!(stack[top].d2 < cut)) continue;
+		const pblock *b = &blocks[stack[top].block];
+		uint32_t lane = stack[top].lane;
+		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
+			double d2 = dist2_point_box(pt, &boxes[e]);
+			if (!(d2 < cut) || p->ids[e] == skip) continue;
+			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
+				double beyond = kb_beyond(best[0].dist);
+				cut = beyond < lim_up ? beyond : lim_up;
+			}
+		}
+		uint32_t ci = b->child[lane];
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		// Every lane at once; unused lanes (inverted bounds) come out infinite.
+		double d2[NCHILD] = {0};
+		for (int d = 0; d < DIM; ++d) {
+			double x = pt[d];
+			for (int l = 0; l < NCHILD; ++l) {
+				double g = (double)c->lo[d][l] - x, h = x - (double)c->hi[d][l];
+				g = g > h ? g : h;
+				g = g > 0.0 ? g : 0.0;
+				d2[l] += g * g;
+			}
+		}
+		// Push the lanes within the cut, farthest first, so the nearest pops next.
+		int first = top;
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			if (!(d2[l] < cut)) continue;
+			int j = top++;
+			for (; j > first && stack[j - 1].d2 < d2[l]; --j) stack[j] = stack[j - 1];
+			stack[j].block = ci;
+			stack[j].lane = l;
+			stack[j].d2 = d2[l];
+		}
+		assert(top <= PK_STACK);
+	}
+	return n;
+}
+
+/// What the jobs of one batch share.
+typedef struct kb_batch {
+	const packed_t *p;
+	const float (*points)[DIM];
+	const uint32_t *exclude;
+	const uint32_t *order; ///< the points in visiting order
+	int count, k, kk;      ///< points; k asked for; kk = min(k, items)
+	double limit2;
+	knn_best *heaps;       ///< kk per job when kk > KB_LOCAL_K, else NULL
+	int per_job;
+	ort_id_neighbor *out;
+	int *found;
+} kb_batch;
+
+static void kb_job(void *ctx, int job, tk_out *unused)
+{
+	(void)unused;
+	const kb_batch *kb = ctx;
+	knn_best local[KB_LOCAL_K];
+	knn_best *best = kb->heaps ? kb->heaps + (size_t)job * (size_t)kb->kk : local;
+	int begin = job * kb->per_job, end = kb->count - begin > kb->per_job ? begin + kb->per_job : kb->count;
+	float prev[DIM];
+	double prev_k = INFINITY; ///< the previous point's k-th distance (INFINITY: no bound from it)
+	for (int t = begin; t < end; ++t) {
+		uint32_t i = kb->order[t];
+		const float *pt = kb->points[i];
+		uint32_t skip = kb->exclude ? kb->exclude[i] : NIL;
+		double bound2 = INFINITY;
+		if (prev_k < INFINITY) {
+			double move = 0.0;
+			for (int d = 0; d < DIM; ++d) {
+				double g = (double)pt[d] - prev[d];
+				move += g * g;
+			}
+			// Widened past every rounding of the distances it comes from; the
+			// check below makes the answer exact whatever this comes to.
+			double b = (prev_k + sqrt(move)) * (1.0 + 0x1p-20) + 0x1p-140;
+			bound2 = b * b;
+		}
+		int n;
+		if (bound2 < kb->limit2) {
+			n = kb_search(kb->p, pt, kb->kk, bound2, skip, best);
+			// Complete when k were found and nothing beyond the bound ranks
+			// before the k-th (the search saw every box up to bound2).
+			if (n < kb->kk || kb_beyond(best[0].dist) > bound2)
+				n = kb_search(kb->p, pt, kb->kk, kb->limit2, skip, best);
+		} else {
+			n = kb_search(kb->p, pt, kb->kk, kb->limit2, skip, best);
+		}
+		knn_heap_sort(best, n);
+		ort_id_neighbor *row = kb->out + (size_t)i * (size_t)kb->k;
+		for (int j = 0; j < n; ++j) row[j] = (ort_id_neighbor){best[j].id, best[j].dist};
+		for (int j = n; j < kb->k; ++j) row[j] = (ort_id_neighbor){NIL, INFINITY};
+		if (kb->found) kb->found[i] = n;
+		memcpy(prev, pt, sizeof prev);
+		prev_k = n == kb->kk ? best[n - 1].dist : INFINITY;
+	}
+}
+
+/// order[0..count) gets the points in the Morton order of their cells on a
+/// grid of 2^16 (2D) or 2^10 (3D) cells a side over the tree's bounds; keys
+/// and tmp are scratch of count entries. Points outside clamp to the edge.
+static void kb_order(const packed_t *p, const float (*points)[DIM], int count, uint64_t *keys, uint64_t *tmp,
+                     uint32_t *order)
+{
+	const int bits = DIM == 2 ? 16 : 10;
+	const double cells = (double)((1u << bits) - 1);
+	double lo[DIM], scale[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		lo[d] = p->bounds.min[d];
+		double w = (double)p->bounds.max[d] - p->bounds.min[d];
+		scale[d] = w > 0 ? cells / w : 0.0;
+	}
+	// Bits interleave through a table: chunk bits of a coordinate spread DIM apart.
+	enum { CHUNK = DIM == 2 ? 8 : 5 };
+	uint32_t spread[1 << CHUNK];
+	for (uint32_t v = 0; v < (1u << CHUNK); ++v) {
+		spread[v] = 0;
+		for (int b = 0; b < CHUNK; ++b) spread[v] |= ((v >> b) & 1u) << (b * DIM);
+	}
+	bool sorted = true;
+	for (int i = 0; i < count; ++i) {
+		uint64_t key = 0;
+		for (int d = 0; d < DIM; ++d) {
+			double g = ((double)points[i][d] - lo[d]) * scale[d];
+			uint32_t v = g <= 0 ? 0 : g >= cells ? (1u << bits) - 1 : (uint32_t)g;
+			uint32_t s = spread[v & ((1u << CHUNK) - 1)] | spread[v >> CHUNK] << (CHUNK * DIM);
+			key |= (uint64_t)s << d;
+		}
+		keys[i] = key << 32 | (uint32_t)i;
+		if (i && keys[i] < keys[i - 1]) sorted = false;
+	}
+	if (!sorted) {
+		// LSD radix sort on the 32 key bits, a byte at a time (an even number
+		// of passes, so the keys end in `keys`).
+		for (int shift = 32; shift < 64; shift += 8) {
+			size_t at[257] = {0};
+			for (int i = 0; i < count; ++i) at[((keys[i] >> shift) & 255) + 1]++;
+			for (int b = 0; b < 256; ++b) at[b + 1] += at[b];
+			for (int i = 0; i < count; ++i) tmp[at[(keys[i] >> shift) & 255]++] = keys[i];
+			uint64_t *sw = keys;
+			keys = tmp;
+			tmp = sw;
+		}
+	}
+	for (int i = 0; i < count; ++i) order[i] = (uint32_t)keys[i];
+}
+
+ort_result ORTHANT_NAME(packed_nearest_batch)(const packed_t *p, const float (*points)[DIM], int count, int k,
+                                              float max_distance, const uint32_t *exclude, ort_id_neighbor *out,
+                                              int *found)
+{
+	if (!p || count < 0 || k < 1 || (count > 0 && (!points || !out))) return ORT_ERROR_INVALID_ARGUMENT;
+	if (isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
+	for (int i = 0; i < count; ++i)
+		if (point_check(points[i]) != ORT_OK) return ORT_ERROR_INVALID_BOX;
+	if (count == 0) return ORT_OK;
+	int kk = (uint32_t)k > p->count ? (int)p->count : k;
+	if (kk == 0) { // an empty tree: every row missing
+		for (size_t j = 0; j < (size_t)count * (size_t)k; ++j) out[j] = (ort_id_neighbor){NIL, INFINITY};
+		if (found) memset(found, 0, (size_t)count * sizeof *found);
+		return ORT_OK;
+	}
+	int per_job = count / TK_JOBS_TARGET < KB_JOB_MIN ? KB_JOB_MIN : count / TK_JOBS_TARGET;
+	int jobs = (count + per_job - 1) / per_job;
+	// Scratch: the keys and their sort buffer, the order, and the jobs' heaps
+	// when they do not fit on the stack.
+	size_t heaps = kk > KB_LOCAL_K ? (size_t)jobs * (size_t)kk * sizeof(knn_best) : 0;
+	size_t bytes = (size_t)count * (2 * sizeof(uint64_t) + sizeof(uint32_t)) + heaps;
+	unsigned char *scratch = allocator_alloc(&p->def.allocator, bytes);
+	if (!scratch) return ORT_ERROR_OUT_OF_MEMORY;
+	uint64_t *keys = (uint64_t *)(void *)scratch, *tmp = keys + count;
+	knn_best *heap = heaps ? (knn_best *)(void *)(tmp + count) : NULL;
+	uint32_t *order = (uint32_t *)(void *)(scratch + (size_t)count * 2 * sizeof(uint64_t) + heaps);
+	pk_reading_begin(p);
+	kb_order(p, points, count, keys, tmp, order);
+	kb_batch kb = {
+	    .p = p,
+	    .points = points,
+	    .exclude = exclude,
+	    .order = order,
+	    .count = count,
+	    .k = k,
+	    .kk = kk,
+	    .limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance,
+	    .heaps = heap,
+	    .per_job = per_job,
+	    .out = out,
+	    .found = found,
+	};
+	ort_tasks *tasks = p->def.tasks;
+	if (jobs > 1 && ort_tk_acquire(tasks)) {
+		ort_tk_for(tasks, jobs, kb_job, &kb);
+		ort_tk_release(tasks);
+	} else {
+		for (int j = 0; j < jobs; ++j) kb_job(&kb, j, NULL);
+	}
+	pk_reading_end(p);
+	allocator_free(&p->def.allocator, scratch, bytes);
+	return ORT_OK;
+}
