@@ -365,64 +365,95 @@ typedef struct XN(knn_job) {
 	double coord_max;       // largest |coordinate| of the stored boxes
 } XN(knn_job);
 
-/// Point q's k nearest into row q of dist/idx. The float tree ranks by the
-/// stored (rounded) boxes; candidates are taken wide enough that the exact
-/// double ranking is found among them, then ranked exactly.
-/// The scratch of one range of nearest queries, and what the previous query
-/// found: its point and its k-th exact distance (INFINITY: none). The k-th
-/// distance moves by at most the distance the point moved (distance to a box
-/// is 1-Lipschitz), so it bounds the next search: with points in spatial
-/// order the bound is tight, and the tree prunes from the start.
-typedef struct XN(knn_scratch) {
-	ort_id_neighbor *buf;
-	int cap;
-	dpair *cand;
-	int ccap;
-	double prev[XD];
-	double prev_dk;
-} XN(knn_scratch);
-
-static bool XN(knn_row)(const XN(knn_job) * j, size_t q, XN(knn_scratch) * s)
+/// Row q of the points in double and in float (rounded to nearest), and the
+/// largest |coordinate| of it and the stored boxes.
+static double XN(knn_point)(const XN(knn_job) * j, size_t q, double pd[XD], float pf[XD])
 {
-	ort_id_neighbor **buf = &s->buf;
-	dpair **cand = &s->cand;
-	int *cap = &s->cap, *ccap = &s->ccap;
-	const XN(core) *c = j->c;
-	double pd[XD];
-	float pf[XD];
 	double pmax = j->coord_max;
 	for (int d = 0; d < XD; ++d) {
 		pd[d] = j->p64 ? ((const double *)j->points)[q * XD + d] : ((const float *)j->points)[q * XD + d];
 		pf[d] = (float)pd[d];
 		if (fabs(pd[d]) > pmax) pmax = fabs(pd[d]);
 	}
-	// How far a float distance may be from the exact one: the outward rounding of
-	// boxes and the point (an ulp of the largest coordinate on each axis; none
-	// when both are float32), and the float the library returns (2^-24
-	// relative). Generous, so never too small.
-	double slack = (!c->is64 && !j->p64) ? 0.0 : pmax * 0x1p-20 + 0x1p-120;
-	double rel = 0x1p-21;
-	int extra = j->exclude && j->exclude[q] >= 0 ? 1 : 0;
-	int k = j->k;
-	float fmax = INFINITY;
-	if (isfinite(j->max_distance)) {
-		double m = j->max_distance * (1.0 + rel) + 2 * slack;
-		fmax = round_up(m);
-	}
-	float fmax_user = fmax;
-	bool bounded = false;
-	if (!j->exclude && isfinite(s->prev_dk)) {
-		double move = 0.0;
-		for (int d = 0; d < XD; ++d) move += (pd[d] - s->prev[d]) * (pd[d] - s->prev[d]);
-		double b = (s->prev_dk + sqrt(move)) * (1.0 + 4 * rel) + 4 * slack + 0x1p-126;
-		if (b < COORD_LIMIT && round_up(b) < fmax) {
-			fmax = round_up(b);
-			bounded = true;
+	return pmax;
+}
+
+/// How far a float distance of the tree may be from the exact one: the
+/// outward rounding of boxes and the point (an ulp of the largest coordinate
+/// on each axis; none when both are float32), and the float the library
+/// returns (KNN_REL relative). Generous, so never too small.
+#define KNN_REL 0x1p-21
+static double XN(knn_slack)(const XN(knn_job) * j, double pmax)
+{
+	return (!j->c->is64 && !j->p64) ? 0.0 : pmax * 0x1p-20 + 0x1p-120;
+}
+
+/// The float max_distance to ask the tree for: the caller's, widened by the slack.
+static float XN(knn_fmax)(const XN(knn_job) * j, double slack)
+{
+	return isfinite(j->max_distance) ? round_up(j->max_distance * (1.0 + KNN_REL) + 2 * slack) : INFINITY;
+}
+
+/// Whether the tree's candidates buf[0..found) (want asked for, the excluded
+/// item `skip` among them or not) surely hold the exact k nearest: fewer came
+/// than asked (everything within the limit came), or all items came, or the
+/// last is farther than the k-th by more than twice the slack.
+static bool XN(knn_complete)(const XN(core) * c, const ort_id_neighbor *buf, int found, int want, int k,
+                             int64_t skip, double slack)
+{
+	if (found < want || want >= c->n) return true;
+	int seen = 0;
+	double dk = INFINITY;
+	for (int i = 0; i < found; ++i) {
+		if ((int64_t)buf[i].id == skip) continue;
+		if (++seen == k) {
+			dk = buf[i].distance;
+			break;
 		}
 	}
-	int want = k + extra + 1;
+	return buf[found - 1].distance > dk * (1.0 + 2 * KNN_REL) + 2 * slack;
+}
+
+/// Rank the candidates buf[0..found) by exact distance (then index) into row
+/// q of dist/idx: the excluded item and those past max_distance left out,
+/// missing ones as inf / -1. cand is scratch of at least found entries.
+static void XN(knn_write)(const XN(knn_job) * j, size_t q, const double pd[XD], const ort_id_neighbor *buf,
+                          int found, int64_t skip, dpair *cand)
+{
+	int nc = 0, k = j->k;
+	for (int i = 0; i < found; ++i) {
+		uint32_t id = buf[i].id;
+		if ((int64_t)id == skip) continue;
+		double b[2 * XD];
+		XN(data_box)(j->c, id, b);
+		double dd = XN(dist_d)(b, pd);
+		if (!(dd <= j->max_distance)) continue;
+		cand[nc++] = (dpair){dd, id};
+	}
+	sort_dpair(cand, (size_t)nc);
+	double *drow = j->dist + q * (size_t)k;
+	int64_t *irow = j->idx + q * (size_t)k;
+	for (int i = 0; i < k; ++i) {
+		drow[i] = i < nc ? cand[i].d : INFINITY;
+		irow[i] = i < nc ? (int64_t)cand[i].id : -1;
+	}
+}
+
+/// Point q's k nearest into row q of dist/idx, on its own. The float tree
+/// ranks by the stored (rounded) boxes; candidates are taken wide enough that
+/// the exact double ranking is found among them, then ranked exactly.
+/// buf and cand are the caller's scratch, grown here.
+static bool XN(knn_row)(const XN(knn_job) * j, size_t q, ort_id_neighbor **buf, int *cap, dpair **cand, int *ccap)
+{
+	const XN(core) *c = j->c;
+	double pd[XD];
+	float pf[XD];
+	double slack = XN(knn_slack)(j, XN(knn_point)(j, q, pd, pf));
+	int64_t skip = j->exclude ? j->exclude[q] : -1;
+	float fmax = XN(knn_fmax)(j, slack);
+	int want = j->k + (skip >= 0) + 1;
 	if (want > c->n) want = c->n;
-	int found = 0, nc = 0;
+	int found = 0;
 	for (;;) {
 		if (want > *cap) {
 			free(*buf);
@@ -432,26 +463,7 @@ static bool XN(knn_row)(const XN(knn_job) * j, size_t q, XN(knn_scratch) * s)
 		}
 		if (want == 0) break;
 		if (ORT_X(packed_nearest)(c->tree, pf, want, fmax, *buf, &found) != ORT_OK) return false;
-		if (found < want && bounded && found < k) { // cannot happen; the bound would be wrong
-			fmax = fmax_user;
-			bounded = false;
-			continue;
-		}
-		if (found < want) break;
-		// Complete when the last returned item is farther than the k-th
-		// (excluded item aside) by more than twice the slack.
-		int seen = 0;
-		double dk = INFINITY;
-		for (int i = 0; i < found; ++i) {
-			if (extra && (int64_t)(*buf)[i].id == j->exclude[q]) continue;
-			if (++seen == k) {
-				dk = (*buf)[i].distance;
-				break;
-			}
-		}
-		double last = (*buf)[found - 1].distance;
-		if (last > dk * (1.0 + 2 * rel) + 2 * slack) break;
-		if (want >= c->n) break;
+		if (XN(knn_complete)(c, *buf, found, want, j->k, skip, slack)) break;
 		want = want * 2 > c->n ? c->n : want * 2;
 	}
 	if (found > *ccap) {
@@ -460,34 +472,76 @@ static bool XN(knn_row)(const XN(knn_job) * j, size_t q, XN(knn_scratch) * s)
 		*cand = malloc((size_t)*ccap * sizeof **cand);
 		if (!*cand) return false;
 	}
-	for (int i = 0; i < found; ++i) {
-		uint32_t id = (*buf)[i].id;
-		if (extra && (int64_t)id == j->exclude[q]) continue;
-		double b[2 * XD];
-		XN(data_box)(c, id, b);
-		double dd = XN(dist_d)(b, pd);
-		if (!(dd <= j->max_distance)) continue;
-		(*cand)[nc++] = (dpair){dd, id};
-	}
-	sort_dpair(*cand, (size_t)nc);
-	double *drow = j->dist + q * (size_t)k;
-	int64_t *irow = j->idx + q * (size_t)k;
-	for (int i = 0; i < k; ++i) {
-		drow[i] = i < nc ? (*cand)[i].d : INFINITY;
-		irow[i] = i < nc ? (int64_t)(*cand)[i].id : -1;
-	}
-	memcpy(s->prev, pd, sizeof pd);
-	s->prev_dk = nc >= k ? drow[k - 1] : INFINITY;
+	XN(knn_write)(j, q, pd, *buf, found, skip, *cand);
 	return true;
 }
 
+/// Points handed to the library's batched nearest at once: their scratch
+/// stays in cache, and each batch's first search (no bound yet) is one in many.
+#define KNN_CHUNK 2048
+
+/// Points perm[lo..hi) (in spatial order): the library's batched nearest
+/// gives k + 1 candidates for each (it visits them in that order, each search
+/// bounded by the one before, and leaves the excluded item out), which are
+/// ranked exactly; a point whose candidates may not hold the exact answer (a
+/// near tie within the rounding) is searched again on its own.
 static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo, size_t hi)
 {
-	XN(knn_scratch) s = {.prev_dk = INFINITY};
-	bool ok = true;
-	for (size_t t = lo; t < hi && ok; ++t) ok = XN(knn_row)(j, perm[t], &s);
-	free(s.buf);
-	free(s.cand);
+	const XN(core) *c = j->c;
+	int want = j->k + 1 > c->n ? c->n : j->k + 1;
+	size_t chunk = hi - lo < KNN_CHUNK ? hi - lo : KNN_CHUNK;
+	float(*pf)[XD] = malloc((chunk ? chunk : 1) * sizeof *pf);
+	uint32_t *ex = malloc((chunk ? chunk : 1) * sizeof *ex);
+	int *found = malloc((chunk ? chunk : 1) * sizeof *found);
+	ort_id_neighbor *out = malloc((chunk ? chunk : 1) * (size_t)(want ? want : 1) * sizeof *out);
+	dpair *cand = malloc((size_t)(want ? want : 1) * sizeof *cand);
+	ort_id_neighbor *buf = NULL;
+	dpair *rcand = NULL;
+	int cap = 0, ccap = 0;
+	bool ok = pf && ex && found && out && cand;
+	for (size_t at = lo; ok && at < hi; at += chunk) {
+		size_t n = hi - at < chunk ? hi - at : chunk;
+		// The chunk's largest coordinate (of the boxes and the points): every
+		// point's slack is at most the one from it, so the float limit holds
+		// every candidate of each.
+		double pmax = j->coord_max;
+		for (size_t t = 0; t < n; ++t) {
+			size_t q = perm[at + t];
+			double pd[XD];
+			double m = XN(knn_point)(j, q, pd, pf[t]);
+			if (m > pmax) pmax = m;
+			int64_t e = j->exclude ? j->exclude[q] : -1;
+			ex[t] = e >= 0 && e < c->n ? (uint32_t)e : UINT32_MAX;
+		}
+		float fmax = XN(knn_fmax)(j, XN(knn_slack)(j, pmax));
+		if (want > 0 && ORT_X(packed_nearest_batch)(c->tree, (const float(*)[XD])pf, (int)n, want, fmax,
+		                                            j->exclude ? ex : NULL, out, found) != ORT_OK) {
+			ok = false;
+			break;
+		}
+		for (size_t t = 0; ok && t < n; ++t) {
+			size_t q = perm[at + t];
+			const ort_id_neighbor *row = out + t * (size_t)want;
+			double pd[XD];
+			float f[XD];
+			double slack = XN(knn_slack)(j, XN(knn_point)(j, q, pd, f));
+			int nf = want > 0 ? found[t] : 0;
+			// The excluded item is never among the candidates, so it is not
+			// counted as one of all the items either.
+			int avail = c->n - (ex[t] != UINT32_MAX);
+			if (nf < want || nf >= avail || XN(knn_complete)(c, row, nf, want, j->k, -1, slack))
+				XN(knn_write)(j, q, pd, row, nf, -1, cand);
+			else
+				ok = XN(knn_row)(j, q, &buf, &cap, &rcand, &ccap);
+		}
+	}
+	free(pf);
+	free(ex);
+	free(found);
+	free(out);
+	free(cand);
+	free(buf);
+	free(rcand);
 	return ok;
 }
 
