@@ -18,9 +18,10 @@
 //   complete; otherwise (a bound too tight, or fewer than k found within it)
 //   the point is searched again without it. So the bound changes the work
 //   alone, never a result.
-// - A lean loop. A block's lanes are measured branch-free over its
-//   axis-by-axis arrays, the leaves' boxes by the distance every other query
-//   ranks by (dist2_point_box), and k = 1 keeps its single best in place.
+// - A lean loop. A block's lanes are measured at once over its axis-by-axis
+//   arrays, in float (SSE), against a cut widened past float's rounding; the
+//   boxes themselves by the distance every other query ranks by
+//   (dist2_point_box, in double).
 //
 // With tasks (task.h) the ordered points are cut into jobs of consecutive
 // points (by the number of points alone); each job writes its points' rows of
@@ -53,31 +54,83 @@ static inline double kb_beyond(float dist)
 	return d * d;
 }
 
-/// One search: the k (>= 1) nearest to pt with squared distance at most
-/// limit2, skipping id skip (NIL: none), into the max-heap best; returns how
-/// many were found.
-static int kb_search(const packed_t *p, const float pt[DIM], int k, double limit2, uint32_t skip, knn_best *best)
+/// The least float >= v (v >= 0; +inf past FLT_MAX).
+static inline float kb_float_up(double v)
+{
+	float f = (float)v;
+	if ((double)f < v) {
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		u += 1;
+		memcpy(&f, &u, sizeof f);
+	}
+	return f;
+}
+
+/// A node's cut in float: a lane is kept while its float distance is at most
+/// this. The float distance of a lane (a rounded difference per axis, squared
+/// and summed: relative error under 2^-21, or under 2^-147 absolute where the
+/// squares are subnormal) may come out above the exact one, so the cut is
+/// widened past both; a lane kept that need not be costs work, never a result.
+static inline float kb_node_cut(double cut) { return kb_float_up(cut * (1.0 + 0x1p-20) + 0x1p-140); }
+
+/// Each lane's squared distance from pt, in float, all lanes at once:
+/// per axis max(lo - x, x - hi, 0), squared, summed. Unused lanes (inverted
+/// bounds) come out infinite.
+static inline void kb_lanes_d2(const pblock *c, const float pt[DIM], float out[NCHILD])
+{
+#if defined(__SSE2__)
+	for (int h = 0; h < NCHILD; h += 4) {
+		__m128 acc = _mm_setzero_ps();
+		for (int d = 0; d < DIM; ++d) {
+			__m128 x = _mm_set1_ps(pt[d]);
+			__m128 g = _mm_max_ps(_mm_sub_ps(_mm_loadu_ps(&c->lo[d][h]), x), _mm_sub_ps(x, _mm_loadu_ps(&c->hi[d][h])));
+			g = _mm_max_ps(g, _mm_setzero_ps());
+			acc = _mm_add_ps(acc, _mm_mul_ps(g, g));
+		}
+		_mm_storeu_ps(&out[h], acc);
+	}
+#else
+	for (int l = 0; l < NCHILD; ++l) {
+		float acc = 0.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float g = c->lo[d][l] - pt[d], h = pt[d] - c->hi[d][l];
+			g = g > h ? g : h;
+			g = g > 0.0f ? g : 0.0f;
+			acc += g * g;
+		}
+		out[l] = acc;
+	}
+#endif
+}
+
+/// One search: the k (>= 1) nearest to pt with squared distance below
+/// lim_up, skipping id skip (NIL: none), into the max-heap best; returns how
+/// many were found. Boxes are measured exactly as packed_nearest measures
+/// them (dist2_point_box, in double); nodes in float, against a widened cut.
+static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_up, uint32_t skip, knn_best *best)
 {
 	const pblock *blocks = p->blocks;
 	const box_t *boxes = p->boxes;
 	int n = 0;
-	// A node or box enters when its d2 < cut: at most limit2 (the next double
-	// up is the first that fails), and before beyond once k are held.
-	double lim_up = nextafter(limit2, INFINITY), cut = lim_up;
+	// A box enters when its d2 < cut: below lim_up, and before beyond once k are held.
+	double cut = lim_up;
+	float ncut = kb_node_cut(cut);
 	struct {
 		uint32_t block;
 		uint32_t lane;
-		double d2;
+		float d2;
 	} stack[PK_STACK];
 	int top = 0;
-	box_t rb = pk_lane_box(&blocks[0], 0);
+	float root[NCHILD];
+	kb_lanes_d2(&blocks[0], pt, root);
 	stack[top].block = 0;
 	stack[top].lane = 0;
-	stack[top++].d2 = dist2_point_box(pt, &rb);
+	stack[top++].d2 = root[0];
 	while (top > 0) {
 		--top;
 		// Equal distances are still visited: they may hold a tie with a lower id.
-		if (!(stack[top].d2 < cut)) continue;
+		if (!(stack[top].d2 <= ncut)) continue;
 		const pblock *b = &blocks[stack[top].block];
 		uint32_t lane = stack[top].lane;
 		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
@@ -86,26 +139,18 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double limit
 			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
 				double beyond = kb_beyond(best[0].dist);
 				cut = beyond < lim_up ? beyond : lim_up;
+				ncut = kb_node_cut(cut);
 			}
 		}
 		uint32_t ci = b->child[lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
-		// Every lane at once; unused lanes (inverted bounds) come out infinite.
-		double d2[NCHILD] = {0};
-		for (int d = 0; d < DIM; ++d) {
-			double x = pt[d];
-			for (int l = 0; l < NCHILD; ++l) {
-				double g = (double)c->lo[d][l] - x, h = x - (double)c->hi[d][l];
-				g = g > h ? g : h;
-				g = g > 0.0 ? g : 0.0;
-				d2[l] += g * g;
-			}
-		}
+		float d2[NCHILD];
+		kb_lanes_d2(c, pt, d2);
 		// Push the lanes within the cut, farthest first, so the nearest pops next.
 		int first = top;
 		for (uint32_t l = 0; l < c->kids; ++l) {
-			if (!(d2[l] < cut)) continue;
+			if (!(d2[l] <= ncut)) continue;
 			int j = top++;
 			for (; j > first && stack[j - 1].d2 < d2[l]; --j) stack[j] = stack[j - 1];
 			stack[j].block = ci;
@@ -124,7 +169,7 @@ typedef struct kb_batch {
 	const uint32_t *exclude;
 	const uint32_t *order; ///< the points in visiting order
 	int count, k, kk;      ///< points; k asked for; kk = min(k, items)
-	double limit2;
+	double lim_up; ///< squared max_distance, the next double up: the first that fails
 	knn_best *heaps;       ///< kk per job when kk > KB_LOCAL_K, else NULL
 	int per_job;
 	ort_id_neighbor *out;
@@ -157,14 +202,14 @@ static void kb_job(void *ctx, int job, tk_out *unused)
 			bound2 = b * b;
 		}
 		int n;
-		if (bound2 < kb->limit2) {
+		if (bound2 < kb->lim_up) {
 			n = kb_search(kb->p, pt, kb->kk, bound2, skip, best);
-			// Complete when k were found and nothing beyond the bound ranks
-			// before the k-th (the search saw every box up to bound2).
+			// Complete when k were found and nothing at bound2 or beyond (all
+			// the search did not see) ranks before the k-th.
 			if (n < kb->kk || kb_beyond(best[0].dist) > bound2)
-				n = kb_search(kb->p, pt, kb->kk, kb->limit2, skip, best);
+				n = kb_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
 		} else {
-			n = kb_search(kb->p, pt, kb->kk, kb->limit2, skip, best);
+			n = kb_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
 		}
 		knn_heap_sort(best, n);
 		ort_id_neighbor *row = kb->out + (size_t)i * (size_t)kb->k;
@@ -261,7 +306,7 @@ ort_result ORTHANT_NAME(packed_nearest_batch)(const packed_t *p, const float (*p
 	    .count = count,
 	    .k = k,
 	    .kk = kk,
-	    .limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance,
+	    .lim_up = isinf(max_distance) ? INFINITY : nextafter((double)max_distance * max_distance, INFINITY),
 	    .heaps = heap,
 	    .per_job = per_job,
 	    .out = out,

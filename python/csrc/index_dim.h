@@ -491,6 +491,7 @@ static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo
 	int want = j->k + 1 > c->n ? c->n : j->k + 1;
 	size_t chunk = hi - lo < KNN_CHUNK ? hi - lo : KNN_CHUNK;
 	float(*pf)[XD] = malloc((chunk ? chunk : 1) * sizeof *pf);
+	double(*pd)[XD] = malloc((chunk ? chunk : 1) * sizeof *pd), *pm = malloc((chunk ? chunk : 1) * sizeof *pm);
 	uint32_t *ex = malloc((chunk ? chunk : 1) * sizeof *ex);
 	int *found = malloc((chunk ? chunk : 1) * sizeof *found);
 	ort_id_neighbor *out = malloc((chunk ? chunk : 1) * (size_t)(want ? want : 1) * sizeof *out);
@@ -498,7 +499,7 @@ static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo
 	ort_id_neighbor *buf = NULL;
 	dpair *rcand = NULL;
 	int cap = 0, ccap = 0;
-	bool ok = pf && ex && found && out && cand;
+	bool ok = pf && pd && pm && ex && found && out && cand;
 	for (size_t at = lo; ok && at < hi; at += chunk) {
 		size_t n = hi - at < chunk ? hi - at : chunk;
 		// The chunk's largest coordinate (of the boxes and the points): every
@@ -507,9 +508,8 @@ static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo
 		double pmax = j->coord_max;
 		for (size_t t = 0; t < n; ++t) {
 			size_t q = perm[at + t];
-			double pd[XD];
-			double m = XN(knn_point)(j, q, pd, pf[t]);
-			if (m > pmax) pmax = m;
+			pm[t] = XN(knn_point)(j, q, pd[t], pf[t]);
+			if (pm[t] > pmax) pmax = pm[t];
 			int64_t e = j->exclude ? j->exclude[q] : -1;
 			ex[t] = e >= 0 && e < c->n ? (uint32_t)e : UINT32_MAX;
 		}
@@ -522,20 +522,20 @@ static bool XN(knn_range)(const XN(knn_job) * j, const uint32_t *perm, size_t lo
 		for (size_t t = 0; ok && t < n; ++t) {
 			size_t q = perm[at + t];
 			const ort_id_neighbor *row = out + t * (size_t)want;
-			double pd[XD];
-			float f[XD];
-			double slack = XN(knn_slack)(j, XN(knn_point)(j, q, pd, f));
+			double slack = XN(knn_slack)(j, pm[t]);
 			int nf = want > 0 ? found[t] : 0;
 			// The excluded item is never among the candidates, so it is not
 			// counted as one of all the items either.
 			int avail = c->n - (ex[t] != UINT32_MAX);
 			if (nf < want || nf >= avail || XN(knn_complete)(c, row, nf, want, j->k, -1, slack))
-				XN(knn_write)(j, q, pd, row, nf, -1, cand);
+				XN(knn_write)(j, q, pd[t], row, nf, -1, cand);
 			else
 				ok = XN(knn_row)(j, q, &buf, &cap, &rcand, &ccap);
 		}
 	}
 	free(pf);
+	free(pd);
+	free(pm);
 	free(ex);
 	free(found);
 	free(out);

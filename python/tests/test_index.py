@@ -114,6 +114,29 @@ def test_nearest(dim, dtype, k):
     assert (i == -1).any() and np.isinf(d[i == -1]).all()
 
 
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nearest_many_points_self_excluded(dim, dtype):
+    """Points as the index and as the queries, more than one batch of them,
+    each leaving itself out: repeated points (a tie at 0 with another index),
+    points 1e-12 apart, and queries in an order that jumps about."""
+    rng = np.random.default_rng(31 + dim)
+    pts = rng.uniform(0, 40, (2600, dim))
+    pts[100:200] = pts[0:100]  # duplicates
+    pts[200:300] = pts[0:100] + 1e-12
+    pts = pts.astype(dtype)
+    b = np.hstack([pts, pts])
+    idx = orthant.Index(b)
+    q = pts[rng.permutation(len(pts))[:2300]]
+    own = np.array([np.nonzero((pts == r).all(axis=1))[0][0] for r in q], dtype=np.int64)
+    for k in (1, 4):
+        wd, wi = nearest(b, q, k, exclude=own)
+        for workers in (1, 2):
+            d, i = idx.nearest(q, k=k, exclude=own, workers=workers)
+            np.testing.assert_array_equal(i, wi)
+            np.testing.assert_array_equal(d, wd)
+
+
 def test_nearest_more_than_there_are():
     b = np.array([[0, 0, 1, 1], [2, 2, 3, 3]], dtype=np.float64)
     d, i = orthant.Index(b).nearest([[0.5, 0.5], [10, 10]], k=4)
