@@ -261,6 +261,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", help="folder for results.json, results.md and results.svg")
     ap.add_argument("--big", type=int, default=1_000_000, help="boxes in the large build")
+    ap.add_argument("--only", help="run only the workloads whose names contain this; with --out, "
+                    "replace just their rows (and checks) in the results already there")
     args = ap.parse_args()
     if args.memory:
         return memory_mode(args.memory, args.big)
@@ -321,6 +323,10 @@ def main():
         work[pre + "all pairs 100k"]["scipy trick"] = lambda b=b: trick_pairs(b)
     work["knn points k=1"]["scipy cKDTree"] = lambda: kd_nearest(pts, p2, 1)
     work["knn points k=8"]["scipy cKDTree"] = lambda: kd_nearest(pts, p2, 8)
+
+    if args.only:
+        work = {name: libs for name, libs in work.items() if args.only in name}
+        w2 = {name: fn for name, fn in w2.items() if name in work}
 
     versions = {
         "orthant": orthant.__version__,
@@ -384,7 +390,7 @@ def main():
     medc = {name: {lib: float(np.median(ts)) for lib, ts in libs.items()} for name, libs in cpu.items()}
 
     mem = {}
-    for what in MEMORY:
+    for what in MEMORY if not args.only else ():
         if (what == "shapely" and not HAVE_SHAPELY2) or (what == "rtree" and not HAVE_RTREE_ARRAYS):
             continue
         out = subprocess.run([sys.executable, __file__, "--memory", what, "--big", str(args.big)],
@@ -422,6 +428,16 @@ def main():
         "rows": rows,
         "bytes_per_box": mem,
     }
+    old = os.path.join(args.out, "results.json") if args.out else None
+    if args.only and old and os.path.exists(old):
+        with open(old) as f:
+            prev = json.load(f)
+        mine = {r["workload"]: r for r in rows}
+        prev["rows"] = [mine.pop(r["workload"], r) for r in prev["rows"]] + list(mine.values())
+        prev["checks"].update(checks)
+        prev.setdefault("partial_runs", []).append(
+            {k: result[k] for k in ("rounds", "uptime_before", "uptime_after", "loadavg_before")} | {"only": args.only})
+        result = prev
     md = to_markdown(result)
     print(md)
     if args.out:
@@ -440,6 +456,8 @@ def to_markdown(res):
         f"(libspatialindex {v['libspatialindex']}), scipy {v['scipy']}; numpy {v['numpy']}, Python {v['python']}, "
         f"{res['machine']}. Medians of {res['rounds']} rounds, single-threaded unless said.",
         f"Load: before `{res['uptime_before']}`; after `{res['uptime_after']}`.",
+        *[f"Rows `{p['only']}` measured again later ({p['rounds']} rounds): load before `{p['uptime_before']}`; "
+          f"after `{p['uptime_after']}`." for p in res.get("partial_runs", [])],
         "",
         "Two clocks: wall time (perf_counter) and CPU time of the process (process_time). On a shared, loaded",
         "machine wall time also counts waiting for a core, so the CPU-time ratio is the steadier one.",
