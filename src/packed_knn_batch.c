@@ -104,10 +104,24 @@ static inline void kb_lanes_d2(const pblock *c, const float pt[DIM], float out[N
 #endif
 }
 
+/// dist2_point_box without branches (which side of a box a point lies on is
+/// rarely predictable): the same differences in double, so the same value.
+static inline double kb_dist2(const float pt[DIM], const box_t *b)
+{
+	double s = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double lo = (double)b->min[d] - pt[d], hi = (double)pt[d] - b->max[d];
+		double v = lo > hi ? lo : hi;
+		v = v > 0.0 ? v : 0.0;
+		s += v * v;
+	}
+	return s;
+}
+
 /// One search: the k (>= 1) nearest to pt with squared distance below
 /// lim_up, skipping id skip (NIL: none), into the max-heap best; returns how
 /// many were found. Boxes are measured exactly as packed_nearest measures
-/// them (dist2_point_box, in double); nodes in float, against a widened cut.
+/// them (dist2_point_box's value, in double); nodes in float, against a widened cut.
 static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_up, uint32_t skip, knn_best *best)
 {
 	const pblock *blocks = p->blocks;
@@ -134,7 +148,7 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 		const pblock *b = &blocks[stack[top].block];
 		uint32_t lane = stack[top].lane;
 		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
-			double d2 = dist2_point_box(pt, &boxes[e]);
+			double d2 = kb_dist2(pt, &boxes[e]);
 			if (!(d2 < cut) || p->ids[e] == skip) continue;
 			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
 				double beyond = kb_beyond(best[0].dist);
