@@ -356,13 +356,20 @@ static void batch_free(batch_result *b)
 	free(b->out);
 }
 
+/// The default tree with this placement and max_depth (-1: the default's).
+static def_t def_of(ort_placement placement, int max_depth)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	if (max_depth >= 0) def.max_depth = max_depth;
+	return def;
+}
+
 static void tree_scene(int kind, ort_placement placement, int max_depth)
 {
 	scene s = scene_make(kind, 90u + (uint64_t)kind);
 	pair_list sweep = sweep_pairs(&s);
-	def_t def = TU(tree_default_def)();
-	def.placement = placement;
-	if (max_depth >= 0) def.max_depth = max_depth;
+	def_t def = def_of(placement, max_depth);
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
@@ -543,9 +550,7 @@ static void tree_build_scene(int kind, ort_placement placement, int max_depth, i
 	scene q = scene_make(0, 500u + (uint64_t)kind);
 	q.n = 800;
 	pair_list sweep = sweep_pairs(&s);
-	def_t def = TU(tree_default_def)();
-	def.placement = placement;
-	if (max_depth >= 0) def.max_depth = max_depth;
+	def_t def = def_of(placement, max_depth);
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	built want = built_of(t, &s, &q);
