@@ -73,7 +73,13 @@ typedef struct bd_ctx {
 	tree_t *t;
 	ort_tasks *tasks; ///< NULL: serially
 	const box_t *boxes;
+	void *const *user;
 	uint32_t n, limit, pieces, njobs, ncells, ninner, nkeys;
+	uint32_t old_items; ///< item slots before the build (reused ones keep their generation)
+	/// A pool growing (bd_grow): the new block, the old one and their sizes.
+	unsigned char *grow_to;
+	const unsigned char *grow_from;
+	size_t grow_old, grow_new;
 	int K;
 	uint32_t span[BD_KMAX + 1]; ///< keys under one cell of level L
 	size_t at_sorted, at_tmp, at_keys, at_cells, at_fit, at_kstart, at_jobs, at_hist, at_end;
@@ -113,13 +119,21 @@ static void bd_job_keys(void *ctx, int p, tk_out *out)
 	uint16_t *keys = BD_AT(c, uint16_t, at_keys);
 	uint32_t *hist = BD_AT(c, uint32_t, at_hist) + (size_t)p * c->nkeys;
 	memset(hist, 0, c->nkeys * sizeof *hist);
+	const box_t *boxes = c->boxes;
+	const int K = c->K;
+	tree_t *t = c->t;
 	for (uint32_t k = (uint32_t)p * BD_PIECE, end = bd_piece_end(c, p); k < end; ++k) {
+		// Item k as item_new makes it (a cleared tree's free slots come in order).
+		item *it = &t->items[k];
+		if (k >= c->old_items) it->gen = 1;
+		*it = (item){c->user ? c->user[k] : NULL, NIL, 0, it->gen, ITEM_LIVE};
+		if (t->filters) t->filters[k] = ORT_FILTER_DEFAULT;
 		uint32_t key = 0, cell = 0;
 		bool stays = false;
-		for (int L = 0; L < c->K; ++L) {
+		for (int L = 0; L < K; ++L) {
 			int digit = 0;
 			if (!stays) {
-				int ch = fitter_child(&fit[cell], &c->boxes[k]);
+				int ch = fitter_child(&fit[cell], &boxes[k]);
 				stays = ch < 0;
 				if (!stays) digit = ch + 1, cell = cell * NCHILD + 1 + (uint32_t)ch;
 			}
@@ -396,6 +410,55 @@ static ort_result bd_subtrees(bd_ctx *c)
 	return ORT_OK;
 }
 
+/// Bytes per piece of a pool's growth.
+#define BD_FILL ((size_t)1 << 20)
+
+/// Piece p of a growing pool: the old contents copied, the rest zeroed.
+static void bd_job_fill(void *ctx, int p, tk_out *out)
+{
+	(void)out;
+	const bd_ctx *c = ctx;
+	size_t at = (size_t)p * BD_FILL, end = at + BD_FILL < c->grow_new ? at + BD_FILL : c->grow_new;
+	size_t copy = c->grow_old > at ? (c->grow_old < end ? c->grow_old : end) - at : 0;
+	if (copy) memcpy(c->grow_to + at, c->grow_from + at, copy);
+	memset(c->grow_to + at + copy, 0, end - at - copy);
+}
+
+/// A pool of *cap elements grown to hold need, as pool_grow and
+/// items_reserve grow it (the capacity doubles, at least 16, at most
+/// limit), its copy and zero fill in pieces on the tasks. Only the build
+/// uses it: a pool's first growth touches every page of the new block, and
+/// here the workers share that.
+static bool bd_grow(bd_ctx *c, void **arr, uint32_t *cap, size_t elem, uint64_t need, uint64_t limit)
+{
+	if (need <= *cap) return true;
+	if (need > limit) return false;
+	uint64_t want = (uint64_t)*cap * 2;
+	if (want < need) want = need;
+	if (want < 16) want = 16;
+	if (want > limit) want = limit;
+	void *p = mem_alloc(c->t, (size_t)want * elem);
+	if (!p) return false;
+	c->grow_to = p;
+	c->grow_from = *arr;
+	c->grow_old = (size_t)*cap * elem;
+	c->grow_new = (size_t)want * elem;
+	bd_for(c, (int)((c->grow_new + BD_FILL - 1) / BD_FILL), bd_job_fill);
+	mem_free(c->t, *arr, c->grow_old);
+	*arr = p;
+	*cap = (uint32_t)want;
+	return true;
+}
+
+/// Room for items 0..n-1 in a cleared tree. With side arrays (filters,
+/// spheres, the broad phase's) items_reserve grows them all.
+static ort_result bd_items_reserve(bd_ctx *c)
+{
+	tree_t *t = c->t;
+	if (t->filters || t->spheres || t->bp) return items_reserve(t, c->n);
+	return bd_grow(c, (void **)&t->items, &t->item_cap, sizeof(item), c->n, INT32_MAX) ? ORT_OK : ORT_ERROR_OUT_OF_MEMORY;
+}
+
 /// The scratch layout for n boxes over K key levels; false without memory.
 static bool bd_layout(bd_ctx *c)
 {
@@ -413,9 +476,9 @@ static bool bd_layout(bd_ctx *c)
 }
 
 /// build into an emptied tree with its root made: loose and tight.
-static ort_result build_split(tree_t *t, const box_t *boxes, uint32_t n)
+static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, uint32_t n)
 {
-	bd_ctx c = {.t = t, .boxes = boxes, .n = n};
+	bd_ctx c = {.t = t, .boxes = boxes, .user = user, .n = n, .old_items = t->item_len};
 	c.limit = n / TK_JOBS_TARGET < 1024 ? 1024 : n / TK_JOBS_TARGET;
 	// Enough key levels for cells of about `limit` boxes (none past max_depth).
 	uint64_t cells_at_k = 1;
@@ -430,7 +493,11 @@ static ort_result build_split(tree_t *t, const box_t *boxes, uint32_t n)
 	if (!bd_layout(&c)) return ORT_ERROR_OUT_OF_MEMORY;
 	ort_tasks *tasks = t->def.tasks;
 	if (ort_tk_acquire(tasks)) c.tasks = tasks;
-	ort_result r = ORT_OK;
+	ort_result r = bd_items_reserve(&c);
+	if (r != ORT_OK) {
+		if (c.tasks) ort_tk_release(tasks);
+		return r;
+	}
 
 	// The top cells and their fitters.
 	bd_cell *cells = BD_AT(&c, bd_cell, at_cells);
@@ -453,6 +520,12 @@ static ort_result build_split(tree_t *t, const box_t *boxes, uint32_t n)
 	}
 	ks[c.nkeys] = run;
 	assert(run == n);
+	// The items the keys pass made, as n calls of item_new would leave them.
+	t->live = n;
+	if (n >= t->item_len) t->item_len = n, t->item_free = NIL;
+	else t->item_free = n;
+	if (t->bp)
+		for (uint32_t k = 0; k < n; ++k) bp_touch(t, k);
 	bd_for(&c, (int)c.pieces, bd_job_scatter);
 	// 2. plan, 3. subtrees
 	bd_plan(&c, 0, 0, 0);
@@ -462,7 +535,8 @@ static ort_result build_split(tree_t *t, const box_t *boxes, uint32_t n)
 	// The root (node 0) is live; tree_clear left the other free slots listed
 	// in index order, so the next nodes and chunks are 1, 2, ... and 0, 1, ...
 	assert(t->root == 0 && t->node_live == 1 && t->chunk_free_count == t->chunk_len);
-	if (r == ORT_OK && (!nodes_reserve(t, (uint32_t)nodes - 1) || !chunks_reserve(t, (uint32_t)chunks)))
+	if (r == ORT_OK && (!bd_grow(&c, (void **)&t->nodes, &t->node_cap, sizeof(node), nodes, UINT32_MAX - 1) ||
+	                    !bd_grow(&c, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), chunks, UINT32_MAX - 1)))
 		r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) {
 		if (c.tasks) ort_tk_release(tasks);
@@ -606,26 +680,18 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 		ORTHANT_NAME(tree_clear)(t);
 		root_set(t, lo, hi); // a node freed by clear is still reserved
 	}
-	if (r == ORT_OK) r = items_reserve(t, n);
 	if (r == ORT_OK && t->bp && !bp_reserve(t, n, NIL)) r = ORT_ERROR_OUT_OF_MEMORY;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	if (r == ORT_OK && leaves && !scratch_reserve(t, (size_t)n * 3 * sizeof(uint32_t))) r = ORT_ERROR_OUT_OF_MEMORY;
-	if (r != ORT_OK) {
-		ORTHANT_NAME(tree_clear)(t);
-		return r;
-	}
-	// A cleared tree hands out items 0, 1, ..., n - 1 in order.
-	for (uint32_t k = 0; k < n; ++k) {
-		uint32_t i = item_new(t, user ? user[k] : NULL, true);
-		assert(i == k);
-		(void)i;
-	}
-	if (leaves) {
-		uint32_t *item_of = t->scratch;
-		for (uint32_t k = 0; k < n; ++k) item_of[k] = item_of[n + k] = k; // items, then the root's boxes
-		if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
-	} else {
-		r = build_split(t, boxes, n);
+	if (r == ORT_OK && t->def.placement != ORT_PLACEMENT_LEAVES) {
+		r = build_split(t, boxes, user, n);
+	} else if (r == ORT_OK) {
+		r = items_reserve(t, n);
+		if (r == ORT_OK && !scratch_reserve(t, (size_t)n * 3 * sizeof(uint32_t))) r = ORT_ERROR_OUT_OF_MEMORY;
+		if (r == ORT_OK) {
+			// A cleared tree hands out items 0, 1, ..., n - 1 in order.
+			uint32_t *item_of = t->scratch;
+			for (uint32_t k = 0; k < n; ++k) item_of[k] = item_of[n + k] = item_new(t, user ? user[k] : NULL, true);
+			if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
+		}
 	}
 	if (r != ORT_OK) {
 		ORTHANT_NAME(tree_clear)(t);
