@@ -472,7 +472,9 @@ static bool bd_layout(bd_ctx *c)
 	c->at_jobs = c->at_kstart + bd_align(((size_t)c->nkeys + 1) * sizeof(uint32_t));
 	c->at_hist = c->at_jobs + bd_align(c->ncells * sizeof(uint32_t));
 	c->at_end = c->at_hist + bd_align((size_t)c->pieces * c->nkeys * sizeof(uint32_t));
-	return scratch_reserve(c->t, c->at_end);
+	// Serially the jobs' descriptions follow: room for what they likely need
+	// (as bd_job_sub guesses), so the scratch rarely moves with all above.
+	return scratch_reserve(c->t, c->at_end + (n / 4 + 16 * (size_t)c->ncells) * sizeof(bd_desc));
 }
 
 /// build into an emptied tree with its root made: loose and tight.
