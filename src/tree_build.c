@@ -74,6 +74,7 @@ typedef struct bd_ctx {
 	ort_tasks *tasks; ///< NULL: serially
 	const box_t *boxes;
 	void *const *user;
+	ort_handle *out; ///< the caller's handles, or NULL
 	uint32_t n, limit, pieces, njobs, ncells, ninner, nkeys;
 	uint32_t old_items; ///< item slots before the build (reused ones keep their generation)
 	/// A pool growing (bd_grow): the new block, the old one and their sizes.
@@ -121,13 +122,7 @@ static void bd_job_keys(void *ctx, int p, tk_out *out)
 	memset(hist, 0, c->nkeys * sizeof *hist);
 	const box_t *boxes = c->boxes;
 	const int K = c->K;
-	tree_t *t = c->t;
 	for (uint32_t k = (uint32_t)p * BD_PIECE, end = bd_piece_end(c, p); k < end; ++k) {
-		// Item k as item_new makes it (a cleared tree's free slots come in order).
-		item *it = &t->items[k];
-		if (k >= c->old_items) it->gen = 1;
-		*it = (item){c->user ? c->user[k] : NULL, NIL, 0, it->gen, ITEM_LIVE};
-		if (t->filters) t->filters[k] = ORT_FILTER_DEFAULT;
 		uint32_t key = 0, cell = 0;
 		bool stays = false;
 		for (int L = 0; L < K; ++L) {
@@ -154,7 +149,7 @@ static void bd_job_scatter(void *ctx, int p, tk_out *out)
 	for (uint32_t k = (uint32_t)p * BD_PIECE, end = bd_piece_end(c, p); k < end; ++k) {
 		entry *e = &sorted[at[keys[k]]++];
 		e->box = c->boxes[k];
-		e->item = k; // a cleared tree hands out items 0, 1, ... in order
+		e->item = k; // the box's index in the batch, until bd_entries makes its item
 	}
 }
 
@@ -296,23 +291,30 @@ static void bd_job_sub(void *ctx, int j, tk_out *out)
 	ce->max_level = s.max_level;
 }
 
-/// A node's entries r[0..count) into chunks cb, cb + 1, ... (the first holds
-/// the first CHUNK_CAP, the last is the head, as entry_append leaves them).
-static void bd_entries(tree_t *t, uint32_t gi, const entry *r, uint32_t count, uint32_t cb)
+/// A node's entries, the sorted boxes [p0, p0 + count), into chunks cb, cb + 1,
+/// ... (the first holds the first CHUNK_CAP, the last is the head, as
+/// entry_append leaves them). The box at p becomes item p, made as item_new
+/// makes it (a cleared tree hands out its slots in order): items lie in the
+/// tree's order, so a query's hits, reported from a few nodes, share lines.
+static void bd_entries(const bd_ctx *c, uint32_t gi, uint32_t p0, uint32_t count, uint32_t cb)
 {
+	tree_t *t = c->t;
 	node *n = &t->nodes[gi];
+	const entry *r = BD_AT(c, const entry, at_sorted) + p0;
 	uint32_t q = (count + CHUNK_CAP - 1) / CHUNK_CAP;
 	for (uint32_t i = 0; i < q; ++i) {
 		chunk *ch = &t->chunks[cb + i];
 		ch->next = i ? cb + i - 1 : NIL;
 		uint32_t fill = i + 1 < q ? CHUNK_CAP : count - i * CHUNK_CAP;
 		for (uint32_t k = 0; k < fill; ++k) {
-			const entry *e = &r[i * CHUNK_CAP + k];
-			ch->e[k] = *e;
-			item *it = &t->items[e->item];
-			it->node = gi;
-			it->addr = (cb + i) * CHUNK_CAP + k;
-			n->cats |= item_cat(t, e->item);
+			uint32_t at = i * CHUNK_CAP + k, index = p0 + at, in_batch = r[at].item;
+			item *it = &t->items[index];
+			*it = (item){c->user ? c->user[in_batch] : NULL, gi, (cb + i) * CHUNK_CAP + k,
+			             index >= c->old_items ? 1 : it->gen, ITEM_LIVE};
+			if (t->filters) t->filters[index] = ORT_FILTER_DEFAULT;
+			ch->e[k] = (entry){r[at].box, index};
+			n->cats |= item_cat(t, index);
+			if (c->out) c->out[in_batch] = make_handle(t, index);
 		}
 	}
 	n->head = q ? cb + q - 1 : NIL;
@@ -348,8 +350,7 @@ static void bd_job_emit(void *ctx, int j, tk_out *out)
 	uint32_t i = BD_AT(c, uint32_t, at_jobs)[j];
 	const bd_cell *ce = &BD_AT(c, const bd_cell, at_cells)[i];
 	const bd_desc *d = bd_descs(c, j, ce);
-	const entry *r = BD_AT(c, const entry, at_sorted) + ce->first;
-	uint32_t nb = ce->node_base, cb = ce->chunk_base;
+	uint32_t nb = ce->node_base, cb = ce->chunk_base, at = ce->first;
 	for (uint32_t k = 0; k < ce->nodes; ++k) {
 		uint32_t gi = nb + k;
 		node *n;
@@ -367,8 +368,8 @@ static void bd_job_emit(void *ctx, int j, tk_out *out)
 		n->flags = d[k].flags;
 		n->total = d[k].total;
 		n->retry_at = d[k].retry_at;
-		bd_entries(t, gi, r, d[k].count, cb);
-		r += d[k].count;
+		bd_entries(c, gi, at, d[k].count, cb);
+		at += d[k].count;
 		cb += (d[k].count + CHUNK_CAP - 1) / CHUNK_CAP;
 	}
 	// Categories up: in pre-order a child comes after its parent.
@@ -478,9 +479,9 @@ static bool bd_layout(bd_ctx *c)
 }
 
 /// build into an emptied tree with its root made: loose and tight.
-static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, uint32_t n)
+static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, uint32_t n, ort_handle *out)
 {
-	bd_ctx c = {.t = t, .boxes = boxes, .user = user, .n = n, .old_items = t->item_len};
+	bd_ctx c = {.t = t, .boxes = boxes, .user = user, .out = out, .n = n, .old_items = t->item_len};
 	c.limit = n / TK_JOBS_TARGET < 1024 ? 1024 : n / TK_JOBS_TARGET;
 	// Enough key levels for cells of about `limit` boxes (none past max_depth).
 	uint64_t cells_at_k = 1;
@@ -522,12 +523,7 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	}
 	ks[c.nkeys] = run;
 	assert(run == n);
-	// The items the keys pass made, as n calls of item_new would leave them.
-	t->live = n;
-	if (n >= t->item_len) t->item_len = n, t->item_free = NIL;
-	else t->item_free = n;
-	if (t->bp)
-		for (uint32_t k = 0; k < n; ++k) bp_touch(t, k);
+
 	bd_for(&c, (int)c.pieces, bd_job_scatter);
 	// 2. plan, 3. subtrees
 	bd_plan(&c, 0, 0, 0);
@@ -546,7 +542,6 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	}
 	// 4. the top nodes, then the jobs' subtrees below them
 	cells = BD_AT(&c, bd_cell, at_cells);
-	const entry *sorted = BD_AT(&c, const entry, at_sorted);
 	int16_t max_level = cells[0].nd.level;
 	for (uint32_t i = 0; i < c.ncells; ++i) {
 		const bd_cell *ce = &cells[i];
@@ -560,11 +555,17 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 			const bd_cell *cc = &cells[i * NCHILD + 1 + (uint32_t)ch];
 			if (cc->kind != BD_UNUSED) nd->child[ch] = cc->node_base;
 		}
-		bd_entries(t, ce->node_base, sorted + ce->first, ce->nd.count, ce->chunk_base);
+		bd_entries(&c, ce->node_base, ce->first, ce->nd.count, ce->chunk_base);
 		if (ce->nd.level > max_level) max_level = ce->nd.level;
 	}
 	bd_for(&c, (int)c.njobs, bd_job_emit);
 	if (c.tasks) ort_tk_release(tasks);
+	// The items bd_entries made, as n calls of item_new would leave them.
+	t->live = n;
+	if (n >= t->item_len) t->item_len = n, t->item_free = NIL;
+	else t->item_free = n;
+	if (t->bp)
+		for (uint32_t k = 0; k < n; ++k) bp_touch(t, k);
 	for (uint32_t i = c.ncells; i-- > 1;)
 		if (cells[i].kind != BD_UNUSED) t->nodes[cells[(i - 1) / NCHILD].node_base].cats |= t->nodes[cells[i].node_base].cats;
 	// The pools as if every node and chunk had been taken one by one.
@@ -684,7 +685,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 	}
 	if (r == ORT_OK && t->bp && !bp_reserve(t, n, NIL)) r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r == ORT_OK && t->def.placement != ORT_PLACEMENT_LEAVES) {
-		r = build_split(t, boxes, user, n);
+		r = build_split(t, boxes, user, n, out);
 	} else if (r == ORT_OK) {
 		r = items_reserve(t, n);
 		if (r == ORT_OK && !scratch_reserve(t, (size_t)n * 3 * sizeof(uint32_t))) r = ORT_ERROR_OUT_OF_MEMORY;
@@ -699,7 +700,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 		ORTHANT_NAME(tree_clear)(t);
 		return r;
 	}
-	if (out)
+	if (out && t->def.placement == ORT_PLACEMENT_LEAVES)
 		for (uint32_t k = 0; k < n; ++k) out[k] = make_handle(t, k);
 	return ORT_OK;
 }

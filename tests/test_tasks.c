@@ -521,10 +521,26 @@ static built built_of(tree_t *t, const scene *s, const scene *q)
 {
 	built b = {malloc(sizeof *b.h * (size_t)s->n), {0}, {0}, {0}, {0}};
 	TU(tree_clear)(t); // a build into an empty tree (the second round reuses its pools)
-	assert_int_equal(TU(tree_build)(t, s->box, NULL, s->n, b.h), ORT_OK);
+	void **user = malloc(sizeof *user * (size_t)s->n);
+	for (int i = 0; i < s->n; ++i) user[i] = &s->box[i];
+	assert_int_equal(TU(tree_build)(t, s->box, user, s->n, b.h), ORT_OK);
+	free(user);
 	tu_check_valid(t);
+	// Each handle names its box's item: its box and its user data.
+	for (int i = 0; i < s->n; ++i) {
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, b.h[i], &got), ORT_OK);
+		assert_memory_equal(&got, &s->box[i], sizeof got);
+		assert_ptr_equal(TU(tree_get_user_data)(t, b.h[i]), &s->box[i]);
+	}
 	TU(tree_visit_nodes)(t, tree_walk_node, &b.walk);
 	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &b.pairs), ORT_OK);
+	// The pairs as batch indices (a build numbers its items in the tree's order).
+	uint32_t *batch_of = malloc(sizeof *batch_of * (size_t)s->n);
+	for (int i = 0; i < s->n; ++i) batch_of[b.h[i].id - 1] = (uint32_t)i;
+	for (size_t i = 0; i < b.pairs.n; ++i)
+		b.pairs.v[i] = (uint64_t)batch_of[b.pairs.v[i] >> 32] << 32 | batch_of[(uint32_t)b.pairs.v[i]];
+	free(batch_of);
 	b.boxes = run_batch(t, 0, q, 1 << 20);
 	ort_handle *hit = b.boxes.out; // by slot: a rebuild bumps the generations
 	for (int i = 0; i < b.boxes.total; ++i) hit[i].gen = 0;
