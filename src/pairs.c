@@ -547,6 +547,8 @@ static ort_result pairs_in_jobs(pair_run *run, ort_tasks *tasks)
 		const uint32_t *v = (const uint32_t *)(const void *)o->data;
 		for (size_t i = 0, e = o->used / (2 * sizeof *v); i < e; ++i) {
 			uint32_t a = v[2 * i], b = v[2 * i + 1];
+			// The items are read in no order: ask for those of a later pair now.
+			if (i + 8 < e) __builtin_prefetch(&t->items[v[2 * i + 16]]), __builtin_prefetch(&t->items[v[2 * i + 17]]);
 			if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user))
 				return ORT_OK;
 		}

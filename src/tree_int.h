@@ -212,6 +212,12 @@ static inline int child_of_point(const node *n, const float p[DIM])
 	return c;
 }
 
+/// The split point of the cell [lo, hi): its centre.
+static inline void cell_mid(const float lo[DIM], const float hi[DIM], float mid[DIM])
+{
+	for (int d = 0; d < DIM; ++d) mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
+}
+
 static inline void child_cell(const node *n, int c, float lo[DIM], float hi[DIM])
 {
 	for (int d = 0; d < DIM; ++d) {

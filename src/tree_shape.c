@@ -78,12 +78,6 @@ static bool node_holds(const tree_t *t, const node *n, const box_t *box)
 	return box_within(box, lo, hi);
 }
 
-/// The split point of the cell [lo, hi): its centre.
-static inline void cell_mid(const float lo[DIM], const float hi[DIM], float mid[DIM])
-{
-	for (int d = 0; d < DIM; ++d) mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
-}
-
 /// Make child c of node pi (capacity reserved).
 static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 {

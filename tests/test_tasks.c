@@ -5,7 +5,8 @@
 // the caller's (which runs the ranges it is given backwards, under made-up
 // worker numbers, only when finish is called), each parallel call must return
 // exactly the sequence the serial call returns — packed builds and find_pairs,
-// the tree's find_pairs and the batched queries —, and the pairs must be the
+// the tree's build (the same tree: handles, nodes, entry order) and find_pairs,
+// and the batched queries —, and the pairs must be the
 // set a sweep over the boxes finds. An allocator that fails the Nth request
 // proves a refused job buffer is reported and changes nothing.
 #define _POSIX_C_SOURCE 200809L
@@ -103,7 +104,7 @@ static pair_list sweep_pairs(const scene *s)
 
 static void expect_same_sequence(const pair_list *got, const pair_list *want, const char *what)
 {
-	if (got->n != want->n) fail_msg("%s: %zu results, serially %zu", what, got->n, want->n);
+	if (got->n != want->n) TU_FAIL("%s: %zu results, serially %zu\n", what, got->n, want->n);
 	for (size_t i = 0; i < got->n; ++i)
 		if (got->v[i] != want->v[i]) fail_msg("%s: result %zu differs from the serial order", what, i);
 }
@@ -355,13 +356,20 @@ static void batch_free(batch_result *b)
 	free(b->out);
 }
 
+/// The default tree with this placement and max_depth (-1: the default's).
+static def_t def_of(ort_placement placement, int max_depth)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	if (max_depth >= 0) def.max_depth = max_depth;
+	return def;
+}
+
 static void tree_scene(int kind, ort_placement placement, int max_depth)
 {
 	scene s = scene_make(kind, 90u + (uint64_t)kind);
 	pair_list sweep = sweep_pairs(&s);
-	def_t def = TU(tree_default_def)();
-	def.placement = placement;
-	if (max_depth >= 0) def.max_depth = max_depth;
+	def_t def = def_of(placement, max_depth);
 	tree_t *t;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
@@ -491,6 +499,129 @@ static void test_tree_piles(void **st)
 	tree_scene(1, ORT_PLACEMENT_LEAVES, 1);
 }
 
+// ---- the tree's build -------------------------------------------------------------------
+
+/// Every node of a tree in visit order: cell, depth and own entries.
+static void tree_walk_node(void *ctx, const box_t *cell, const box_t *bounds, int depth, int entries)
+{
+	(void)bounds;
+	walk_node(ctx, NULL, cell, depth, entries);
+}
+
+/// What a built tree answers: its handles, nodes, pairs, a batch of box
+/// queries (the order of the entries in each node) and its shape.
+typedef struct built {
+	ort_handle *h;
+	pair_list walk, pairs;
+	batch_result boxes;
+	ort_tree_stats stats;
+} built;
+
+static built built_of(tree_t *t, const scene *s, const scene *q)
+{
+	built b = {malloc(sizeof *b.h * (size_t)s->n), {0}, {0}, {0}, {0}};
+	TU(tree_clear)(t); // a build into an empty tree (the second round reuses its pools)
+	void **user = malloc(sizeof *user * (size_t)s->n);
+	for (int i = 0; i < s->n; ++i) user[i] = &s->box[i];
+	assert_int_equal(TU(tree_build)(t, s->box, user, s->n, b.h), ORT_OK);
+	free(user);
+	tu_check_valid(t);
+	// Each handle names its box's item: its box and its user data.
+	for (int i = 0; i < s->n; ++i) {
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, b.h[i], &got), ORT_OK);
+		assert_memory_equal(&got, &s->box[i], sizeof got);
+		assert_ptr_equal(TU(tree_get_user_data)(t, b.h[i]), &s->box[i]);
+	}
+	TU(tree_visit_nodes)(t, tree_walk_node, &b.walk);
+	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &b.pairs), ORT_OK);
+	// The pairs as batch indices (a build numbers its items in the tree's order).
+	uint32_t *batch_of = malloc(sizeof *batch_of * (size_t)s->n);
+	for (int i = 0; i < s->n; ++i) batch_of[b.h[i].id - 1] = (uint32_t)i;
+	for (size_t i = 0; i < b.pairs.n; ++i)
+		b.pairs.v[i] = (uint64_t)batch_of[b.pairs.v[i] >> 32] << 32 | batch_of[(uint32_t)b.pairs.v[i]];
+	free(batch_of);
+	b.boxes = run_batch(t, 0, q, 1 << 20);
+	ort_handle *hit = b.boxes.out; // by slot: a rebuild bumps the generations
+	for (int i = 0; i < b.boxes.total; ++i) hit[i].gen = 0;
+	TU(tree_get_stats)(t, &b.stats);
+	return b;
+}
+
+static void built_free(built *b)
+{
+	free(b->h);
+	free(b->walk.v);
+	free(b->pairs.v);
+	batch_free(&b->boxes);
+}
+
+/// Build serially and with each context, into a new tree and again into the
+/// same one: the same handles, nodes, entry order and pairs, and the pairs
+/// are the sweep's. n_max (0: all) shortens the scene (few boxes: one job).
+static void tree_build_scene(int kind, ort_placement placement, int max_depth, int n_max)
+{
+	scene s = scene_make(kind, 40u + (uint64_t)kind);
+	if (n_max > 0 && n_max < s.n) s.n = n_max;
+	scene q = scene_make(0, 500u + (uint64_t)kind);
+	q.n = 800;
+	pair_list sweep = sweep_pairs(&s);
+	def_t def = def_of(placement, max_depth);
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	built want = built_of(t, &s, &q);
+	TU(tree_destroy)(t);
+	expect_pairs_are(&want.pairs, &sweep, "pairs of the serial build");
+	assert_int_equal(want.stats.items, s.n);
+	tu_alloc alloc = {0};
+	for (int c = 0; c < CONTEXTS; ++c) {
+		toy_system toy;
+		ort_tasks *tasks = context_make(c, &toy, &alloc);
+		def.tasks = tasks;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		for (int round = 0; round < 2; ++round) {
+			TU_CONTEXT("scene %d, %d boxes, %s, max_depth %d, context %d, round %d", kind, s.n,
+			           ort_placement_string(placement), def.max_depth, c, round);
+			built got = built_of(t, &s, &q);
+			for (int i = 0; i < s.n; ++i) assert_int_equal(got.h[i].id, want.h[i].id); // trees salt generations apart
+			expect_same_sequence(&got.walk, &want.walk, "nodes of the build");
+			expect_same_sequence(&got.pairs, &want.pairs, "pairs of the build");
+			expect_same_batch(&got.boxes, &want.boxes, 0, q.n, 1 << 20);
+			assert_int_equal(got.stats.nodes, want.stats.nodes);
+			assert_int_equal(got.stats.leaves, want.stats.leaves);
+			assert_int_equal(got.stats.depth, want.stats.depth);
+			assert_memory_equal(got.stats.items_per_level, want.stats.items_per_level, sizeof want.stats.items_per_level);
+			built_free(&got);
+		}
+		TU(tree_destroy)(t);
+		ort_tasks_destroy(tasks);
+	}
+	built_free(&want);
+	free(sweep.v);
+	free(q.box);
+	free(s.box);
+}
+
+static void test_build_uniform(void **st)
+{
+	(void)st;
+	tree_build_scene(0, ORT_PLACEMENT_LOOSE, -1, 0);
+	tree_build_scene(0, ORT_PLACEMENT_TIGHT, -1, 0);
+	tree_build_scene(0, ORT_PLACEMENT_LOOSE, -1, 700);
+}
+
+/// Clusters of equal and nested boxes, points on a line, and shallow trees:
+/// piles past max_depth, cells no key level reaches.
+static void test_build_piles(void **st)
+{
+	(void)st;
+	tree_build_scene(1, ORT_PLACEMENT_LOOSE, -1, 0);
+	tree_build_scene(1, ORT_PLACEMENT_TIGHT, 1, 0);
+	tree_build_scene(2, ORT_PLACEMENT_LOOSE, -1, 0);
+	tree_build_scene(2, ORT_PLACEMENT_TIGHT, 2, 0);
+	tree_build_scene(1, ORT_PLACEMENT_LOOSE, 0, 0);
+}
+
 // ---- allocation failure ---------------------------------------------------------------------
 
 /// Fail the context's Nth allocation, for every N until a call needs none:
@@ -512,6 +643,11 @@ static void test_alloc_failure(void **st)
 	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, NULL), ORT_OK);
 	pair_list want_tree = {0};
 	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_handle_pair, &want_tree), ORT_OK);
+	tree_t *tb;
+	assert_int_equal(TU(tree_create)(&def, &tb), ORT_OK);
+	assert_int_equal(TU(tree_build)(tb, s.box, NULL, s.n, NULL), ORT_OK);
+	pair_list want_built = {0};
+	assert_int_equal(TU(tree_find_pairs)(tb, ORT_MASK_ALL, collect_handle_pair, &want_built), ORT_OK);
 	bool clean = false;
 	long last = 0;
 	for (long fail = 1; !clean && fail < 2000; ++fail) {
@@ -529,6 +665,7 @@ static void test_alloc_failure(void **st)
 		}
 		TU(packed_set_tasks)(p, tasks);
 		TU(tree_set_tasks)(t, tasks);
+		TU(tree_set_tasks)(tb, tasks);
 		ort_result rb = TU(packed_build)(p, s.box, s.n);
 		assert_true(rb == ORT_OK || rb == ORT_ERROR_OUT_OF_MEMORY);
 		char msg[128];
@@ -542,20 +679,34 @@ static void test_alloc_failure(void **st)
 		assert_true(rt == ORT_OK || rt == ORT_ERROR_OUT_OF_MEMORY);
 		if (rt == ORT_OK) expect_same_sequence(&got_tree, &want_tree, "tree pairs under failing allocation");
 		tu_check_valid(t);
-		clean = rb == ORT_OK && r == ORT_OK && rt == ORT_OK;
+		// A build on the tasks: the serial tree, or (refused) an empty one.
+		TU(tree_clear)(tb);
+		ort_result rbt = TU(tree_build)(tb, s.box, NULL, s.n, NULL);
+		assert_true(rbt == ORT_OK || rbt == ORT_ERROR_OUT_OF_MEMORY);
+		tu_check_valid(tb);
+		pair_list got_built = {0};
+		ort_result rbp = TU(tree_find_pairs)(tb, ORT_MASK_ALL, collect_handle_pair, &got_built);
+		assert_true(rbp == ORT_OK || rbp == ORT_ERROR_OUT_OF_MEMORY);
+		if (rbt == ORT_OK && rbp == ORT_OK) expect_same_sequence(&got_built, &want_built, "pairs of a build under failing allocation");
+		if (rbt != ORT_OK) assert_int_equal(got_built.n, 0);
+		free(got_built.v);
+		clean = rb == ORT_OK && r == ORT_OK && rt == ORT_OK && rbt == ORT_OK && rbp == ORT_OK;
 
 		free(got.v);
 		free(got_tree.v);
 		TU(packed_set_tasks)(p, NULL);
 		TU(tree_set_tasks)(t, NULL);
+		TU(tree_set_tasks)(tb, NULL);
 		ort_tasks_destroy(tasks);
 	}
 	if (!clean) fail_msg("still failing after %ld allocations", last);
 	free(want.v);
 	free(want_tree.v);
+	free(want_built.v);
 	free(s.box);
 	TU(packed_destroy)(p);
 	TU(tree_destroy)(t);
+	TU(tree_destroy)(tb);
 }
 
 static void test_bad_definitions(void **st)
@@ -585,6 +736,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
 	    cmocka_unit_test(test_tree_flat),       cmocka_unit_test(test_packed_piles),
 	    cmocka_unit_test(test_tree_piles),      cmocka_unit_test(test_update_pairs),
+	    cmocka_unit_test(test_build_uniform),   cmocka_unit_test(test_build_piles),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);
 }

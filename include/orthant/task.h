@@ -4,7 +4,8 @@
 /// system, a small built-in pool of threads, or (the default) none.
 ///
 /// The calls that can split their work are ortN_packed_build, ortN_packed_find_pairs,
-/// ortN_tree_find_pairs and the batched queries ortN_tree_query_boxes, _points and
+/// ortN_tree_build (loose and tight, into an empty tree), ortN_tree_find_pairs and
+/// the batched queries ortN_tree_query_boxes, _points and
 /// _rays. Each takes the ort_tasks named in its tree's definition (or set later
 /// with ortN_tree_set_tasks / ortN_packed_set_tasks); NULL, the default, runs it
 /// on the calling thread as before.

@@ -65,7 +65,7 @@ typedef struct ORTHANT_NAME(tree_def) {
 	/// Called on programmer errors before they are returned; may be NULL.
 	ort_assert_fn *assert_fn;
 	void *assert_ctx;
-	/// Workers for find_pairs and the batched queries (task.h); NULL (the
+	/// Workers for build, find_pairs and the batched queries (task.h); NULL (the
 	/// default) runs them on the calling thread. Borrowed: it must outlive the
 	/// tree or be replaced first (ortN_tree_set_tasks).
 	ort_tasks *tasks;
@@ -83,7 +83,7 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_create)(const ORTHANT_NAME(tree_def) * 
 /// Free the tree and everything it holds. NULL is ignored. Handles become stale.
 ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
 
-/// Use tasks (NULL: none) for find_pairs and the batched queries from now on,
+/// Use tasks (NULL: none) for build, find_pairs and the batched queries from now on,
 /// as if the definition had named it. Not from a callback or while another
 /// thread uses the tree.
 ORTHANT_API void ORTHANT_NAME(tree_set_tasks)(ORTHANT_NAME(tree) * tree, ort_tasks *tasks);
@@ -142,7 +142,9 @@ ORTHANT_API void ORTHANT_NAME(tree_clear)(ORTHANT_NAME(tree) * tree);
 /// Store count items in one pass (a batched build). Into an empty tree
 /// it partitions the whole batch top-down, O(n * depth), much faster than n
 /// inserts; into a non-empty tree it inserts one by one. user_data and
-/// handles_out may be NULL. On failure nothing of the batch is stored.
+/// handles_out may be NULL. On failure nothing of the batch is stored. With
+/// tasks (task.h) a loose or tight build into an empty tree is split over the
+/// workers and makes the same tree, index for index.
 ORTHANT_API ort_result ORTHANT_NAME(tree_build)(ORTHANT_NAME(tree) * tree, const ORTHANT_NAME(box) * boxes,
                                                 void *const *user_data, int count, ort_handle *handles_out);
 
