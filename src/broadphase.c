@@ -243,7 +243,10 @@ static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
 	if (!bp->all && need > bp->touched_cap && bp->touched_cap < limit &&
 	    !bp_grow_array(t, (void **)&bp->touched, &bp->touched_cap, sizeof(uint32_t), need < limit ? need : limit))
 		return false;
-	if (removing == NIL) return true;
+	// Nothing to end without pairs. With pairs and no index, the index's
+	// memory was taken by the update that made the set (bp_update_all), so
+	// building it here allocates nothing.
+	if (removing == NIL || bp->len == 0) return true;
 	if (!bp_link_all(t)) return false;
 	uint64_t k = 0;
 	for (uint32_t r = bp->head[removing]; r != NIL; r = bp->links[r >> 1].next[r & 1]) k++;
