@@ -552,10 +552,18 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	struct broadphase *bp = t->bp;
 	bp_all_run run = {t, ORT_OK};
 	bp->stage_len = 0;
-	ort_result r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_collect, &run);
+	// The set and the stage trade places every time: keep their capacities
+	// (and the sort's) equal, so memory grows only when the pairs outgrow it,
+	// not whenever the smaller of the two takes its turn.
+	ort_result r = ORT_OK;
+	if (bp->len > 0 &&
+	    !bp_grow_array(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), bp->cap))
+		r = ORT_ERROR_OUT_OF_MEMORY;
+	if (r == ORT_OK) r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_collect, &run);
 	if (r == ORT_OK) r = run.result;
 	uint32_t n_old = bp->len, n_new = bp->stage_len;
-	if (r == ORT_OK && n_old > 0 && !bp_sort_reserve(t, n_old > n_new ? n_old : n_new)) r = ORT_ERROR_OUT_OF_MEMORY;
+	if (r == ORT_OK && n_old > 0 && !bp_sort_reserve(t, bp->stage_cap > bp->cap ? bp->stage_cap : bp->cap))
+		r = ORT_ERROR_OUT_OF_MEMORY;
 	// The index is built later, when needed, but its memory is taken now: a
 	// removal made from a callback of this update cannot then fail for it.
 	if (r == ORT_OK && !bp_index_reserve(t, bp->stage_cap)) r = ORT_ERROR_OUT_OF_MEMORY;
