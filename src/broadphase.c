@@ -88,14 +88,9 @@ struct broadphase {
 
 static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b.id : r->a.id) - 1; }
 
-static bool bp_grow_array(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
+/// Make *arr hold exactly want elements (want > *cap), keeping the first *cap.
+static bool bp_resize(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t want)
 {
-	if (need <= *cap) return true;
-	uint64_t want = (uint64_t)*cap * 2;
-	if (want < need) want = need;
-	if (want < 64) want = 64;
-	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
-	if (need > want) return false;
 	// Not array_resize: nothing here reads a slot before writing it, so the
 	// new part is left as the allocator gives it (untouched pages of a large
 	// block cost nothing until used).
@@ -106,6 +101,18 @@ static bool bp_grow_array(tree_t *t, void **arr, uint32_t *cap, size_t elem, uin
 	*arr = p;
 	*cap = (uint32_t)want;
 	return true;
+}
+
+/// Room for need elements, doubling (amortised growth).
+static bool bp_grow_array(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
+{
+	if (need <= *cap) return true;
+	uint64_t want = (uint64_t)*cap * 2;
+	if (want < need) want = need;
+	if (want < 64) want = 64;
+	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+	if (need > want) return false;
+	return bp_resize(t, arr, cap, elem, want);
 }
 
 // ---- the index: per-item lists of refs -----------------------------------------------
@@ -163,7 +170,7 @@ static bool bp_index_reserve(tree_t *t, uint32_t pair_cap)
 			return false;
 		bp->head_cap = need;
 	}
-	return bp_grow_array(t, (void **)&bp->links, &bp->link_cap, sizeof(bp_link), pair_cap);
+	return bp->link_cap >= pair_cap || bp_resize(t, (void **)&bp->links, &bp->link_cap, sizeof(bp_link), pair_cap);
 }
 
 /// Build the index over the whole set in one pass (a no-op while linked).
@@ -190,7 +197,7 @@ static bool bp_pair_reserve(tree_t *t)
 	struct broadphase *bp = t->bp;
 	uint64_t need = (uint64_t)bp->len + 1;
 	if (!bp_grow_array(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), need)) return false;
-	return !bp->linked || bp_grow_array(t, (void **)&bp->links, &bp->link_cap, sizeof(bp_link), bp->cap);
+	return !bp->linked || bp_index_reserve(t, bp->cap);
 }
 
 /// Add the pair (a, b) at the end of the set; room reserved, index built.
@@ -428,23 +435,39 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 
 // ---- the all-pairs update ---------------------------------------------------------------
 
-typedef struct bp_all_run {
-	tree_t *t;
-	ort_result result;
-} bp_all_run;
-
+/// Store the pair while the stage has room; count it always. A stage that
+/// was too small is grown to the count and the pass run again: growing it
+/// while collecting would copy it at every doubling and leave pages to the
+/// allocator each time (the first update of 50M pairs spent most of its time
+/// so), while a second pass costs one find_pairs and is needed only when the
+/// pairs outgrow every earlier frame.
 static bool bp_collect(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
 {
-	bp_all_run *run = ctx;
-	tree_t *t = run->t;
-	struct broadphase *bp = t->bp;
-	if (bp->stage_len == bp->stage_cap &&
-	    !bp_grow_array(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), (uint64_t)bp->stage_len + 1)) {
-		run->result = ORT_ERROR_OUT_OF_MEMORY;
-		return false;
-	}
-	bp->stage[bp->stage_len++] = (bp_rec){a, b, ua, ub};
+	struct broadphase *bp = ctx;
+	if (bp->stage_len < bp->stage_cap) bp->stage[bp->stage_len] = (bp_rec){a, b, ua, ub};
+	if (++bp->stage_len == BP_MAX_PAIRS) return false;
 	return true;
+}
+
+/// One find_pairs pass into the stage, two when it must grow first.
+static ort_result bp_find_all(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	for (int pass = 0; pass < 2; ++pass) {
+		bp->stage_len = 0;
+		ort_result r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_collect, bp);
+		if (r != ORT_OK) return r;
+		if (bp->stage_len == BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
+		if (bp->stage_len <= bp->stage_cap) return ORT_OK;
+		// A quarter more than found: the count of a moving world wanders, and
+		// pages of the headroom cost nothing until written.
+		uint64_t want = (uint64_t)bp->stage_len + bp->stage_len / 4 + 64;
+		if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+		if (!bp_resize(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), want))
+			return ORT_ERROR_OUT_OF_MEMORY;
+	}
+	assert(!"a second find_pairs pass found more pairs than the first");
+	return ORT_ERROR_OUT_OF_MEMORY;
 }
 
 /// A pair's sort key: its lower item above `shift` bits, its higher below.
@@ -498,10 +521,8 @@ static bool bp_sort_reserve(tree_t *t, uint64_t need)
 {
 	struct broadphase *bp = t->bp;
 	if (need <= bp->sort_cap) return true;
-	uint64_t want = (uint64_t)bp->sort_cap * 2;
-	if (want < need) want = need;
-	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
-	if (need > want) return false;
+	uint64_t want = need; // the pair arrays' capacities, which carry the headroom
+	if (want > BP_MAX_PAIRS) return false;
 	uint64_t *key[3] = {0};
 	uint32_t *idx[3] = {0};
 	bool ok = true;
@@ -550,17 +571,15 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
                                 void *ctx)
 {
 	struct broadphase *bp = t->bp;
-	bp_all_run run = {t, ORT_OK};
 	bp->stage_len = 0;
 	// The set and the stage trade places every time: keep their capacities
 	// (and the sort's) equal, so memory grows only when the pairs outgrow it,
 	// not whenever the smaller of the two takes its turn.
 	ort_result r = ORT_OK;
-	if (bp->len > 0 &&
-	    !bp_grow_array(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), bp->cap))
+	if (bp->len > 0 && bp->stage_cap < bp->cap &&
+	    !bp_resize(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), bp->cap))
 		r = ORT_ERROR_OUT_OF_MEMORY;
-	if (r == ORT_OK) r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_collect, &run);
-	if (r == ORT_OK) r = run.result;
+	if (r == ORT_OK) r = bp_find_all(t);
 	uint32_t n_old = bp->len, n_new = bp->stage_len;
 	if (r == ORT_OK && n_old > 0 && !bp_sort_reserve(t, bp->stage_cap > bp->cap ? bp->stage_cap : bp->cap))
 		r = ORT_ERROR_OUT_OF_MEMORY;
