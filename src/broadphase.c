@@ -43,7 +43,8 @@
 // When `all` holds or a quarter or more of the items are touched, per-item
 // queries would walk the tree once per item and meet most pairs twice; then
 // one find_pairs pass collects every current pair into a staging array, in
-// bulk. With the set empty (the first update) the staging array becomes the
+// bulk (when the array is too small the pass only counts, the array gets that
+// size plus a quarter, and a second pass fills it). With the set empty (the first update) the staging array becomes the
 // set as it is: every pair begins, in find_pairs order. Otherwise both arrays'
 // pair keys (lower item, higher item) are radix sorted with their indices and
 // merged in one linear pass: a key only in the old set ended, one only in the
