@@ -124,18 +124,24 @@ static const bench_scenario g_dynamic[] = {
 	 "broadphase,packed"},
 };
 
-static int impl_wanted(const bench_scenario *sc, const bench_impl *im)
+/// Whether some comma-separated word of list occurs in name.
+static int name_in_list(const char *list, const char *name)
 {
-	if (!sc->impls) return 1;
-	for (const char *p = sc->impls; *p;) {
+	for (const char *p = list; *p;) {
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		for (const char *q = im->name; *q; ++q)
+		for (const char *q = name; *q; ++q)
 			if (!strncmp(q, p, len)) return 1;
 		if (!e) break;
 		p = e + 1;
 	}
 	return 0;
+}
+
+static int impl_wanted(const bench_scenario *sc, const bench_impl *im)
+{
+	if (g_opt.impls && !name_in_list(g_opt.impls, im->name)) return 0;
+	return !sc->impls || name_in_list(sc->impls, im->name);
 }
 
 typedef struct bench_run {
@@ -609,7 +615,7 @@ static void run_oneshot(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: orthant_bench [--quick] [--rounds N] [--only S1,S3,...] [--machine NAME] [--csv FILE] "
+	fprintf(stderr, "usage: orthant_bench [--quick] [--rounds N] [--only S1,S3,...] [--impls orthant-loose,jolt,...] [--machine NAME] [--csv FILE] "
 	                "[--svg FILE] [--list] [--adversarial FILE]\n");
 }
 
@@ -640,6 +646,8 @@ int main(int argc, char **argv)
 			g_opt.rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			g_opt.only = argv[++i];
+		else if (!strcmp(argv[i], "--impls") && i + 1 < argc)
+			g_opt.impls = argv[++i];
 		else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
 			snprintf(g_opt.machine, sizeof g_opt.machine, "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--csv") && i + 1 < argc)

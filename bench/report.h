@@ -40,6 +40,7 @@ typedef struct bench_opts {
 	int quick;
 	int rounds;
 	const char *only;
+	const char *impls; // --impls: only implementations whose name contains one of these words
 	char machine[64];
 	const char *csv;
 	const char *svg;

@@ -137,7 +137,8 @@ static bool in_sorted(const tu_list *l, size_t n, uint64_t k)
 }
 
 /// update_pairs after every step: its events, replayed on the set of the
-/// steps before, give the brute-force pairs; current_pairs and pair_count agree.
+/// steps before, give the brute-force pairs; current_pairs, pair_count and
+/// the dense pair_array agree.
 static void check_broadphase(fuzz *f)
 {
 	f->begun.n = f->ended.n = 0;
@@ -176,6 +177,11 @@ static void check_broadphase(fuzz *f)
 	want = (tu_list){0}; // handed back by tu_expect_same
 	for (size_t i = 0; i < f->pairs.n; ++i) tu_push(&want, f->pairs.v[i]);
 	tu_expect_same(&current, &want, "current_pairs");
+	tu_list dense = {0};
+	tu_pair_array_keys(f->t, &dense);
+	want = (tu_list){0};
+	for (size_t i = 0; i < f->pairs.n; ++i) tu_push(&want, f->pairs.v[i]);
+	tu_expect_same(&dense, &want, "pair_array");
 }
 
 /// The tree and the model agree on everything cheap enough to ask every step.

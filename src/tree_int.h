@@ -109,7 +109,8 @@ enum item_flags {
 	ITEM_TOUCHED = 8, ///< in the broad phase's touched list
 	ITEM_PENDING = 16, ///< inserted from a callback: has a handle, not yet stored
 	ITEM_DOOMED = 32,  ///< removed from a callback: still stored until applied
-	ITEM_SPHERE = 64   ///< its bound is the sphere in tree.spheres; the entry holds its box
+	ITEM_SPHERE = 64,  ///< its bound is the sphere in tree.spheres; the entry holds its box
+	ITEM_PAIRED = 128  ///< scratch bit of the broad phase: already paired with the item being updated
 };
 
 typedef struct item {

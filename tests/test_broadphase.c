@@ -2,7 +2,8 @@
 // brute force. Over many random frames (moves small and large, inserts,
 // removes, filter changes, static items), the begin/end events replayed from
 // empty must equal the brute-force pair set after every update, static-static
-// pairs never appear, and find_pairs honours the same filters.
+// pairs never appear, find_pairs honours the same filters, and the dense pair
+// array holds the same set (also on piles of identical boxes).
 #include "testutil.h"
 
 /// The replayed pair set: sorted keys (lower id << 32 | higher id).
@@ -215,6 +216,12 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 		tu_check_valid(t);
 		compare(&set.keys, &w, "replayed events");
 		assert_int_equal(TU(tree_pair_count)(t), (int)set.keys.n);
+		if (f % 3 == 0) {
+			tu_list dense = {0};
+			tu_pair_array_keys(t, &dense);
+			compare(&dense, &w, "pair_array");
+			free(dense.v);
+		}
 		if (f % 10 == 0) {
 			tu_list cur = {0}, found = {0};
 			assert_int_equal(TU(tree_current_pairs)(t, collect_key, &cur), ORT_OK);
@@ -249,6 +256,124 @@ static void test_churn_tight(void **s) { (void)s, run_frames_churn(ORT_PLACEMENT
 static void test_churn_leaves(void **s) { (void)s, run_frames_churn(ORT_PLACEMENT_LEAVES, 300, 120, 13, 8); }
 static void test_tight(void **s) { (void)s, run_frames(ORT_PLACEMENT_TIGHT, 1000, 120, 2); }
 static void test_leaves(void **s) { (void)s, run_frames(ORT_PLACEMENT_LEAVES, 1000, 120, 3); }
+
+/// A box of the identical-boxes scene: most are one box, some are points on
+/// its corners or boxes touching its edge, so every pair overlaps or touches.
+static box_t pile_box(tu_rng *r, int kind)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = 10;
+		b.max[d] = 20;
+	}
+	if (kind == 0) { // a point on a corner
+		for (int d = 0; d < DIM; ++d) b.min[d] = b.max[d] = tu_int(r, 0, 1) ? 10.0f : 20.0f;
+	} else if (kind == 1) { // touching the upper edge on one axis
+		int d = tu_int(r, 0, DIM - 1);
+		b.min[d] = 20;
+		b.max[d] = 30;
+	}
+	return b;
+}
+
+/// Many identical boxes (every pair overlaps), with points on their corners,
+/// boxes touching their edges and some statics: the events and the dense pair
+/// array against brute force while a few, a third, all or none of them move
+/// away and back, some are removed and inserted; both update paths run.
+static void test_identical(void **state)
+{
+	(void)state;
+	static const ort_placement places[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT, ORT_PLACEMENT_LEAVES};
+	enum { N = 240 };
+	for (size_t pl = 0; pl < 3; ++pl) {
+		TU_CONTEXT("identical boxes, %s", ort_placement_string(places[pl]));
+		tree_t *t = tu_tree_make(places[pl], 4);
+		tu_rng r = tu_rng_make(77 + pl);
+		world w;
+		tu_model_init(&w.m, 2 * N);
+		w.filter = malloc(sizeof *w.filter * 2 * N);
+		uintptr_t serial = 1;
+		for (int i = 0; i < N; ++i) {
+			ort_handle h;
+			box_t b = pile_box(&r, i % 10);
+			assert_int_equal(TU(tree_insert)(t, b, (void *)serial++, &h), ORT_OK);
+			w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+			w.filter[w.m.n].is_static = i % 17 == 0;
+			if (w.filter[w.m.n].is_static) assert_int_equal(TU(tree_set_filter)(t, h, w.filter[w.m.n]), ORT_OK);
+			tu_model_add(&w.m, h, b);
+		}
+		pairset set = {{0}, 0};
+		for (int f = 0; f < 24; ++f) {
+			int moves = (int[]){3, N / 3, 2 * N, 0}[f % 4];
+			for (int k = 0; k < moves && w.m.n > 0; ++k) {
+				int i = tu_int(&r, 0, w.m.n - 1);
+				box_t b = pile_box(&r, tu_int(&r, 0, 9));
+				if (tu_int(&r, 0, 1))
+					for (int d = 0; d < DIM; ++d) { // away: far, or just touching
+						float v = tu_int(&r, 0, 1) ? 100.0f : b.max[d] - b.min[d];
+						b.min[d] += v;
+						b.max[d] += v;
+					}
+				assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
+				w.m.box[i] = b;
+			}
+			for (int k = tu_int(&r, 0, 4); k > 0 && w.m.n > 0; --k) {
+				int i = tu_int(&r, 0, w.m.n - 1);
+				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+				w.filter[i] = w.filter[w.m.n - 1];
+				tu_model_remove_at(&w.m, i);
+			}
+			for (int k = tu_int(&r, 0, 4); k > 0 && w.m.n < 2 * N; --k) {
+				ort_handle h;
+				box_t b = pile_box(&r, tu_int(&r, 0, 9));
+				assert_int_equal(TU(tree_insert)(t, b, (void *)serial++, &h), ORT_OK);
+				w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+				tu_model_add(&w.m, h, b);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "replayed events");
+			tu_list dense = {0};
+			tu_pair_array_keys(t, &dense);
+			compare(&dense, &w, "pair_array");
+			free(dense.v);
+			tu_check_valid(t);
+		}
+		free(set.keys.v);
+		free(w.filter);
+		tu_model_free(&w.m);
+		TU(tree_destroy)(t);
+	}
+}
+
+/// The pair array is NULL and empty before the first update and after a
+/// clear, and for a NULL tree.
+static void test_pair_array_empty(void **state)
+{
+	(void)state;
+	size_t n = 7;
+	assert_null(TU(tree_pair_array)(NULL, &n));
+	assert_int_equal(n, 0);
+	assert_null(TU(tree_pair_array)(NULL, NULL));
+	tree_t *t = tu_tree_make(ORT_PLACEMENT_LOOSE, 4);
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = 0;
+		b.max[d] = 1;
+	}
+	ort_handle h;
+	for (int i = 0; i < 3; ++i) assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+	n = 7;
+	assert_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 0);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	assert_non_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 3);
+	TU(tree_clear)(t);
+	assert_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 0);
+	TU(tree_destroy)(t);
+}
 
 /// The cost follows the movers: with nothing touched, no query runs at all —
 /// and an update after a clear starts over without end events.
@@ -303,6 +428,8 @@ int main(void)
 	    cmocka_unit_test(test_churn_tight),
 	    cmocka_unit_test(test_churn_leaves),
 	    cmocka_unit_test(test_clear_starts_over),
+	    cmocka_unit_test(test_identical),
+	    cmocka_unit_test(test_pair_array_empty),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

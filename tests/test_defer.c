@@ -89,6 +89,11 @@ static void on_event(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
 	mutate(ctx);
 	mut *u = ctx;
 	assert_int_equal(TU(tree_update_pairs)(u->t, NULL, NULL, NULL), ORT_ERROR_BUSY);
+	// The pair array may be read from a callback; changes made there wait.
+	size_t n = 0;
+	const TU(pair) *p = TU(tree_pair_array)(u->t, &n);
+	assert_int_equal((int)n, TU(tree_pair_count)(u->t));
+	assert_true(n == 0 || (p && p[n - 1].a.id != 0));
 }
 
 static float on_ray(void *ctx, ort_handle h, void *user, float t)
@@ -179,6 +184,15 @@ static void run_kind(ort_placement placement, int kind, uint64_t seed)
 		tu_check_valid(t);
 		assert_int_equal(TU(tree_count)(t), m.n);
 		tu_check_pairs(t, &m);
+		// The broad phase catches up with what the callbacks changed: its dense
+		// array then holds exactly the brute-force pairs.
+		assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+		tu_list dense = {0}, want = {0};
+		tu_pair_array_keys(t, &dense);
+		for (int i = 0; i < m.n; ++i)
+			for (int j = i + 1; j < m.n; ++j)
+				if (tu_overlap(&m.box[i], &m.box[j])) tu_collect_pair(&want, m.handle[i], m.handle[j], NULL, NULL);
+		tu_expect_same(&dense, &want, "pair_array after changes made in callbacks");
 		for (int k = 0; k < 5; ++k) {
 			box_t qb = rand_box(&r2);
 			tu_check_box_query(t, &m, qb);

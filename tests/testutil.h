@@ -370,6 +370,35 @@ static inline void tu_check_pairs(tree_t *t, const model *m)
 	tu_expect_same(&got, &want, "pairs");
 }
 
+/// The broad phase's dense pair array as sorted keys (as tu_collect_pair
+/// makes them): every record names two live items by their current handles,
+/// with their user data, no pair twice, as many as pair_count, and in the
+/// order current_pairs reports them.
+static inline void tu_pair_array_keys(const tree_t *t, tu_list *out)
+{
+	size_t n = 0;
+	const TU(pair) *p = TU(tree_pair_array)(t, &n);
+	assert_int_equal((int)n, TU(tree_pair_count)(t));
+	assert_true(n == 0 || p != NULL);
+	tu_list order = {0};
+	assert_int_equal(TU(tree_current_pairs)(t, tu_collect_pair, &order), ORT_OK);
+	assert_int_equal(order.n, n);
+	for (size_t k = 0; k < n; ++k) {
+		assert_true(p[k].a.id != p[k].b.id);
+		assert_true(TU(tree_get_user_data)(t, p[k].a) == p[k].user_a);
+		assert_true(TU(tree_get_user_data)(t, p[k].b) == p[k].user_b);
+		box_t ba, bb;
+		assert_int_equal(TU(tree_get_box)(t, p[k].a, &ba), ORT_OK);
+		assert_int_equal(TU(tree_get_box)(t, p[k].b, &bb), ORT_OK);
+		size_t before = out->n;
+		tu_collect_pair(out, p[k].a, p[k].b, p[k].user_a, p[k].user_b);
+		assert_true(out->v[before] == order.v[k]);
+	}
+	free(order.v);
+	tu_sort(out->v, out->n, sizeof *out->v, tu_cmp_u64);
+	for (size_t k = 1; k < out->n; ++k) assert_true(out->v[k - 1] < out->v[k]);
+}
+
 static inline size_t tu_count_pairs(tree_t *t)
 {
 	tu_list got = {0};

@@ -243,19 +243,39 @@ typedef void ORTHANT_NAME(pair_event_fn)(void *ctx, ort_handle a, ort_handle b, 
 /// inserted, moved or re-filtered since the last call, not with the world: a
 /// static world with a few movers costs a few movers; when a quarter or more
 /// of the items changed (and on the first call) it finds all pairs in one
-/// pass, as find_pairs does, and diffs them against the set. Ended pairs come
-/// first, then begun ones, each in the order the items were touched (in the
-/// one-pass case, in the set's storage order), so the same sequence of calls
-/// gives the same sequence of events. An ended pair of a
+/// pass, as find_pairs does, and diffs them against the set (the first call
+/// takes them as the set). Ended pairs come first, then begun ones, each in
+/// the order the items were touched (in the one-pass case, in ascending order
+/// of (lower handle id, higher handle id); on the first call in find_pairs
+/// order), so the same sequence of calls gives the same sequence of events.
+/// Pairs of items removed since the last call end first. An ended pair of a
 /// removed item carries its (now stale) handle and the user data it had.
 /// begin or end may be NULL. After ortN_tree_clear the pair set starts over
 /// without end events. Callbacks must not change the tree.
 ORTHANT_API ort_result ORTHANT_NAME(tree_update_pairs)(ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_event_fn) * begin,
                                                        ORTHANT_NAME(pair_event_fn) * end, void *ctx);
 
-/// Every pair in the broad phase's current set (as of the last update_pairs).
+/// Every pair in the broad phase's current set (as of the last update_pairs),
+/// in the order of ortN_tree_pair_array.
 ORTHANT_API ort_result ORTHANT_NAME(tree_current_pairs)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn,
                                                         void *ctx);
+
+/// One pair of the broad phase's current set: the two items' handles and user
+/// data, as they were when the pair began.
+typedef struct ORTHANT_NAME(pair) {
+	ort_handle a, b;
+	void *user_a, *user_b;
+} ORTHANT_NAME(pair);
+
+/// The broad phase's current set as one dense array (no holes), *count
+/// records; NULL and 0 before the first update_pairs. Reading it runs at memory
+/// speed: no callback, no lookup. The pointer and the records stay valid and
+/// unchanged until the next call that changes the tree (update_pairs, insert,
+/// remove, move, set_filter, build, clear, destroy), including one made from a
+/// callback; read-only calls (queries, find_pairs, current_pairs) keep it.
+/// The order is deterministic for the same sequence of calls but otherwise
+/// unspecified (a removed pair's slot takes the last record).
+ORTHANT_API const ORTHANT_NAME(pair) * ORTHANT_NAME(tree_pair_array)(const ORTHANT_NAME(tree) * tree, size_t *count);
 
 /// Pairs in the broad phase's current set.
 ORTHANT_API int ORTHANT_NAME(tree_pair_count)(const ORTHANT_NAME(tree) * tree);
