@@ -485,6 +485,8 @@ static void op_query(fuzz *f, input *in)
 	if (fail & 1) arm(&f->alloc, fail >> 1);
 	check_nearest(f, p, k, max_distance);
 	tu_alloc_disarm(&f->alloc);
+	if (fail & 1) arm(&f->alloc, fail >> 1);
+	check_scene_batch(f, p, k ? k : 1, max_distance); // disarms
 }
 
 static float never_ray(void *ctx, uint32_t id, float t)

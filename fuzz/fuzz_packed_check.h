@@ -2,7 +2,7 @@
 // model, brute force over the array the tree was built from: validate, count,
 // bounds, stats and live bytes; find_pairs; query_box, query_point,
 // query_sphere, ray_cast (all hits with their t, clipped, filtered and
-// stopped), ray_first and nearest. Included once, by fuzz_packed.c, inside
+// stopped), ray_first, nearest and nearest_batch. Included once, by fuzz_packed.c, inside
 // its TEST_DIM part, after the fuzz state it checks; the decoding of the
 // input stays there.
 
@@ -365,6 +365,81 @@ static void check_nearest(fuzz *f, const float p[DIM], int k, float max_distance
 	free(out);
 }
 
+/// nearest_batch of count points against nearest one point at a time: row i
+/// must be nearest's k + 1 nearest of point i without exclude[i] (when it is
+/// among them), cut to k, the row's rest {UINT32_MAX, INFINITY}. With armed,
+/// the batch's one allocation may be refused. A bad point or distance is
+/// refused, writing nothing.
+static void check_nearest_batch(fuzz *f, const float (*pts)[DIM], int count, int k, float max_distance,
+                                const uint32_t *exclude)
+{
+	if (tracing) fprintf(stderr, "nearest_batch of %d, k %d within %a\n", count, k, (double)max_distance);
+	size_t cells = (size_t)count * (size_t)k;
+	ort_id_neighbor *out = malloc(sizeof *out * (cells + 1)), *one = malloc(sizeof *one * (size_t)(k + 2));
+	int *found = malloc(sizeof *found * (size_t)(count + 1));
+	for (size_t j = 0; j < cells; ++j) out[j] = (ort_id_neighbor){7, -1.0f}; // never an answer
+	for (int i = 0; i < count; ++i) found[i] = -1;
+	long refused = f->alloc.refused;
+	size_t live = f->alloc.live;
+	ort_result r = TU(packed_nearest_batch)(f->t, pts, count, k, max_distance, exclude, out, found);
+	tu_alloc_disarm(&f->alloc);
+	if (f->alloc.live != live) TU_FAIL("nearest_batch kept memory\n");
+	bool bad = isnan(max_distance) || max_distance < 0.0f;
+	for (int i = 0; i < count; ++i) bad = bad || !point_ok(pts[i]);
+	if (bad || f->alloc.refused != refused) {
+		expect_result(bad ? "nearest_batch with a bad point or distance" : "nearest_batch refused memory", r,
+		              bad ? ORT_ERROR_INVALID_BOX : ORT_ERROR_OUT_OF_MEMORY);
+		if (bad)
+			for (size_t j = 0; j < cells; ++j)
+				if (out[j].id != 7 || out[j].distance != -1.0f) TU_FAIL("nearest_batch refused, but wrote\n");
+		goto done;
+	}
+	expect_result("nearest_batch", r, ORT_OK);
+	for (int i = 0; i < count; ++i) {
+		int got = -1;
+		expect_result("nearest for nearest_batch", TU(packed_nearest)(f->t, pts[i], k + 1, max_distance, one, &got),
+		              ORT_OK);
+		uint32_t ex = exclude ? exclude[i] : UINT32_MAX;
+		int w = 0;
+		for (int j = 0; j < got && w < k; ++j)
+			if (one[j].id != ex) one[w++] = one[j];
+		if (found[i] != w) TU_FAIL("nearest_batch: point %d found %d, nearest %d (k %d)\n", i, found[i], w, k);
+		const ort_id_neighbor *row = out + (size_t)i * (size_t)k;
+		for (int j = 0; j < k; ++j) {
+			ort_id_neighbor want = j < w ? one[j] : (ort_id_neighbor){UINT32_MAX, INFINITY};
+			if (row[j].id != want.id || !(row[j].distance == want.distance))
+				TU_FAIL("nearest_batch: point %d #%d is id %u at %a, nearest id %u at %a\n", i, j,
+				        (unsigned)row[j].id, (double)row[j].distance, (unsigned)want.id, (double)want.distance);
+		}
+	}
+done:
+	free(out);
+	free(one);
+	free(found);
+}
+
+/// Points around the scene for nearest_batch: items' centres and corners
+/// (duplicates among them when items coincide) and the given point p; each
+/// excluding its own item, none, or an id past the items, by the step.
+static void check_scene_batch(fuzz *f, const float p[DIM], int k, float max_distance)
+{
+	int s = f->step, n = f->n, count = n ? 1 + (s * 5 + 3) % (n < 40 ? n : 40) : 3;
+	float(*pts)[DIM] = malloc(sizeof *pts * (size_t)(count + 1));
+	uint32_t *ex = malloc(sizeof *ex * (size_t)(count + 1));
+	for (int i = 0; i < count; ++i) {
+		int at = n ? (s * 11 + i * 7) % n : 0;
+		for (int d = 0; d < DIM; ++d)
+			pts[i][d] = !n || i == 0 ? p[d]
+			            : i % 3 == 1 ? f->box[at].min[d] + (f->box[at].max[d] - f->box[at].min[d]) * 0.5f
+			            : (i >> d) & 1 ? f->box[at].max[d]
+			                           : f->box[at].min[d];
+		ex[i] = (s + i) % 4 == 0 ? UINT32_MAX : (s + i) % 4 == 1 ? (uint32_t)n + (uint32_t)i : (uint32_t)at;
+	}
+	check_nearest_batch(f, (const float(*)[DIM])pts, count, k, max_distance, s & 32 ? NULL : ex);
+	free(pts);
+	free(ex);
+}
+
 /// Every query around operands the scene itself gives (so they touch items
 /// exactly, at any scale), chosen by the step number.
 static void check_scene_queries(fuzz *f)
@@ -383,6 +458,7 @@ static void check_scene_queries(fuzz *f)
 		check_sphere_query(f, o, FLT_MAX);
 		check_ray(f, o, dir, INFINITY);
 		check_nearest(f, o, s % 70 + 1, INFINITY);
+		check_scene_batch(f, o, s % 70 + 1, INFINITY);
 		return;
 	}
 	const box_t *a = &f->box[(s * 7) % n], *b = &f->box[(s * 13 + 1) % n];
@@ -402,6 +478,7 @@ static void check_scene_queries(fuzz *f)
 	check_ray(f, corner, dir, s & 8 ? INFINITY : 1.0f); // t = 1 is b's centre
 	check_ray(f, other, axis, INFINITY);                // along b's face
 	check_nearest(f, centre, s % 70 + 1, s & 16 ? INFINITY : reach);
+	check_scene_batch(f, centre, s % 9 + 1 + (s & 64 ? 64 : 0), s & 16 ? INFINITY : reach);
 }
 
 /// The tree agrees with the model on everything, after every step. The pairs

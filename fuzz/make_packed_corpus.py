@@ -166,6 +166,14 @@ def seeds():
         s[f'queries-{D}'] = [d] + definition(2, 0x40, 0) + generate(P_INTEGERS, 0, 40) + qs + \
             query(dim, box(dim, (0, 0), (0, 0), (0, 0)), point=(6 << 2, 0), origin=(5 << 2 | 1, 0),
                   pcoords=(0, 1, 2), ocoords=(0x7F, 0, -1))
+        # nearest_batch: duplicates and coinciding points, k from 1 past 64 and past
+        # the count, max_distance 0, small and none, its one allocation refused.
+        batch = []
+        for i, (k, max_d) in enumerate(((1, 0xF0), (8, 0xF2), (64, 4), (65, 0xF2), (200, 1), (3, 0xF3))):
+            batch += query(dim, box(dim, (i, 2), (0, 2), (1, 2)), point=(1 + i % 2, i * 5), origin=(2, i),
+                           max_d=max_d, k=k, fail=1 if i % 3 == 2 else 0)
+        s[f'batch-{D}'] = [d] + definition(1, 0x40, 0) + generate(P_PILES, 3, 90, doubled=True) + batch + \
+            generate(P_POINTS, 0, 120) + batch[:len(batch) // 2] + [OP_EMPTY, 0] + batch[:len(batch) // 3]
         # Empty builds (NULL and strided), bad arguments on empty and full trees.
         s[f'empty-args-{D}'] = [d] + definition(0x50, 0x45, 0) + [OP_ARGS] + [OP_EMPTY, 1] + \
             generate(P_INTEGERS, 1, 20) + [OP_ARGS] + [OP_EMPTY, STRIDED | 1] + [OP_EMPTY, 0] + \
