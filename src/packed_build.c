@@ -15,21 +15,23 @@
 
 // ---- keys ---------------------------------------------------------------------
 
-/// Spread the low bits of x so that DIM - 1 zero bits separate them.
-static inline uint32_t pk_spread(uint32_t x)
+/// Spread the low bits of x (32 in 2D, 21 in 3D) so that DIM - 1 zero bits separate them.
+static inline uint64_t pk_spread(uint64_t x)
 {
 #if ORTHANT_DIM == 2
-	x &= 0xffffu;
-	x = (x | (x << 8)) & 0x00ff00ffu;
-	x = (x | (x << 4)) & 0x0f0f0f0fu;
-	x = (x | (x << 2)) & 0x33333333u;
-	x = (x | (x << 1)) & 0x55555555u;
+	x &= 0xffffffffu;
+	x = (x | (x << 16)) & 0x0000ffff0000ffffull;
+	x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
+	x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full;
+	x = (x | (x << 2)) & 0x3333333333333333ull;
+	x = (x | (x << 1)) & 0x5555555555555555ull;
 #else
-	x &= 0x3ffu;
-	x = (x | (x << 16)) & 0x030000ffu;
-	x = (x | (x << 8)) & 0x0300f00fu;
-	x = (x | (x << 4)) & 0x030c30c3u;
-	x = (x | (x << 2)) & 0x09249249u;
+	x &= 0x1fffffu;
+	x = (x | (x << 32)) & 0x001f00000000ffffull;
+	x = (x | (x << 16)) & 0x001f0000ff0000ffull;
+	x = (x | (x << 8)) & 0x100f00f00f00f00full;
+	x = (x | (x << 4)) & 0x10c30c30c30c30c3ull;
+	x = (x | (x << 2)) & 0x1249249249249249ull;
 #endif
 	return x;
 }
@@ -69,7 +71,7 @@ static inline uint32_t pk_key(const pk_grid *g, const box_t *b)
 		double c = 0.5 * ((double)b->min[d] + b->max[d]);
 		double q = (c - g->lo[d]) * g->scale[d];
 		uint32_t qi = q <= 0.0 ? 0u : q >= (double)(g->cells - 1) ? g->cells - 1 : (uint32_t)q;
-		code |= pk_spread(qi) << d;
+		code |= (uint32_t)pk_spread(qi) << d; // qi < 2^depth: the code fits
 	}
 	int pad = DIM * (g->depth - level);
 	code &= ~((1u << pad) - 1u);
@@ -122,6 +124,7 @@ typedef struct pk_build {
 	uint32_t job_items;
 	int mode, next_job;
 	uint32_t *ids; ///< tree order, beside boxes: piles reorder both
+	uint64_t *scratch; ///< sort_b: [lo, hi) is a pile's to order it by
 } pk_build;
 
 /// Block index b->made, made room for when the array may grow.
@@ -183,176 +186,163 @@ static box_t pk_leaf(const pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *l
 // than a bucket in one cell at the depth limit, or in one cell and level (a
 // speck far smaller than the scene, duplicates), or more than PK_OWN_MAX own
 // items at one node (strips and straddlers, as large as their cell and all in
-// it). A pile splits at the median centre on the axis where its centres spread
-// most, DIM times to fill a block, and so on down to buckets — a kd-tree built
-// by selection, so its bounds stay tight whatever the spread, down to float
-// precision. Its shape depends on its size alone: the counting passes walk it
-// without the boxes, and it is at most PK_PILE_LEVELS deep.
+// it). A pile is put in Morton order of its centres, quantised in the cube
+// over the pile's own centres (so the axis they spread most along decides the
+// first cuts), by one in-place radix sort of (code, place) pairs in the
+// scratch sort_b[lo, hi); then it is cut in halves by count, DIM times to
+// fill a block, and so on down to buckets. Its bounds stay tight whatever the
+// spread: a part whose items all share one code (the quantum was too coarse:
+// centres spread over many binary scales) is put in order again in its own
+// cube, and one whose centres are all equal needs no order. Its shape depends
+// on its size alone: the counting passes walk it without the boxes, and it is
+// at most PK_PILE_LEVELS deep.
 
 /// Twice an item's centre on axis d.
 static inline double pk_centre2(const box_t *b, int d) { return (double)b->min[d] + b->max[d]; }
 
-static inline void pk_swap_items(pk_build *b, uint32_t i, uint32_t j)
+/// Sort a[0..n), whose values agree above bit `top`, in place: an MSD radix
+/// sort (American flag) on digits of up to 11 bits, as wide as the part is
+/// large, skipping bits the whole part shares; small parts by insertion.
+/// The values are distinct (their low bits are places), so the order is one.
+static void pk_msd(uint64_t *a, uint32_t n, int top)
 {
-	box_t t = b->boxes[i];
-	b->boxes[i] = b->boxes[j];
-	b->boxes[j] = t;
-	uint32_t id = b->ids[i];
-	b->ids[i] = b->ids[j];
-	b->ids[j] = id;
-}
-
-/// Sift item lo + i down the max-heap of items [lo, lo + end), by centre on axis d.
-static void pk_sift(pk_build *b, uint32_t lo, uint32_t i, uint32_t end, int d)
-{
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= end) return;
-		if (c + 1 < end && pk_centre2(&b->boxes[lo + c + 1], d) > pk_centre2(&b->boxes[lo + c], d)) ++c;
-		if (!(pk_centre2(&b->boxes[lo + c], d) > pk_centre2(&b->boxes[lo + i], d))) return;
-		pk_swap_items(b, lo + i, lo + c);
-		i = c;
+	if (n <= 24) {
+		for (uint32_t i = 1; i < n; ++i) {
+			uint64_t v = a[i];
+			uint32_t j = i;
+			for (; j > 0 && a[j - 1] > v; --j) a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
+	uint64_t diff = 0;
+	for (uint32_t i = 1; i < n; ++i) diff |= a[i] ^ a[0];
+	assert(diff != 0);
+	top = 64 - __builtin_clzll(diff);
+	int w = 31 - __builtin_clz(n) - 3;
+	w = w > 11 ? 11 : w < 1 ? 1 : w;
+	if (w > top) w = top;
+	int shift = top - w;
+	uint32_t mask = (1u << w) - 1u, next[2048], end[2048];
+	memset(next, 0, sizeof next[0] << w);
+	for (uint32_t i = 0; i < n; ++i) next[(uint32_t)(a[i] >> shift) & mask]++;
+	uint32_t sum = 0;
+	for (uint32_t k = 0; k <= mask; ++k) {
+		uint32_t c = next[k];
+		next[k] = sum;
+		sum += c;
+		end[k] = sum;
+	}
+	// Each value goes to its digit's next free place; the one it displaces
+	// moves on, until a value of digit k comes back to k's place.
+	for (uint32_t k = 0; k <= mask; ++k)
+		while (next[k] < end[k]) {
+			uint64_t v = a[next[k]];
+			uint32_t d;
+			while ((d = (uint32_t)(v >> shift) & mask) != k) {
+				uint64_t t = a[next[d]];
+				a[next[d]++] = v;
+				v = t;
+			}
+			a[next[k]++] = v;
+		}
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i + 1;
+		while (j < n && (a[j] >> shift) == (a[i] >> shift)) ++j;
+		if (j - i > 1) pk_msd(a + i, j - i, shift);
+		i = j;
 	}
 }
 
-/// Heap sort of items [lo, hi) by centre on axis d: the selection's fallback,
-/// O(m log m) whatever the input.
-static void pk_heap_sort(pk_build *b, uint32_t lo, uint32_t hi, int d)
+/// How a part of a pile stands: not in order (PK_RAW), with all centres
+/// equal (PK_FLAT), or else in order, its codes in sort_b above that many
+/// low bits of places.
+#define PK_RAW (-1)
+#define PK_FLAT 64
+
+/// Put items [lo, hi) in Morton order of their centres in the cube over
+/// them; returns how they stand (PK_FLAT when the centres are all equal,
+/// else how many low bits of sort_b[k] hold places).
+static int pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi)
 {
 	uint32_t m = hi - lo;
-	for (uint32_t i = m / 2; i-- > 0;) pk_sift(b, lo, i, m, d);
-	for (uint32_t end = m; end-- > 1;) {
-		pk_swap_items(b, lo, lo + end);
-		pk_sift(b, lo, 0, end, d);
-	}
-}
-
-/// Move the items of [lo, hi) whose centre on axis d is below pivot (or with
-/// or_equal, not above it) to the front; returns where the rest start.
-static uint32_t pk_partition(pk_build *b, uint32_t lo, uint32_t hi, int d, double pivot, bool or_equal)
-{
-	uint32_t j = lo;
-	for (uint32_t i = lo; i < hi; ++i) {
-		box_t x = b->boxes[i];
-		uint32_t xi = b->ids[i];
-		double c = pk_centre2(&x, d);
-		uint32_t left = or_equal ? c <= pivot : c < pivot;
-		b->boxes[i] = b->boxes[j];
-		b->ids[i] = b->ids[j];
-		b->boxes[j] = x;
-		b->ids[j] = xi;
-		j += left;
-	}
-	return j;
-}
-
-/// Reorder items [lo, hi) so that item k has the rank-k centre on axis d, none
-/// before it larger and none after it smaller: a quickselect with pivots from
-/// hashed places (a run of equal least centres, duplicates, ends it at once),
-/// and a heap sort once a budget of rounds runs out, so no input costs more
-/// than O(m log m) and a typical one O(m).
-static void pk_select(pk_build *b, uint32_t lo, uint32_t hi, uint32_t k, int d)
-{
-	uint64_t h = ((uint64_t)lo << 32 | hi) * 0x9E3779B97F4A7C15ull;
-	int budget = 2 * (32 - __builtin_clz(hi - lo)) + 8;
-	while (hi - lo > 1) {
-		if (budget-- == 0) {
-			pk_heap_sort(b, lo, hi, d);
-			return;
-		}
-		uint32_t m = hi - lo;
-		double pivot;
-		if (m > 256) {
-			// Rank k's share of a sample of 31 hashed places: the partition
-			// then lands near k and leaves little to select from.
-			double v[31];
-			for (int j = 0; j < 31; ++j) {
-				h ^= h >> 29;
-				h *= 0xBF58476D1CE4E5B9ull;
-				double c = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
-				int at = j;
-				for (; at > 0 && v[at - 1] > c; --at) v[at] = v[at - 1];
-				v[at] = c;
-			}
-			pivot = v[(uint64_t)(k - lo) * 30u / (m - 1u)];
-		} else {
-			// The median of three hashed places.
-			double v[3];
-			for (int j = 0; j < 3; ++j) {
-				h ^= h >> 29;
-				h *= 0xBF58476D1CE4E5B9ull;
-				v[j] = pk_centre2(&b->boxes[lo + (uint32_t)((h >> 32) % m)], d);
-			}
-			pivot = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
-			                    : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
-		}
-		// [lo, j) below the pivot, [j, hi) not: a partition without
-		// branches (whether a centre is below is rarely predictable).
-		uint32_t j = pk_partition(b, lo, hi, d, pivot, false);
-		if (k < j) {
-			hi = j;
-			continue;
-		}
-		if (j > lo) {
-			lo = j;
-			continue;
-		}
-		// Nothing below the pivot, the least: [lo, j) equal to it (at least
-		// one), so duplicates end at once or drop out.
-		j = pk_partition(b, lo, hi, d, pivot, true);
-		if (k < j) return;
-		lo = j;
-	}
-}
-
-/// The axis along which the centres of items [lo, hi) spread most, judged by
-/// at most 64 of them evenly spaced (the axis shapes the pile, never an
-/// answer; a run already cut on some axis is in order along it, so the
-/// sample spans it).
-static int pk_widest(const pk_build *b, uint32_t lo, uint32_t hi)
-{
 	double cmin[DIM], cmax[DIM];
 	for (int d = 0; d < DIM; ++d) {
 		cmin[d] = INFINITY;
 		cmax[d] = -INFINITY;
 	}
-	uint32_t step = (hi - lo + 63) / 64;
-	for (uint32_t i = lo; i < hi; i = hi - i > step ? i + step : (i == hi - 1 ? hi : hi - 1))
+	for (uint32_t i = lo; i < hi; ++i)
 		for (int d = 0; d < DIM; ++d) {
 			double c = pk_centre2(&b->boxes[i], d);
-			if (c < cmin[d]) cmin[d] = c;
-			if (c > cmax[d]) cmax[d] = c;
+			cmin[d] = c < cmin[d] ? c : cmin[d];
+			cmax[d] = c > cmax[d] ? c : cmax[d];
 		}
-	int best = 0;
-	for (int d = 1; d < DIM; ++d)
-		if (cmax[d] - cmin[d] > cmax[best] - cmin[best]) best = d;
-	return best;
+	double side = 0.0;
+	for (int d = 0; d < DIM; ++d)
+		if (cmax[d] - cmin[d] > side) side = cmax[d] - cmin[d];
+	if (!(side > 0.0)) return PK_FLAT;
+	// The places take `ib` low bits, the code the rest: `bits` per axis.
+	int ib = 32 - __builtin_clz(m - 1u), bits = (64 - ib) / DIM;
+	if (bits > (DIM == 2 ? 32 : 21)) bits = DIM == 2 ? 32 : 21;
+	double cells = ldexp(1.0, bits), scale = cells / side, top = cells - 1.0;
+	uint64_t *key = b->scratch;
+	for (uint32_t i = 0; i < m; ++i) {
+		uint64_t code = 0;
+		for (int d = 0; d < DIM; ++d) {
+			double q = (pk_centre2(&b->boxes[lo + i], d) - cmin[d]) * scale;
+			code |= pk_spread((uint64_t)(q < top ? q : top)) << d;
+		}
+		key[lo + i] = code << ib | i;
+	}
+	pk_msd(key + lo, m, 64);
+	// Item k moves to the place of its key, cycle by cycle; a place done
+	// holds its own number.
+	uint64_t low = ((uint64_t)1 << ib) - 1u;
+	for (uint32_t i = 0; i < m; ++i) {
+		uint32_t k = (uint32_t)(key[lo + i] & low);
+		if (k == i) continue;
+		box_t tb = b->boxes[lo + i];
+		uint32_t tid = b->ids[lo + i];
+		uint32_t j = i;
+		while (k != i) {
+			b->boxes[lo + j] = b->boxes[lo + k];
+			b->ids[lo + j] = b->ids[lo + k];
+			key[lo + j] = (key[lo + j] & ~low) | j;
+			j = k;
+			k = (uint32_t)(key[lo + k] & low);
+		}
+		b->boxes[lo + j] = tb;
+		b->ids[lo + j] = tid;
+		key[lo + j] = (key[lo + j] & ~low) | j;
+	}
+	return ib;
 }
 
-/// Cut items [lo, hi) in halves `halvings` times, each at the median centre
-/// on its widest axis (when building); the ends of the 2^halvings runs, some
-/// empty when the run is short, go to cut[1 + *nc ...].
-static void pk_pile_cut(pk_build *b, uint32_t lo, uint32_t hi, int halvings, uint32_t *cut, int *nc)
+/// The ends of the 2^halvings runs items [lo, hi) cut in halves make, some
+/// empty when the run is short, into cut[1 + *nc ...].
+static void pk_pile_cut(uint32_t lo, uint32_t hi, int halvings, uint32_t *cut, int *nc)
 {
 	if (halvings == 0) {
 		cut[++*nc] = hi;
 		return;
 	}
 	uint32_t mid = lo + (hi - lo) / 2;
-	if (pk_blocks(b) && mid > lo) pk_select(b, lo, hi, mid, pk_widest(b, lo, hi));
-	pk_pile_cut(b, lo, mid, halvings - 1, cut, nc);
-	pk_pile_cut(b, mid, hi, halvings - 1, cut, nc);
+	pk_pile_cut(lo, mid, halvings - 1, cut, nc);
+	pk_pile_cut(mid, hi, halvings - 1, cut, nc);
 }
 
-/// The subtree of pile [lo, hi): a leaf up to a bucket, else a node with no
-/// items of its own and two to NCHILD children.
-static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
+/// The subtree of pile [lo, hi), standing as `order` says (PK_RAW,
+/// PK_FLAT, or in order with places in that many low bits): a leaf up to a
+/// bucket, else a node with no items of its own and two to NCHILD children.
+static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, int order, pk_lane_out *ln)
 {
 	if (hi - lo <= (uint32_t)b->bucket) return pk_leaf(b, lo, hi, ln);
+	if (pk_blocks(b) && (order == PK_RAW || (order != PK_FLAT && (b->scratch[lo] ^ b->scratch[hi - 1]) >> order == 0)))
+		order = pk_pile_order(b, lo, hi); // not in order yet, or one code throughout
 	uint32_t cut[NCHILD + 1];
 	int nc = 0;
 	cut[0] = lo;
-	pk_pile_cut(b, lo, hi, DIM, cut, &nc);
+	pk_pile_cut(lo, hi, DIM, cut, &nc);
 	assert(nc == NCHILD);
 	uint32_t child = pk_new_block(b);
 	if (pk_blocks(b)) pk_block_clear(&b->blocks[child]);
@@ -361,7 +351,7 @@ static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
 	for (int c = 0; c < NCHILD; ++c) {
 		if (cut[c + 1] == cut[c]) continue;
 		pk_lane_out cl;
-		box_t cb = pk_pile(b, cut[c], cut[c + 1], &cl);
+		box_t cb = pk_pile(b, cut[c], cut[c + 1], order, &cl);
 		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, cl.first, cl.own, cl.child);
 		++slot;
 		pk_grow(&bounds, &cb);
@@ -389,7 +379,7 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
 			// A leaf, which owns every item of its range, or past the depth
 			// limit a pile.
-			return pk_pile(b, lo, hi, ln);
+			return pk_pile(b, lo, hi, PK_RAW, ln);
 		}
 		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
 		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0;
@@ -406,7 +396,7 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		if (kids == 0) {
 			// Every item is the node's own (they share this level and cell):
 			// a leaf, or a pile when more than a bucket.
-			return pk_pile(b, lo, hi, ln);
+			return pk_pile(b, lo, hi, PK_RAW, ln);
 		}
 		if (own != 0 || kids != 1) break;
 		// No items of its own and one child: the child takes this lane.
@@ -421,7 +411,7 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		// they become a pile in the first lane, the children follow — in
 		// this block when there is room, else under a node of no items.
 		pk_lane_out pl;
-		box_t pb = pk_pile(b, lo, lo + own, &pl);
+		box_t pb = pk_pile(b, lo, lo + own, PK_RAW, &pl);
 		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &pb, pl.first, pl.own, pl.child);
 		++slot;
 		pk_grow(&bounds, &pb);
@@ -637,7 +627,7 @@ static ort_result pk_fill_new(packed_t *p, const pk_arrays *a, const char *base,
 	uint32_t est = n / 16 + 16;
 	if (est < p->block_cap) est = p->block_cap; // keep the room earlier builds made
 	pk_build bd = {a->sort_a, a->boxes, pk_alloc(p, (size_t)est * sizeof(pblock)), 1, depth, p->def.bucket_size,
-	               p, est, false, NULL, 0, 0, 0, a->ids};
+	               p, est, false, NULL, 0, 0, 0, a->ids, a->sort_b};
 	bd.failed = !bd.blocks;
 	if (n) pk_root(&bd, n);
 	if (bd.failed) {
@@ -662,7 +652,7 @@ static ort_result pk_fill_new(packed_t *p, const pk_arrays *a, const char *base,
 static ort_result pk_fill_in_place(packed_t *p, const pk_arrays *a, const char *base, size_t stride, uint32_t n,
                                    int depth, uint32_t *used)
 {
-	pk_build bd = {a->sort_a, NULL, NULL, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, NULL};
+	pk_build bd = {a->sort_a, NULL, NULL, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, NULL, NULL};
 	if (n) pk_root(&bd, n);
 	uint32_t need = n ? bd.made : 0;
 	if (need > p->block_cap) {
@@ -676,7 +666,8 @@ static ort_result pk_fill_in_place(packed_t *p, const pk_arrays *a, const char *
 	p->sort_a = a->sort_a;
 	p->sort_b = a->sort_b;
 	pk_gather(p->boxes, p->ids, a->sort_a, base, stride, n);
-	bd = (pk_build){a->sort_a, p->boxes, p->blocks, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, p->ids};
+	bd = (pk_build){a->sort_a, p->boxes, p->blocks, 1, depth, p->def.bucket_size, NULL, 0, false, NULL, 0, 0, 0, p->ids,
+	                p->sort_b};
 	if (n) pk_root(&bd, n);
 	assert(!n || bd.made == need);
 	*used = need;
@@ -751,6 +742,7 @@ typedef struct pk_par {
 	const uint64_t *sorted;
 	box_t *boxes;
 	uint32_t *ids;
+	uint64_t *scratch;
 	pblock *blocks;
 	int depth, bucket;
 	pk_node_job *jobs;
@@ -835,7 +827,7 @@ static void pk_job_count_blocks(void *ctx, int j, tk_out *out)
 	(void)out;
 	pk_par *c = ctx;
 	pk_node_job *jb = &c->jobs[j];
-	pk_build b = {c->sorted, NULL, NULL, 0, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0, NULL};
+	pk_build b = {c->sorted, NULL, NULL, 0, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0, NULL, NULL};
 	pk_lane_out ln;
 	pk_node(&b, jb->lo, jb->hi, jb->level, jb->code, &ln);
 	jb->count = b.made;
@@ -847,7 +839,7 @@ static void pk_job_fill(void *ctx, int j, tk_out *out)
 	pk_par *c = ctx;
 	pk_node_job *jb = &c->jobs[j];
 	pk_build b = {c->sorted, c->boxes, c->blocks, jb->base, c->depth, c->bucket, NULL, 0, false, NULL, 0, PK_SERIAL, 0,
-	              c->ids};
+	              c->ids, c->scratch};
 	jb->bounds = pk_node(&b, jb->lo, jb->hi, jb->level, jb->code, &jb->lane);
 	assert(b.made == jb->base + jb->count);
 }
@@ -896,7 +888,7 @@ static ort_result pk_plan_blocks(ort_tasks *tasks, pk_par *c, pk_build *bd, uint
 {
 	uint32_t job_items = n / TK_JOBS_TARGET;
 	*bd = (pk_build){c->sorted, NULL, NULL, 1, c->depth, c->bucket, NULL, 0, false,
-	                 NULL, job_items < 2048 ? 2048 : job_items, PK_COUNT_JOBS, 0, NULL};
+	                 NULL, job_items < 2048 ? 2048 : job_items, PK_COUNT_JOBS, 0, NULL, NULL};
 	pk_root(bd, n);
 	int jobs = bd->next_job;
 	c->jobs = ort_tk_scratch(tasks, (size_t)jobs * sizeof *c->jobs);
@@ -969,11 +961,13 @@ static ort_result pk_build_in_jobs(packed_t *p, ort_tasks *tasks, const char *ba
 	}
 	c.boxes = p->boxes;
 	c.ids = p->ids;
+	c.scratch = p->sort_b;
 	c.blocks = p->blocks;
 	ort_tk_for(tasks, chunks, pk_job_gather, &c);
 	ort_tk_for(tasks, bd.next_job, pk_job_fill, &c);
 	bd.boxes = p->boxes;
 	bd.ids = p->ids;
+	bd.scratch = p->sort_b;
 	bd.blocks = p->blocks;
 	bd.mode = PK_FINISH;
 	bd.next_job = 0;

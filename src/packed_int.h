@@ -17,8 +17,8 @@
 //
 // Runs the grid cannot spread out (more than a bucket in one cell at the depth
 // limit or at one level, more than PK_OWN_MAX own items) are piles: subtrees
-// cut at median centres, whose nodes own no items and whose leaves hold up to
-// a bucket. A node whose own items became a pile owns none: the pile is its
+// cut by count in the Morton order of their centres, whose nodes own no items
+// and whose leaves hold up to a bucket. A node whose own items became a pile owns none: the pile is its
 // first child.
 //
 // Traversals use fixed stacks: grid levels strictly deepen along a path, each
