@@ -19,8 +19,9 @@
 // that owns the low corner of their overlap (leaf_owns in tree_int.h), so a pair
 // sharing several leaves is reported once.
 //
-// Filtering uses each node's content bounds — the union of the boxes its
-// subtree stores, computed in one pass first — not its (loose) cell: with
+// Filtering uses each node's content bounds (node.bound) — the union of the
+// boxes its subtree stores, made exact in one pass first (the tree keeps them
+// a superset between passes) — not its (loose) cell: with
 // looseness 2 sibling loose cells share half their volume, while what they
 // hold rarely reaches far past their cells.
 //
@@ -29,7 +30,7 @@
 // entries reaching into a node (boxes across split lines) — is swept
 // (sweep.h) instead of tested pair by pair, so it costs O(m log m + k1), not m^2.
 //
-// The lists, the sweep's keys and the content bounds live in memory the tree
+// The lists and the sweep's keys live in memory the tree
 // keeps between calls: in steady state finding pairs allocates nothing.
 //
 // With tasks (task.h) the same recursion is cut into jobs on the calling
@@ -188,19 +189,16 @@ static void pairs_content_walk(tree_t *t, uint32_t ni, bool above, uint32_t limi
 	if (above && t->nodes[ni].total <= limit) return;
 	const node *n = &t->nodes[ni];
 	box_t b;
-	for (int d = 0; d < DIM; ++d) {
-		b.min[d] = INFINITY;
-		b.max[d] = -INFINITY;
-	}
+	bound_clear(&b);
 	ENTRY_LOOP(t, n, c, k) pairs_grow(&b, &t->chunks[c].e[k].box);
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = n->child[c];
 		if (ci == NIL) continue;
 		pairs_content_walk(t, ci, above, limit);
-		pairs_grow(&b, &t->content[ci]);
+		pairs_grow(&b, &t->nodes[ci].bound);
 		n = &t->nodes[ni];
 	}
-	t->content[ni] = b;
+	t->nodes[ni].bound = b;
 }
 
 static void pairs_content(tree_t *t, uint32_t ni) { pairs_content_walk(t, ni, false, 0); }
@@ -232,7 +230,7 @@ static void pairs_down(pair_run *run, uint32_t ni, size_t begin, size_t end)
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || t->nodes[ci].total == 0) continue;
-		const float *lo = t->content[ci].min, *hi = t->content[ci].max;
+		const float *lo = t->nodes[ci].bound.min, *hi = t->nodes[ci].bound.max;
 		if (!pair_list_reserve(run, end, end - begin)) return;
 		entry *l = pairs_list(run);
 		size_t top = end;
@@ -249,7 +247,7 @@ static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const 
 {
 	tree_t *t = run->t;
 	const node *x = &t->nodes[xi];
-	if (x->total == 0 || !box_overlaps_bounds(&t->content[xi], lo, hi)) return true;
+	if (x->total == 0 || !box_overlaps_bounds(&t->nodes[xi].bound, lo, hi)) return true;
 	if (x->count) {
 		if (!pair_list_reserve(run, *top, x->count)) return false;
 		entry *l = pairs_list(run);
@@ -274,8 +272,8 @@ static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
 {
 	tree_t *t = run->t;
 	float lo[DIM], hi[DIM];
-	memcpy(lo, t->content[yi].min, sizeof lo); // a copy: the pool of lists may move
-	memcpy(hi, t->content[yi].max, sizeof hi);
+	memcpy(lo, t->nodes[yi].bound.min, sizeof lo); // a copy: the pool of lists may move
+	memcpy(hi, t->nodes[yi].bound.max, sizeof hi);
 	size_t end = top;
 	if (!pairs_gather(run, xi, lo, hi, &end)) return;
 	if (end > top) pairs_down(run, yi, top, end);
@@ -322,7 +320,7 @@ static inline bool pairs_child_wanted(const pair_run *run, uint32_t ci)
 static size_t pairs_filter(pair_run *run, uint32_t ci, size_t anc, size_t end)
 {
 	const tree_t *t = run->t;
-	const float *lo = t->content[ci].min, *hi = t->content[ci].max;
+	const float *lo = t->nodes[ci].bound.min, *hi = t->nodes[ci].bound.max;
 	if (!pair_list_reserve(run, end, end - anc)) return end;
 	entry *l = pairs_list(run);
 	size_t top = end;
@@ -556,14 +554,11 @@ static ort_result pairs_in_jobs(pair_run *run, ort_tasks *tasks)
 	return r;
 }
 
-/// Room for every node's content bounds (kept between calls).
+/// Content bounds live in the nodes (node.bound), so there is nothing to
+/// reserve; kept for the broad phase, which asks before a pass.
 static bool content_reserve(tree_t *t)
 {
-	if (t->content_cap >= t->node_len) return true;
-	uint32_t cap = t->node_cap;
-	if (!array_resize(t, (void **)&t->content, (size_t)t->content_cap * sizeof(box_t), (size_t)cap * sizeof(box_t)))
-		return false;
-	t->content_cap = cap;
+	(void)t;
 	return true;
 }
 

@@ -20,9 +20,6 @@ typedef struct region {
 	float centre[DIM];
 	float radius;
 	double radius2; ///< < 0 for a box query
-	/// Prune by each node's content bounds (t->content, just computed by
-	/// pairs_content) instead of its cell: tighter, above all for loose cells.
-	bool by_content;
 } region;
 
 /// Item i's box passed region_hits_bounds: does its exact bound meet q?
@@ -41,48 +38,62 @@ static inline bool region_hits_bounds(const region *q, const float lo[DIM], cons
 	return q->radius2 < 0.0f || dist2_point_bounds(q->centre, lo, hi) <= q->radius2;
 }
 
+/// Whether a query goes into node n: it holds something of the mask's
+/// categories within its bound that meets q. leaves placement also asks the
+/// cell, as only a point of the cell counts there (leaf_owns).
+static inline bool region_enters(const region *q, const node *n, bool leaves)
+{
+	if (n->total == 0 || !(n->cats & q->mask) || !region_hits_bounds(q, n->bound.min, n->bound.max)) return false;
+	return !leaves || region_hits_bounds(q, n->lo, n->hi);
+}
+
+/// Every entry of the subtrees the query enters that meets it; children are
+/// tested before they are stacked, so a node is read once and only if entered.
 static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	if (!region_enters(q, &t->nodes[t->root], leaves)) return ORT_OK;
 	node_stack s;
 	if (!stack_init(t, &s)) return ORT_ERROR_OUT_OF_MEMORY;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	// Boxes alone, no filter: each entry is one box test.
+	bool plain = !leaves && q->mask == ORT_MASK_ALL && !t->spheres && q->radius2 < 0.0;
 	stack_push(&s, t->root);
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
 		const node *n = &t->nodes[ni];
-		if (n->total == 0 || !(n->cats & q->mask)) continue;
-		float lo[DIM], hi[DIM];
-		if (q->by_content) {
-			memcpy(lo, t->content[ni].min, sizeof lo);
-			memcpy(hi, t->content[ni].max, sizeof hi);
-		} else {
-			node_bounds(t, n, lo, hi);
-		}
-		if (!region_hits_bounds(q, lo, hi)) continue;
-		const node cell = *n; // a copy: callbacks' deferred changes may move the pool
-		ENTRY_LOOP(t, n, c, k)
-		{
-			const entry *e = &t->chunks[c].e[k];
-			if (!region_hits_bounds(q, e->box.min, e->box.max)) continue;
-			if (q->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & q->mask)) continue;
-			if (t->spheres && !region_hits_item(t, q, e->item)) continue;
-			if (leaves) {
-				float p[DIM];
-				if (q->radius2 < 0.0f)
-					overlap_corner(&e->box, &q->box, p);
-				else
-					clamp_point(q->centre, &e->box, p);
-				if (!leaf_owns(&cell, p)) continue;
+		if (n->count) {
+			float cell_lo[DIM], cell_hi[DIM]; // copies: callbacks' deferred changes may move the pool
+			memcpy(cell_lo, n->lo, sizeof cell_lo);
+			memcpy(cell_hi, n->hi, sizeof cell_hi);
+			ENTRY_LOOP(t, n, c, k)
+			{
+				const entry *e = &t->chunks[c].e[k];
+				if (!box_overlaps_bounds(&q->box, e->box.min, e->box.max)) continue;
+				if (!plain) {
+					if (q->radius2 >= 0.0 && dist2_point_bounds(q->centre, e->box.min, e->box.max) > q->radius2) continue;
+					if (q->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & q->mask)) continue;
+					if (t->spheres && !region_hits_item(t, q, e->item)) continue;
+					if (leaves) {
+						float p[DIM];
+						if (q->radius2 < 0.0f)
+							overlap_corner(&e->box, &q->box, p);
+						else
+							clamp_point(q->centre, &e->box, p);
+						if (!cell_owns(cell_lo, cell_hi, p)) continue;
+					}
+				}
+				if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
+					stack_free(t, &s);
+					return ORT_OK;
+				}
 			}
-			if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
-				stack_free(t, &s);
-				return ORT_OK;
-			}
+			n = &t->nodes[ni]; // a callback's deferred change may have moved the pool
 		}
-		n = &t->nodes[ni]; // a callback's deferred change may have moved the pool
-		for (int c = 0; c < NCHILD; ++c)
-			if (n->child[c] != NIL) stack_push(&s, n->child[c]);
+		for (int c = 0; c < NCHILD; ++c) {
+			uint32_t ci = n->child[c];
+			if (ci != NIL && region_enters(q, &t->nodes[ci], leaves)) stack_push(&s, ci);
+		}
 	}
 	stack_free(t, &s);
 	return ORT_OK;
@@ -107,19 +118,17 @@ ort_result ORTHANT_NAME(tree_query_box)(const tree_t *t, box_t box, uint64_t mas
 	q.mask = mask;
 	q.box = box;
 	q.radius2 = -1.0f;
-	q.by_content = false;
 	return query_run(t, &q, fn, ctx);
 }
 
-/// A box query pruned by content bounds, for callers that have just computed
-/// them (pairs_content) and change nothing before the query ends.
+/// A box query of a box already checked. Every query prunes by the nodes'
+/// bounds; the broad phase calls this after making them exact (pairs_content).
 static ort_result query_box_by_content(const tree_t *t, const box_t *box, ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	region q;
 	q.mask = ORT_MASK_ALL;
 	q.box = *box;
 	q.radius2 = -1.0f;
-	q.by_content = true;
 	return query_run(t, &q, fn, ctx);
 }
 
@@ -133,7 +142,6 @@ ort_result ORTHANT_NAME(tree_query_point)(const tree_t *t, const float point[DIM
 	memcpy(q.box.min, point, sizeof q.box.min);
 	memcpy(q.box.max, point, sizeof q.box.max);
 	q.radius2 = -1.0f;
-	q.by_content = false;
 	return query_run(t, &q, fn, ctx);
 }
 
@@ -150,7 +158,6 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 	sphere_prune_box(centre, radius, &q.box);
 	q.radius = radius;
 	q.radius2 = (double)radius * radius;
-	q.by_content = false;
 	return query_run(t, &q, fn, ctx);
 }
 
@@ -212,9 +219,14 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = nd->child[c];
 			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & mask)) continue;
-			float lo[DIM], hi[DIM];
-			node_bounds(t, &t->nodes[ci], lo, hi);
-			double d2 = dist2_point_bounds(point, lo, hi);
+			// Both the bound and (leaves) the cell hold the point an entry is
+			// measured to, so the farther of the two is a lower bound.
+			const node *cn = &t->nodes[ci];
+			double d2 = dist2_point_bounds(point, cn->bound.min, cn->bound.max);
+			if (leaves) {
+				double dc = dist2_point_bounds(point, cn->lo, cn->hi);
+				if (dc > d2) d2 = dc;
+			}
 			if (d2 > limit2 || d2 >= beyond) continue;
 			if (!knn_push(&t->alloc, &h, (knn_node){d2, ci})) {
 				result = ORT_ERROR_OUT_OF_MEMORY;

@@ -54,19 +54,19 @@ static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], c
 	return ray_slab(w->origin, w->dir, tmax, grown, hi, enter);
 }
 
-/// Whether the sweep reaches the node, and where. Leaves placement widens the
-/// cell by a hair (as ray_cast does) so the leaf owning an item's contact point
-/// is reached even when that point rounds onto its face.
+/// Whether the sweep reaches the node, and where: its bound, which holds every
+/// entry it could touch. Leaves placement tests the cell widened by a hair (as
+/// ray_cast does) so the leaf owning an item's contact point is reached even
+/// when that point rounds onto its face.
 static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
 {
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) return sweep_hits(w, tmax, n->bound.min, n->bound.max, enter);
 	float lo[DIM], hi[DIM];
-	node_bounds(t, n, lo, hi);
-	if (t->def.placement == ORT_PLACEMENT_LEAVES)
-		for (int d = 0; d < DIM; ++d) {
-			float m = (hi[d] - lo[d]) * 1e-5f;
-			lo[d] -= m;
-			hi[d] += m;
-		}
+	for (int d = 0; d < DIM; ++d) {
+		float m = (n->hi[d] - n->lo[d]) * 1e-5f;
+		lo[d] = n->lo[d] - m;
+		hi[d] = n->hi[d] + m;
+	}
 	return sweep_hits(w, tmax, lo, hi, enter);
 }
 

@@ -103,8 +103,9 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 		uint32_t ni = s.data[--s.top];
 		const node *n = &t->nodes[ni];
 		if (n->total == 0 || !(n->cats & mask)) continue;
-		float lo[DIM], hi[DIM];
-		node_bounds(t, n, lo, hi);
+		// leaves prune by the cell, which holds the key point; the others by
+		// the bound, which holds every entry.
+		const float *lo = leaves ? n->lo : n->bound.min, *hi = leaves ? n->hi : n->bound.max;
 		if (!planes_pass(prune, nprune, lo, hi, true)) continue;
 		const node cell = *n; // a copy: a callback's deferred change may move the pool
 		ENTRY_LOOP(t, n, c, k)

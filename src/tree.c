@@ -101,7 +101,6 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->nodes, (size_t)t->node_cap * sizeof(node));
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
-	mem_free(t, t->content, (size_t)t->content_cap * sizeof(box_t));
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
@@ -437,12 +436,14 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		// A box inside one half-open leaf cell touches no other leaf.
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
+			bound_grow(t, it->node, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
 	} else {
 		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
 			e->box = box;
+			bound_grow(t, it->node, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}

@@ -90,6 +90,7 @@ static uint32_t node_new(tree_t *t)
 	}
 	node *n = &t->nodes[i];
 	memset(n, 0, sizeof *n);
+	bound_clear(&n->bound);
 	n->parent = NIL;
 	for (int c = 0; c < NCHILD; ++c) n->child[c] = NIL;
 	n->head = NIL;
@@ -169,6 +170,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 	e->box = *box;
 	e->item = item_index;
 	n->count++;
+	bound_grow(t, ni, box);
 	t->entries++;
 	item *it = &t->items[item_index];
 	if (it->node == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) {

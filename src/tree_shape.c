@@ -602,6 +602,7 @@ static void root_cover(tree_t *t, const box_t *box)
 		n->flags = NODE_DIVIDED;
 		n->total = o->total;
 		n->cats = o->cats;
+		n->bound = o->bound;
 		n->child[s.which] = old;
 		o->parent = nr;
 		o->which = (uint8_t)s.which;
