@@ -66,33 +66,48 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 			float cell_lo[DIM], cell_hi[DIM]; // copies: callbacks' deferred changes may move the pool
 			memcpy(cell_lo, n->lo, sizeof cell_lo);
 			memcpy(cell_hi, n->hi, sizeof cell_hi);
-			ENTRY_LOOP(t, n, c, k)
-			{
-				const entry *e = &t->chunks[c].e[k];
-				if (!box_overlaps_bounds(&q->box, e->box.min, e->box.max)) continue;
-				if (!plain) {
-					if (q->radius2 >= 0.0 && dist2_point_bounds(q->centre, e->box.min, e->box.max) > q->radius2) continue;
-					if (q->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & q->mask)) continue;
-					if (t->spheres && !region_hits_item(t, q, e->item)) continue;
-					if (leaves) {
-						float p[DIM];
-						if (q->radius2 < 0.0f)
-							overlap_corner(&e->box, &q->box, p);
-						else
-							clamp_point(q->centre, &e->box, p);
-						if (!cell_owns(cell_lo, cell_hi, p)) continue;
+			// A chunk at a time: its hits first, their items fetched together
+			// (reporting reads them: one miss after another is what a hit
+			// cost), then the callbacks.
+			for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
+				uint32_t hit[CHUNK_CAP];
+				int nh = 0;
+				const entry *es = t->chunks[c].e;
+				for (uint32_t k = 0; k < fill; ++k) {
+					const entry *e = &es[k];
+					if (!box_overlaps_bounds(&q->box, e->box.min, e->box.max)) continue;
+					if (!plain) {
+						if (q->radius2 >= 0.0 && dist2_point_bounds(q->centre, e->box.min, e->box.max) > q->radius2)
+							continue;
+						if (q->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & q->mask)) continue;
+						if (t->spheres && !region_hits_item(t, q, e->item)) continue;
+						if (leaves) {
+							float p[DIM];
+							if (q->radius2 < 0.0f)
+								overlap_corner(&e->box, &q->box, p);
+							else
+								clamp_point(q->centre, &e->box, p);
+							if (!cell_owns(cell_lo, cell_hi, p)) continue;
+						}
 					}
+					__builtin_prefetch(&t->items[e->item]);
+					hit[nh++] = e->item;
 				}
-				if (!fn(ctx, make_handle(t, e->item), t->items[e->item].user)) {
-					stack_free(t, &s);
-					return ORT_OK;
-				}
+				for (int j = 0; j < nh; ++j)
+					if (!fn(ctx, make_handle(t, hit[j]), t->items[hit[j]].user)) {
+						stack_free(t, &s);
+						return ORT_OK;
+					}
 			}
 			n = &t->nodes[ni]; // a callback's deferred change may have moved the pool
 		}
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
-			if (ci != NIL && region_enters(q, &t->nodes[ci], leaves)) stack_push(&s, ci);
+			if (ci == NIL) continue;
+			const node *cn = &t->nodes[ci];
+			if (!region_enters(q, cn, leaves)) continue;
+			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
+			stack_push(&s, ci);
 		}
 	}
 	stack_free(t, &s);

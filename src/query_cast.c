@@ -87,33 +87,52 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
 		if (rn.enter > tmax || n->total == 0 || !(n->cats & w->mask)) continue;
-		const node cell = *n; // a copy: a callback's deferred change may move the pool
-		ENTRY_LOOP(t, n, c, k)
-		{
-			const entry *e = &t->chunks[c].e[k];
-			float te;
-			if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
-			if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
-			if (leaves) {
-				// The contact point: the moving min corner at te, pushed into the item.
-				float p[DIM];
-				for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
-				clamp_point(p, &e->box, p);
-				if (!leaf_owns(&cell, p)) continue;
+		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
+		memcpy(cell_lo, n->lo, sizeof cell_lo);
+		memcpy(cell_hi, n->hi, sizeof cell_hi);
+		// A chunk at a time: find its hits, fetch their items together (the
+		// callbacks read them, and one miss after another is what a hit cost),
+		// then hand them over. An earlier hit may clip the sweep meanwhile:
+		// with the entry parameter fixed, the clipped test is te <= tmax.
+		for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
+			uint8_t hit_k[CHUNK_CAP];
+			float hit_t[CHUNK_CAP];
+			int nh = 0;
+			const entry *es = t->chunks[c].e;
+			for (uint32_t k = 0; k < fill; ++k) {
+				const entry *e = &es[k];
+				float te;
+				if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+				if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
+				if (leaves) {
+					// The contact point: the moving min corner at te, pushed into the item.
+					float p[DIM];
+					for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
+					clamp_point(p, &e->box, p);
+					if (!cell_owns(cell_lo, cell_hi, p)) continue;
+				}
+				__builtin_prefetch(&t->items[e->item]);
+				hit_k[nh] = (uint8_t)k;
+				hit_t[nh++] = te;
 			}
-			float r = fn(ctx, t, e, te, tmax);
-			if (r < 0.0f || isnan(r)) continue;
-			if (r == 0.0f) goto done;
-			if (r < tmax) tmax = r;
+			for (int j = 0; j < nh; ++j) {
+				if (hit_t[j] > tmax) continue;
+				float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
+				if (r < 0.0f || isnan(r)) continue;
+				if (r == 0.0f) goto done;
+				if (r < tmax) tmax = r;
+			}
 		}
+		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		// Children sorted farthest first, so the nearest is popped next.
 		ray_node kids[NCHILD];
 		int nk = 0;
 		for (int c = 0; c < NCHILD; ++c) {
-			uint32_t ci = cell.child[c];
-			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & w->mask) ||
-			    !sweep_node(t, w, tmax, &t->nodes[ci], &enter))
-				continue;
+			uint32_t ci = n->child[c];
+			if (ci == NIL) continue;
+			const node *cn = &t->nodes[ci];
+			if (cn->total == 0 || !(cn->cats & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			int j = nk++;
 			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
 			kids[j] = (ray_node){ci, enter};
