@@ -11,6 +11,9 @@
 // keeps the containment that makes pruning sound). Like every query these
 // only read the tree: any number may run at once.
 #include <float.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tree_int.h"
 
@@ -40,6 +43,13 @@ typedef struct sweep {
 	float max_t;
 	box_t moving;
 	uint64_t mask; ///< the query mask
+#if defined(__SSE2__)
+	/// sweep_box_hits' four lanes (sweep_lanes): the size, origin and direction
+	/// per lane, when no axis of dir is 0 (an axis the sweep does not move
+	/// along is a test of its own: ray_slab).
+	bool lanes;
+	__m128 lane_size, lane_origin, lane_dir;
+#endif
 } sweep;
 
 /// Called for each entry whose box a sweep touches, with the entry parameter
@@ -54,13 +64,70 @@ static inline bool sweep_hits(const sweep *w, float tmax, const float lo[DIM], c
 	return ray_slab(w->origin, w->dir, tmax, grown, hi, enter);
 }
 
+#if defined(__SSE2__)
+/// The lanes sweep_box_hits divides in: 2D one register (min x, min y, max x,
+/// max y), 3D two (min x, y, z and a spare; max x, y, z and a spare).
+static void sweep_lanes(sweep *w)
+{
+	w->lanes = true;
+	for (int d = 0; d < DIM; ++d) w->lanes &= w->dir[d] != 0.0f;
+	float s[4] = {0}, o[4], v[4];
+	for (int k = 0; k < 4; ++k) {
+		int d = k % DIM;
+		if (k < DIM) s[k] = w->size[d];
+		o[k] = w->origin[d];
+		v[k] = w->dir[d];
+	}
+	w->lane_size = _mm_loadu_ps(s);
+	w->lane_origin = _mm_loadu_ps(o);
+	w->lane_dir = _mm_loadu_ps(v);
+}
+#endif
+
+/// sweep_hits of a box: the same numbers, each quotient one IEEE division as
+/// ray_slab makes it, but all of them in one or two vector divisions (a ray
+/// test was four dependent scalar divisions and as many branches).
+static inline bool sweep_box_hits(const sweep *w, float tmax, const box_t *b, float *enter)
+{
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+	if (w->lanes) {
+		float lo[4], hi[4];
+#if DIM == 2
+		__m128 v = _mm_loadu_ps((const float *)b); // min and max are adjacent: one load
+		v = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(v, w->lane_size), w->lane_origin), w->lane_dir);
+		_mm_storeu_ps(lo, v);
+		hi[0] = lo[2], hi[1] = lo[3];
+#else
+		__m128 l = _mm_loadu_ps(b->min);
+		__m128 h = _mm_loadu_ps(&b->min[2]); // min z, max x, y, z: every lane a coordinate
+		h = _mm_shuffle_ps(h, h, _MM_SHUFFLE(0, 3, 2, 1));
+		l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(l, w->lane_size), w->lane_origin), w->lane_dir);
+		h = _mm_div_ps(_mm_sub_ps(h, w->lane_origin), w->lane_dir);
+		_mm_storeu_ps(lo, l);
+		_mm_storeu_ps(hi, h);
+#endif
+		// ray_slab's comparisons on the same quotients, without its early
+		// exits (which change nothing: t0 only grows, t1 only shrinks).
+		float t0 = 0.0f, t1 = tmax;
+		for (int d = 0; d < DIM; ++d) {
+			float a = lo[d] < hi[d] ? lo[d] : hi[d], c = lo[d] < hi[d] ? hi[d] : lo[d];
+			if (a > t0) t0 = a;
+			if (c < t1) t1 = c;
+		}
+		*enter = t0;
+		return t0 <= t1;
+	}
+#endif
+	return sweep_hits(w, tmax, b->min, b->max, enter);
+}
+
 /// Whether the sweep reaches the node, and where: its bound, which holds every
 /// entry it could touch. Leaves placement tests the cell widened by a hair (as
 /// ray_cast does) so the leaf owning an item's contact point is reached even
 /// when that point rounds onto its face.
 static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
 {
-	if (t->def.placement != ORT_PLACEMENT_LEAVES) return sweep_hits(w, tmax, n->bound.min, n->bound.max, enter);
+	if (t->def.placement != ORT_PLACEMENT_LEAVES) return sweep_box_hits(w, tmax, &n->bound, enter);
 	float lo[DIM], hi[DIM];
 	for (int d = 0; d < DIM; ++d) {
 		float m = (n->hi[d] - n->lo[d]) * 1e-5f;
@@ -103,7 +170,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 				const entry *e = &es[k];
 				float te;
 				if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
-				if (!sweep_hits(w, tmax, e->box.min, e->box.max, &te)) continue;
+				if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
 				if (leaves) {
 					// The contact point: the moving min corner at te, pushed into the item.
 					float p[DIM];
@@ -159,6 +226,9 @@ static void sweep_make(sweep *w, const box_t *box, const float origin[DIM], cons
 	}
 	w->max_t = max_t;
 	w->mask = ORT_MASK_ALL;
+#if defined(__SSE2__)
+	sweep_lanes(w);
+#endif
 }
 
 /// A sweep with the caller's callback (ray casts and box casts).
