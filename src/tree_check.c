@@ -36,6 +36,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	for (int d = 0; d < DIM; ++d) {
 		if (!isfinite(n->lo[d]) || !isfinite(n->hi[d])) return vfail(v, "node %u: cell is not finite", ni);
 		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
+		if (isnan(n->bound.min[d]) || isnan(n->bound.max[d])) return vfail(v, "node %u: bound is NaN", ni);
 	}
 	// entries
 	uint32_t seen = 0, chunks = 0;
