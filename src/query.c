@@ -3,8 +3,10 @@
 //
 // Every query walks the tree with an explicit stack sized from the tree's
 // height (tree_int.h: node_stack), skipping subtrees that hold nothing and those
-// whose bounds miss the query. Queries only read the tree, so any number may
-// run at once on one tree from several threads, as long as none mutates it.
+// whose bound (node.bound: what the subtree holds, not its loose cell) misses
+// the query; children are tested before they are stacked. Queries only read
+// the tree, so any number may run at once on one tree from several threads,
+// as long as none mutates it.
 //
 // leaves placement stores an item in every leaf it touches; a query reports it
 // only from the leaf that owns one canonical point of item ∩ query (leaf_owns),
