@@ -103,7 +103,8 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 			}
 			n = &t->nodes[ni]; // a callback's deferred change may have moved the pool
 		}
-		for (int c = 0; c < NCHILD; ++c) {
+		// Only a divided node has children (validate checks it).
+		for (int c = 0; c < NCHILD && (n->flags & NODE_DIVIDED); ++c) {
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];

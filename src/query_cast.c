@@ -194,7 +194,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		// Children sorted farthest first, so the nearest is popped next.
 		ray_node kids[NCHILD];
 		int nk = 0;
-		for (int c = 0; c < NCHILD; ++c) {
+		for (int c = 0; c < NCHILD && (n->flags & NODE_DIVIDED); ++c) { // only a divided node has children
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
