@@ -179,6 +179,24 @@ static void scene_test(ort_placement placement, bool use_build, bool use_region)
 			m.box[i] = b;
 		}
 		check_all(t, &m, &r, 20);
+		// Node bounds: check_all's pair pass made them exact; removals leave
+		// them too large and moves outward grow them again.
+		for (int i = m.n; i-- > 0;)
+			if (i % 3 == 0) {
+				assert_int_equal(TU(tree_remove)(t, m.handle[i]), ORT_OK);
+				tu_model_remove_at(&m, i);
+			}
+		for (int i = 0; i < m.n; i += 2) {
+			box_t b = m.box[i];
+			for (int d = 0; d < DIM; ++d) {
+				float v = tu_float(&r, -1.0f, 1.0f);
+				b.min[d] += v;
+				b.max[d] += v + 0.5f;
+			}
+			assert_int_equal(TU(tree_move)(t, m.handle[i], b), ORT_OK);
+			m.box[i] = b;
+		}
+		check_all(t, &m, &r, 10);
 		tu_model_free(&m);
 		TU(tree_destroy)(t);
 		free(boxes);
