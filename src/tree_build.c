@@ -696,6 +696,9 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 			if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
 		}
 	}
+	// The split build writes its nodes and entries directly: their bounds
+	// (tree_int.h) in one pass.
+	if (r == ORT_OK && t->def.placement != ORT_PLACEMENT_LEAVES) pairs_content(t, t->root);
 	if (r != ORT_OK) {
 		ORTHANT_NAME(tree_clear)(t);
 		return r;
