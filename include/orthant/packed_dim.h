@@ -37,9 +37,10 @@ typedef struct ORTHANT_NAME(packed_def) {
 	/// Levels of the grid below the root (default and most: 13 in 2D, 9 in
 	/// 3D). More than a bucket of items still sharing a cell at this depth,
 	/// or sharing a cell and a level, or more own items at a node than twice
-	/// a bucket and 16, are a pile: split at median centres down to buckets,
-	/// so the tree's depth may pass max_depth (by at most max_depth + 2 and
-	/// log of the count in NCHILD). 1..most.
+	/// a bucket and 16, are a pile: put in Morton order of its centres (in
+	/// the cube over them) and cut by count down to buckets, so the tree's
+	/// depth may pass max_depth (by at most max_depth + 2 and log of the
+	/// count in NCHILD). 1..most.
 	int max_depth;
 	/// The caller's allocator; zeroed means malloc/free.
 	ort_allocator allocator;
