@@ -6,6 +6,7 @@
 #include "tree_shape.c"
 #include "tree_build.c"
 #include "tree_check.c"
+#include "tree_ownidx.c"
 #include "query.c"
 #include "query_cast.c"
 #include "query_planes.c"

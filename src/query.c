@@ -14,6 +14,7 @@
 // reported exactly once.
 #include "knn_heap.h"
 #include "tree_int.h"
+#include "tree_ownidx.h"
 
 /// The shapes a region query can test: a box, or a sphere (radius2 >= 0).
 typedef struct region {
@@ -38,6 +39,13 @@ static inline bool region_hits_bounds(const region *q, const float lo[DIM], cons
 {
 	if (!box_overlaps_bounds(&q->box, lo, hi)) return false;
 	return q->radius2 < 0.0f || dist2_point_bounds(q->centre, lo, hi) <= q->radius2;
+}
+
+/// An own-list index group (tree_ownidx.h) that may hold entries meeting q.
+static bool region_group(const void *q, const box_t *b, float *key)
+{
+	*key = 0.0f;
+	return region_hits_bounds(q, b->min, b->max);
 }
 
 /// Whether a query goes into node n: it holds something of the mask's
@@ -71,7 +79,9 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 			// A chunk at a time: its hits first, their items fetched together
 			// (reporting reads them: one miss after another is what a hit
 			// cost), then the callbacks.
-			for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
+			own_iter it;
+			own_iter_init(t, ni, &it, region_group, q);
+			for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
 				uint32_t hit[CHUNK_CAP];
 				int nh = 0;
 				const entry *es = t->chunks[c].e;
@@ -181,6 +191,22 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 
 // ---- k nearest ------------------------------------------------------------------
 
+/// What a nearest search's own-list walk prunes by: groups past the limit or
+/// at least as far as the current k-th (the key orders them nearest first).
+typedef struct knn_reach {
+	const float *point;
+	double limit2;
+	const double *beyond;
+} knn_reach;
+
+static bool knn_group(const void *q, const box_t *b, float *key)
+{
+	const knn_reach *r = q;
+	double d2 = dist2_point_bounds(r->point, b->min, b->max);
+	*key = (float)d2;
+	return d2 <= r->limit2 && d2 < *r->beyond;
+}
+
 ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
                                       uint64_t mask, ORTHANT_NAME(neighbor) * out, int *found)
 {
@@ -207,8 +233,11 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 		// Visit equal distances too: they may hold a tie with a lower id.
 		if (kn.d2 >= beyond) break;
 		const node *nd = &t->nodes[kn.node];
-		ENTRY_LOOP(t, nd, c, e_k)
-		{
+		own_iter it;
+		knn_reach reach = {point, limit2, &beyond};
+		own_iter_init(t, kn.node, &it, knn_group, &reach);
+		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill))
+			for (uint32_t e_k = 0; e_k < fill; ++e_k) {
 			const entry *e = &t->chunks[c].e[e_k];
 			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			double d2 = dist2_point_bounds(point, e->box.min, e->box.max);

@@ -16,6 +16,7 @@
 #endif
 
 #include "tree_int.h"
+#include "tree_ownidx.h"
 
 typedef ORTHANT_NAME(ray_hit) ray_hit_t;
 
@@ -137,6 +138,18 @@ static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *
 	return sweep_hits(w, tmax, lo, hi, enter);
 }
 
+/// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
+typedef struct sweep_reach {
+	const sweep *w;
+	const float *tmax;
+} sweep_reach;
+
+static bool sweep_group(const void *q, const box_t *b, float *key)
+{
+	const sweep_reach *r = q;
+	return sweep_box_hits(r->w, *r->tmax, b, key);
+}
+
 /// Every entry the sweep touches, each item once, children near-first, the
 /// segment clipped by what fn returns.
 static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
@@ -161,7 +174,10 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		// callbacks read them, and one miss after another is what a hit cost),
 		// then hand them over. An earlier hit may clip the sweep meanwhile:
 		// with the entry parameter fixed, the clipped test is te <= tmax.
-		for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
+		own_iter it;
+		sweep_reach reach = {w, &tmax};
+		own_iter_init(t, rn.node, &it, sweep_group, &reach);
+		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
 			uint8_t hit_k[CHUNK_CAP];
 			float hit_t[CHUNK_CAP];
 			int nh = 0;

@@ -20,6 +20,7 @@
 // owning its most positive vertex for that plane, and tests every plane on the
 // item itself. The answer is the same; the pruning is weaker.
 #include "tree_int.h"
+#include "tree_ownidx.h"
 
 typedef ORTHANT_NAME(plane) plane_t;
 
@@ -87,6 +88,20 @@ static const plane_t *key_plane(const tree_t *t, const plane_t *pl, int count)
 	return best;
 }
 
+/// The planes, for an own-list index walk (tree_ownidx.h): a group passes
+/// when some box inside it might.
+typedef struct planes_reach {
+	const plane_t *planes;
+	int count;
+} planes_reach;
+
+static bool planes_group(const void *q, const box_t *b, float *key)
+{
+	const planes_reach *r = q;
+	*key = 0.0f;
+	return planes_pass(r->planes, r->count, b->min, b->max, true);
+}
+
 /// The plane query's traversal (arguments checked).
 static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count, uint64_t mask,
                               ORTHANT_NAME(query_fn) * fn, void *ctx)
@@ -108,8 +123,11 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 		const float *lo = leaves ? n->lo : n->bound.min, *hi = leaves ? n->hi : n->bound.max;
 		if (!planes_pass(prune, nprune, lo, hi, true)) continue;
 		const node cell = *n; // a copy: a callback's deferred change may move the pool
-		ENTRY_LOOP(t, n, c, k)
-		{
+		own_iter it;
+		planes_reach reach = {planes, count};
+		own_iter_init(t, ni, &it, planes_group, &reach);
+		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill))
+			for (uint32_t k = 0; k < fill; ++k) {
 			const entry *e = &t->chunks[c].e[k];
 			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			if (!planes_pass(planes, count, e->box.min, e->box.max, false)) continue;

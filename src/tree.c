@@ -77,7 +77,7 @@ ort_result ORTHANT_NAME(tree_create)(const def_t *def, tree_t **out)
 	// A per-tree tag in every handle, so one tree's handles fail in another.
 	uint64_t a = (uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull;
 	t->salt = (uint32_t)(a >> 32) & 0xFFFF0000u;
-	t->item_free = t->node_free = t->chunk_free = NIL;
+	t->item_free = t->node_free = t->chunk_free = t->own_free = NIL;
 	t->root = NIL;
 	if (def->item_capacity > 0) {
 		uint32_t n = (uint32_t)def->item_capacity;
@@ -104,6 +104,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
+	own_free_all(t);
 	bp_free(t);
 	assert(t->bytes == sizeof *t);
 	ort_allocator a = t->alloc;
@@ -168,6 +169,7 @@ static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t ind
 		entry_append(t, ni, box, index);
 		total_add(t, ni, 1);
 		cats_up(t, ni, item_cat(t, index));
+		own_settle(t, ni);
 		return;
 	}
 	for (int c = 0; c < NCHILD; ++c) {
@@ -218,6 +220,7 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 	cats_up(t, ni, item_cat(t, index));
 	node *n = &t->nodes[ni];
 	if (wants_split(t, n)) split(t, ni);
+	own_settle(t, ni);
 }
 
 /// Give item i its bound: a sphere (sph) or just its box (sph NULL).
@@ -307,6 +310,7 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 		{
 			if (t->chunks[c].e[k].item == index) {
 				entry_remove(t, ni, c * CHUNK_CAP + k);
+				own_settle(t, ni);
 				gone = 1;
 				goto done;
 			}
@@ -341,6 +345,7 @@ static uint32_t detach(tree_t *t, uint32_t index)
 	uint32_t ni = it->node;
 	entry_remove(t, ni, it->addr);
 	total_add(t, ni, -1);
+	own_settle(t, ni);
 	return ni;
 }
 
@@ -437,6 +442,7 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
 			bound_grow(t, it->node, &box);
+			own_on_write(t, it->node, it->addr, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
@@ -444,6 +450,8 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
 			e->box = box;
 			bound_grow(t, it->node, &box);
+			own_on_write(t, it->node, it->addr, &box);
+			own_settle(t, it->node);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
@@ -602,6 +610,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 		t->node_free = i;
 	}
 	t->node_live = 0;
+	own_clear(t);
 	t->chunk_free = NIL;
 	for (uint32_t i = t->chunk_len; i-- > 0;) t->chunks[i].next = i + 1 < t->chunk_len ? i + 1 : NIL;
 	t->chunk_free = t->chunk_len ? 0 : NIL;

@@ -699,6 +699,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 	// The split build writes its nodes and entries directly: their bounds
 	// (tree_int.h) in one pass.
 	if (r == ORT_OK && t->def.placement != ORT_PLACEMENT_LEAVES) pairs_content(t, t->root);
+	if (r == ORT_OK) own_settle_all(t);
 	if (r != ORT_OK) {
 		ORTHANT_NAME(tree_clear)(t);
 		return r;

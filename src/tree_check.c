@@ -65,6 +65,8 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		}
 	}
 	if (seen != n->count) return vfail(v, "node %u: %u entries, count says %u", ni, seen, n->count);
+	const char *why = own_check(t, ni);
+	if (why) return vfail(v, "node %u: %s", ni, why);
 	if (leaves && (n->flags & NODE_DIVIDED) && n->count) return vfail(v, "node %u: leaves entries in a divided node", ni);
 	if (wants_split(t, n)) return vfail(v, "leaf %u holds %u > bucket entries and should split", ni, n->count);
 	v->entries += n->count;

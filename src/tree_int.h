@@ -89,6 +89,7 @@ enum node_flags {
 	NODE_FREE = 1,
 	NODE_DIVIDED = 2,     ///< has (or may grow) children; inserts go down
 	NODE_WAITING = 4,     ///< empty, kept for the prune delay
+	NODE_OWNIDX = 8,      ///< its own list has an index (tree_ownidx.h)
 };
 
 typedef struct node {
@@ -181,6 +182,15 @@ struct ORTHANT_NAME(tree) {
 	uint32_t pending_len, pending_cap, pending_items, pending_ticks;
 	uint32_t pending_nodes, pending_chunks; ///< pool room the queue may need
 	bool destroy_pending;
+
+	/// Indexes of big own lists (tree_ownidx.h): headers, a free list, and
+	/// each indexed node's header (own_of, valid where NODE_OWNIDX is set).
+	struct ownidx *own;
+	uint32_t own_cap, own_len, own_free;
+	uint32_t *own_of;
+	uint32_t own_of_cap;
+	void *own_scratch; ///< rebuild memory, kept between frames
+	size_t own_scratch_bytes;
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
@@ -441,6 +451,20 @@ static ort_result root_grow(tree_t *t, const box_t *box);
 static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);
 static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
+
+// Indexes of big own lists (tree_ownidx.c). The on_ hooks keep an index
+// right as its node's chunks change; settle (after a change, never inside a
+// query) makes, rebuilds or drops it; all of them are no-ops where there is
+// none to keep, and settle may skip work it has no memory for.
+static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk);
+static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box);
+static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci);
+static void own_settle(tree_t *t, uint32_t ni);
+static void own_settle_all(tree_t *t);
+static void own_drop(tree_t *t, uint32_t ni);
+static void own_clear(tree_t *t);
+static void own_free_all(tree_t *t);
+static const char *own_check(const tree_t *t, uint32_t ni);
 
 // ---- readers ------------------------------------------------------------------------
 //

@@ -101,6 +101,7 @@ static uint32_t node_new(tree_t *t)
 
 static void node_release(tree_t *t, uint32_t i)
 {
+	own_drop(t, i);
 	node *n = &t->nodes[i];
 	assert(n->head == NIL && n->count == 0);
 	n->flags = NODE_FREE;
@@ -158,7 +159,8 @@ static bool nodes_reserve(tree_t *t, uint32_t n)
 static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t item_index)
 {
 	node *n = &t->nodes[ni];
-	if (n->count % CHUNK_CAP == 0) {
+	bool fresh = n->count % CHUNK_CAP == 0;
+	if (fresh) {
 		uint32_t c = chunk_new(t);
 		n = &t->nodes[ni];
 		t->chunks[c].next = n->head;
@@ -177,6 +179,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 		it->node = ni;
 		it->addr = addr;
 	}
+	own_on_append(t, ni, addr, fresh);
 	return addr;
 }
 
@@ -192,12 +195,14 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		*dst = *entry_at(t, last);
 		item *moved = &t->items[dst->item];
 		if (moved->node == ni && moved->addr == last) moved->addr = addr;
+		own_on_write(t, ni, addr, &dst->box);
 	}
 	n->count--;
 	t->entries--;
 	if (fill == 1) {
 		uint32_t c = n->head;
 		n->head = t->chunks[c].next;
+		own_on_release(t, ni, c);
 		chunk_release(t, c);
 	}
 }

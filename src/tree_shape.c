@@ -213,6 +213,7 @@ static void split(tree_t *t, uint32_t ni)
 	n = &t->nodes[ni];
 	n->flags |= NODE_DIVIDED;
 	n->retry_at = 0;
+	own_drop(t, ni); // every entry leaves; those that stay come back as appends
 	uint32_t src = n->head, count = n->count;
 	n->head = NIL;
 	n->count = 0;
@@ -265,7 +266,9 @@ static void split(tree_t *t, uint32_t ni)
 		if (ci == NIL || !moved[c]) continue;
 		node *ch = &t->nodes[ci];
 		if (wants_split(t, ch)) split(t, ci);
+		own_settle(t, ci);
 	}
+	own_settle(t, ni);
 }
 
 // ---- merge and prune ----------------------------------------------------------
@@ -285,6 +288,7 @@ static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
 		}
 	}
 	if (sub == ni) return;
+	own_drop(t, sub);
 	uint32_t src = s->head, count = s->count;
 	s->head = NIL;
 	s->count = 0;
@@ -335,6 +339,7 @@ static bool merge(tree_t *t, uint32_t ni)
 	n->cats = 0;
 	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
 	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
+	own_settle(t, ni);
 	return true;
 }
 

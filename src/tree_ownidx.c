@@ -1,0 +1,480 @@
+// tree_ownidx.c: the upkeep of big own lists' indexes — making, merging and
+// rebuilding runs, and the hooks that keep them right as entries come and go.
+// The layout, its invariants and the walk queries make are in tree_ownidx.h.
+//
+// ## Spatial order
+//
+// A run's entries are laid out by a kd split of the boxes as points in
+// 2 * DIM dimensions (min and max per axis): the coordinate of largest spread,
+// cut at a power of two chunks so every group of 8 chunks (64, ...) is one
+// subtree of the split. Splitting on max as well as min keeps apart what
+// centres alone would mix: strips along x and strips along y through one
+// point, a box holding the node's centre and the small ones around it.
+//
+// ## Cost
+//
+// A run of s chunks is laid out in O(s log s); an entry joins O(log m) merges,
+// so an append costs O(log² m) amortised, and a full rebuild, after Θ(m)
+// removals or grown bounds, O(log m) per change. A query tests at most
+// OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
+//
+// ## Failure
+//
+// Every rebuild reserves its memory first (the header, the position arrays,
+// the scratch the entries are sorted in) and changes nothing when it cannot
+// get it: the index stays as it was (a longer tail, stale bounds), still
+// right, and the next change tries again.
+#include "tree_ownidx.h"
+
+static inline void pairs_grow(box_t *into, const box_t *e); // pairs.c
+
+static inline struct ownidx *own_mut(tree_t *t, uint32_t ni) { return &t->own[t->own_of[ni]]; }
+
+// ---- finding a chunk ---------------------------------------------------------------
+
+/// The run and position of a live run chunk, or false (a tail chunk).
+static bool own_find(const struct ownidx *ix, uint32_t ci, uint32_t *run, uint32_t *pos)
+{
+	for (uint32_t r = ix->nruns; r-- > 0;) {
+		const own_run *rn = &ix->run[r];
+		const uint32_t *ids = &ix->ids[rn->first];
+		uint32_t lo = 0, hi = rn->size;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (ids[mid] < ci)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		// A released chunk's id may come back as a tail chunk or in a newer run.
+		if (lo < rn->size && ids[lo] == ci && !box_inverted(&ix->bounds[2 * rn->first + lo])) {
+			*run = r;
+			*pos = lo;
+			return true;
+		}
+	}
+	return false;
+}
+
+/// Grow position pos of run r and the groups above it to hold box.
+static void own_grow(struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box)
+{
+	const own_run *rn = &ix->run[r];
+	box_t *base = &ix->bounds[2 * rn->first];
+	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
+		box_t *b = &base[rn->off[l] + pos];
+		bool grew = false;
+		for (int d = 0; d < DIM; ++d) {
+			if (box->min[d] < b->min[d]) b->min[d] = box->min[d], grew = true;
+			if (box->max[d] > b->max[d]) b->max[d] = box->max[d], grew = true;
+		}
+		if (!grew) return;
+		if (l == 0) ix->stale++;
+	}
+}
+
+// ---- hooks --------------------------------------------------------------------
+
+static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box)
+{
+	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	struct ownidx *ix = own_mut(t, ni);
+	uint32_t r, pos;
+	if (own_find(ix, addr / CHUNK_CAP, &r, &pos)) own_grow(ix, r, pos, box);
+}
+
+static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
+{
+	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	if (fresh_chunk) {
+		own_mut(t, ni)->tail++;
+		return;
+	}
+	own_on_write(t, ni, addr, &entry_at(t, addr)->box);
+}
+
+static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci)
+{
+	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	struct ownidx *ix = own_mut(t, ni);
+	if (ix->tail > 0) {
+		ix->tail--;
+		return;
+	}
+	uint32_t r, pos;
+	bool found = own_find(ix, ci, &r, &pos);
+	assert(found);
+	if (!found) return;
+	bound_clear(&ix->bounds[2 * ix->run[r].first + pos]);
+	ix->run[r].live--;
+	ix->dead++;
+}
+
+// ---- headers and memory ---------------------------------------------------------------
+
+/// A header for node ni (flagged), or false without memory.
+static bool own_attach(tree_t *t, uint32_t ni)
+{
+	if (t->own_of_cap < t->node_cap) {
+		if (!array_resize(t, (void **)&t->own_of, t->own_of_cap * sizeof(uint32_t), t->node_cap * sizeof(uint32_t)))
+			return false;
+		t->own_of_cap = t->node_cap;
+	}
+	if (t->own_free == NIL && t->own_len == t->own_cap) {
+		uint32_t cap = t->own_cap ? t->own_cap * 2 : 4;
+		if (!array_resize(t, (void **)&t->own, t->own_cap * sizeof(struct ownidx), cap * sizeof(struct ownidx)))
+			return false;
+		t->own_cap = cap;
+	}
+	uint32_t h;
+	if (t->own_free != NIL) {
+		h = t->own_free;
+		t->own_free = t->own[h].node;
+	} else {
+		h = t->own_len++;
+	}
+	struct ownidx *ix = &t->own[h];
+	ix->node = ni;
+	ix->tail = (t->nodes[ni].count + CHUNK_CAP - 1) / CHUNK_CAP; // every chunk, until a run takes them
+	ix->dead = ix->stale = ix->nruns = 0;
+	t->own_of[ni] = h;
+	t->nodes[ni].flags |= NODE_OWNIDX;
+	return true;
+}
+
+/// Give the header back; its arrays stay with it for the next index.
+static void own_drop(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_OWNIDX)) return;
+	n->flags &= (uint8_t)~NODE_OWNIDX;
+	uint32_t h = t->own_of[ni];
+	t->own[h].node = t->own_free;
+	t->own_free = h;
+}
+
+static void own_clear(tree_t *t)
+{
+	// Nodes are all freed by the caller; the headers go back to the free list.
+	t->own_free = NIL;
+	for (uint32_t h = t->own_len; h-- > 0;) {
+		t->own[h].node = t->own_free;
+		t->own_free = h;
+	}
+}
+
+static void own_free_all(tree_t *t)
+{
+	for (uint32_t h = 0; h < t->own_len; ++h) {
+		struct ownidx *ix = &t->own[h];
+		mem_free(t, ix->ids, (size_t)ix->cap * sizeof(uint32_t));
+		mem_free(t, ix->bounds, (size_t)ix->cap * 2 * sizeof(box_t));
+	}
+	mem_free(t, t->own, (size_t)t->own_cap * sizeof(struct ownidx));
+	mem_free(t, t->own_of, (size_t)t->own_of_cap * sizeof(uint32_t));
+	mem_free(t, t->own_scratch, t->own_scratch_bytes);
+}
+
+/// Room for `positions` chunk positions in ix, keeping the first `keep`.
+static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t keep)
+{
+	if (positions <= ix->cap) return true;
+	uint64_t cap = (uint64_t)ix->cap * 2;
+	if (cap < positions) cap = positions;
+	if (cap < 16) cap = 16;
+	if (cap > UINT32_MAX / 4) return false;
+	uint32_t *ids = mem_alloc(t, (size_t)cap * sizeof(uint32_t));
+	box_t *bounds = ids ? mem_alloc(t, (size_t)cap * 2 * sizeof(box_t)) : NULL;
+	if (!bounds) {
+		mem_free(t, ids, (size_t)cap * sizeof(uint32_t));
+		return false;
+	}
+	if (keep) {
+		memcpy(ids, ix->ids, (size_t)keep * sizeof(uint32_t));
+		memcpy(bounds, ix->bounds, (size_t)keep * 2 * sizeof(box_t));
+	}
+	mem_free(t, ix->ids, (size_t)ix->cap * sizeof(uint32_t));
+	mem_free(t, ix->bounds, (size_t)ix->cap * 2 * sizeof(box_t));
+	ix->ids = ids;
+	ix->bounds = bounds;
+	ix->cap = (uint32_t)cap;
+	return true;
+}
+
+static bool own_scratch_reserve(tree_t *t, size_t bytes)
+{
+	if (bytes <= t->own_scratch_bytes) return true;
+	size_t want = t->own_scratch_bytes * 2 > bytes ? t->own_scratch_bytes * 2 : bytes;
+	void *p = mem_alloc(t, want);
+	if (!p) return false;
+	mem_free(t, t->own_scratch, t->own_scratch_bytes);
+	t->own_scratch = p;
+	t->own_scratch_bytes = want;
+	return true;
+}
+
+// ---- spatial order -----------------------------------------------------------------
+
+/// Coordinate a of a box as a point in 2 * DIM dimensions.
+static inline float own_key(const entry *e, int a) { return a < DIM ? e->box.min[a] : e->box.max[a - DIM]; }
+
+/// Reorder e[0, n) so e[k] holds the entry of rank k by coordinate a, none
+/// before it greater and none after it smaller (Hoare's selection).
+static void own_select(entry *e, uint32_t n, uint32_t k, int a)
+{
+	int64_t lo = 0, hi = (int64_t)n - 1;
+	while (hi > lo) {
+		int64_t mid = lo + (hi - lo) / 2;
+		float x = own_key(&e[lo], a), y = own_key(&e[mid], a), z = own_key(&e[hi], a);
+		float p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y)); // median of three
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (own_key(&e[i], a) < p) ++i;
+			while (own_key(&e[j], a) > p) --j;
+			if (i <= j) {
+				entry tmp = e[i];
+				e[i++] = e[j];
+				e[j--] = tmp;
+			}
+		}
+		if ((int64_t)k <= j)
+			hi = j;
+		else if ((int64_t)k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/// Lay out e[0, n) in kd order (see the top), cut at chunk boundaries.
+static void own_order(entry *e, uint32_t n)
+{
+	while (n > CHUNK_CAP) {
+		float lo[2 * DIM], hi[2 * DIM];
+		for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
+		for (uint32_t i = 1; i < n; ++i)
+			for (int a = 0; a < 2 * DIM; ++a) {
+				float v = own_key(&e[i], a);
+				if (v < lo[a]) lo[a] = v;
+				if (v > hi[a]) hi[a] = v;
+			}
+		int best = 0;
+		for (int a = 1; a < 2 * DIM; ++a)
+			if ((double)hi[a] - lo[a] > (double)hi[best] - lo[best]) best = a;
+		if (!(hi[best] > lo[best])) return; // all one point: any order
+		uint32_t chunks = (n + CHUNK_CAP - 1) / CHUNK_CAP, left = 1;
+		while (left * 2 < chunks) left *= 2;
+		uint32_t cut = left * CHUNK_CAP;
+		own_select(e, n, cut, best);
+		// The smaller side by recursion, the larger by the loop: O(log n) deep.
+		if (cut <= n - cut) {
+			own_order(e, cut);
+			e += cut;
+			n -= cut;
+		} else {
+			own_order(e + cut, n - cut);
+			n = cut;
+		}
+	}
+}
+
+static int own_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+// ---- runs -------------------------------------------------------------------------
+
+/// The bounds of run r from its entries (laid out in its chunks).
+static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint32_t head, uint32_t head_n)
+{
+	own_run *rn = &ix->run[r];
+	box_t *base = &ix->bounds[2 * rn->first];
+	uint32_t size = rn->size, off = 0, l = 0;
+	for (uint32_t p = 0; p < size; ++p) {
+		uint32_t c = ix->ids[rn->first + p], fill = c == head ? head_n : CHUNK_CAP;
+		box_t b;
+		bound_clear(&b);
+		for (uint32_t k = 0; k < fill; ++k) pairs_grow(&b, &t->chunks[c].e[k].box);
+		base[p] = b;
+	}
+	rn->off[0] = 0;
+	while (size > 1) {
+		uint32_t up = (size + 7) / 8;
+		assert(l + 1 < OWN_LEVELS);
+		rn->off[l + 1] = off + size;
+		for (uint32_t p = 0; p < up; ++p) {
+			box_t b;
+			bound_clear(&b);
+			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) pairs_grow(&b, &base[off + q]);
+			base[off + size + p] = b;
+		}
+		off += size;
+		size = up;
+		++l;
+	}
+	rn->levels = l + 1;
+	assert(off + 1 <= 2 * rn->size);
+}
+
+/// Make runs j.. of ni's index, and the chain chunks after the first `keep`
+/// that are in no run, one new run j. keep 0 takes every chunk (a full
+/// rebuild; the head may be partly filled), keep 1 leaves the head in the tail
+/// (every chunk taken is full). False, with nothing changed, without memory.
+static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
+{
+	node *n = &t->nodes[ni];
+	struct ownidx *ix = own_mut(t, ni);
+	uint32_t take = ix->tail - keep;
+	for (uint32_t r = j; r < ix->nruns; ++r) take += ix->run[r].live;
+	if (take == 0) return true;
+	uint32_t first = j ? ix->run[j - 1].first + ix->run[j - 1].size : 0;
+	uint32_t entries = keep ? take * CHUNK_CAP : n->count;
+	size_t ebytes = (size_t)entries * sizeof(entry);
+	if (!own_room(t, ix, first + take, first) || !own_scratch_reserve(t, ebytes + (size_t)take * sizeof(uint32_t)))
+		return false;
+	n = &t->nodes[ni];
+	entry *es = t->own_scratch;
+	uint32_t *ids = (uint32_t *)(void *)((char *)t->own_scratch + ebytes);
+	// The chunks taken are a stretch of the chain (tree_ownidx.h: Layout).
+	uint32_t c = n->head, before = NIL, got = 0, k = 0;
+	for (uint32_t s = 0; s < keep; ++s) before = c, c = t->chunks[c].next;
+	for (; got < take; ++got) {
+		uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
+		memcpy(&es[k], t->chunks[c].e, fill * sizeof(entry));
+		k += fill;
+		ids[got] = c;
+		c = t->chunks[c].next;
+	}
+	uint32_t rest = c;
+	assert(k == entries);
+	own_order(es, entries);
+	qsort(ids, take, sizeof *ids, own_cmp_u32);
+	for (uint32_t p = 0; p < take; ++p) {
+		uint32_t fill = entries - p * CHUNK_CAP < CHUNK_CAP ? entries - p * CHUNK_CAP : CHUNK_CAP;
+		for (uint32_t q = 0; q < fill; ++q) {
+			const entry *e = &es[p * CHUNK_CAP + q];
+			t->chunks[ids[p]].e[q] = *e;
+			item *it = &t->items[e->item];
+			if (it->node == ni) it->addr = ids[p] * CHUNK_CAP + q;
+		}
+	}
+	// Relink: a partly filled last chunk (keep 0) becomes the head.
+	if (keep) {
+		t->chunks[before].next = ids[0];
+		for (uint32_t p = 0; p + 1 < take; ++p) t->chunks[ids[p]].next = ids[p + 1];
+		t->chunks[ids[take - 1]].next = rest;
+	} else {
+		assert(rest == NIL);
+		n->head = ids[take - 1];
+		t->chunks[ids[take - 1]].next = take > 1 ? ids[0] : NIL;
+		for (uint32_t p = 0; p + 1 < take; ++p) t->chunks[ids[p]].next = p + 2 < take ? ids[p + 1] : NIL;
+	}
+	for (uint32_t r = j; r < ix->nruns; ++r) ix->dead -= ix->run[r].size - ix->run[r].live;
+	memcpy(&ix->ids[first], ids, (size_t)take * sizeof(uint32_t));
+	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
+	ix->nruns = j + 1;
+	ix->tail = keep;
+	if (j == 0) ix->stale = 0;
+	own_run_bounds(t, ix, j, n->head, head_fill(n->count));
+	return true;
+}
+
+/// Make, fold, rebuild or drop node ni's index as its list now asks.
+static void own_settle(tree_t *t, uint32_t ni)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_OWNIDX)) {
+		if (n->count < OWN_MIN) return;
+		if (!own_attach(t, ni)) return;
+		if (!own_merge(t, ni, 0, 0)) own_drop(t, ni);
+		return;
+	}
+	if (n->count < OWN_MIN / 2) {
+		own_drop(t, ni);
+		return;
+	}
+	struct ownidx *ix = own_mut(t, ni);
+	uint32_t chunks = (n->count + CHUNK_CAP - 1) / CHUNK_CAP;
+	// Released chunks and grown bounds past a quarter: rebuild all of it.
+	if (ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale * 4 > chunks + 4 * OWN_TAIL) {
+		own_merge(t, ni, 0, 0);
+		return;
+	}
+	if (ix->tail <= OWN_TAIL) return;
+	// The tail but its head becomes a run, with every newer run no more than
+	// twice what it has gathered: sizes fall geometrically (Bentley-Saxe).
+	uint32_t j = ix->nruns, gathered = ix->tail - 1;
+	while (j > 0 && (ix->run[j - 1].size <= 2 * gathered || j == OWN_RUNS)) gathered += ix->run[--j].live;
+	own_merge(t, ni, 1, j);
+}
+
+/// Index every big own list (after a batched build wrote the nodes directly).
+static void own_settle_all(tree_t *t)
+{
+	for (uint32_t i = 0; i < t->node_len; ++i)
+		if (!(t->nodes[i].flags & NODE_FREE)) own_settle(t, i);
+}
+
+// ---- validate -----------------------------------------------------------------------
+
+/// Whether node ni's index describes its chain; a message when not.
+static const char *own_check(const tree_t *t, uint32_t ni)
+{
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_OWNIDX)) return NULL;
+	if (ni >= t->own_of_cap || t->own_of[ni] >= t->own_len) return "own-list index out of range";
+	const struct ownidx *ix = own_get(t, ni);
+	if (ix->node != ni) return "own-list index names another node";
+	if (ix->nruns > OWN_RUNS) return "own-list index: too many runs";
+	uint32_t c = n->head, dead = 0;
+	for (uint32_t s = 0; s < ix->tail; ++s) {
+		if (c == NIL) return "own-list index: tail longer than the chain";
+		c = t->chunks[c].next;
+	}
+	uint32_t first = 0;
+	for (uint32_t r = ix->nruns; r-- > 0;) {
+		const own_run *rn = &ix->run[r];
+		uint32_t expect = 0;
+		for (uint32_t q = 0; q < r; ++q) expect += ix->run[q].size;
+		if (rn->first != expect || rn->first + rn->size > ix->cap) return "own-list index: runs not laid end to end";
+		if (rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS) return "own-list index: run sizes";
+		dead += rn->size - rn->live;
+		const box_t *base = &ix->bounds[2 * rn->first];
+		uint32_t live = 0;
+		for (uint32_t p = 0; p < rn->size; ++p) {
+			if (p && ix->ids[rn->first + p] <= ix->ids[rn->first + p - 1]) return "own-list index: ids not ascending";
+			if (!box_inverted(&base[p])) live++;
+		}
+		if (live != rn->live) return "own-list index: live count";
+		// The run's live chunks are the next rn->live of the chain, and every
+		// entry is inside its chunk's bound and every group's above it.
+		for (uint32_t s = 0; s < rn->live; ++s) {
+			if (c == NIL) return "own-list index: chain shorter than the runs";
+			uint32_t lo = 0, hi = rn->size;
+			const uint32_t *ids = &ix->ids[rn->first];
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (ids[mid] < c)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo >= rn->size || ids[lo] != c || box_inverted(&base[lo])) return "own-list index: chain chunk not in its run";
+			uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
+			for (uint32_t k = 0; k < fill; ++k) {
+				const box_t *b = &t->chunks[c].e[k].box;
+				uint32_t pos = lo;
+				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8)
+					if (!box_within(b, base[rn->off[l] + pos].min, base[rn->off[l] + pos].max))
+						return "own-list index: a group's bound misses an entry";
+			}
+			c = t->chunks[c].next;
+		}
+		first += rn->size;
+	}
+	if (c != NIL) return "own-list index: chain chunks in no run and not in the tail";
+	if (dead != ix->dead) return "own-list index: dead count";
+	return NULL;
+}

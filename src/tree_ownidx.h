@@ -1,0 +1,172 @@
+// tree_ownidx.h: the index of a big own list (tree_ownidx.c), and the walk a
+// query makes over a node's own entries with it.
+//
+// A loose or tight node keeps the entries that fit none of its children: long
+// strips, boxes across a split line. A query that reaches the node used to
+// test every one of them. Once a node's own list holds OWN_MIN entries it gets
+// an index: its chunks are grouped into runs, each run a small implicit
+// bounding-volume hierarchy (a chunk's bound at the bottom, a bound per 8
+// chunks above, per 64 above that, ...), so a query descends the groups its
+// shape meets and tests only their chunks.
+//
+// ## Layout
+//
+// The node's chunk chain stays the only home of its entries (the pair finder,
+// splits and every other reader walk it as before). The index only groups it:
+//
+//   chain:  [tail: `tail` chunks][run k's live chunks]...[run 0's live chunks]
+//
+// The tail is the newest chunks, in no run; queries test them one by one, and
+// when it passes OWN_TAIL chunks all of it but the head becomes a run (merged
+// with the newer runs while they are no bigger than twice it, so run sizes
+// fall geometrically and there are O(log m) of them: Bentley and Saxe's
+// logarithmic method). A run's chunk ids are ascending in ids[], and its
+// entries were laid out in them in spatial order (tree_ownidx.c: own_order),
+// so position p of the run is both the p-th chunk in spatial order and the
+// p-th smallest id: a chunk's place is a binary search away.
+//
+// Changes keep the index correct without rebuilding it: an entry written into
+// a run chunk (an append to a head that is in a run, a removal's hole filled
+// from the head, an in-place move) grows that chunk's bound and its groups'
+// (conservative: never shrunk); a released run chunk (the head emptied by
+// removals) gets an inverted bound and is skipped. When dead chunks or grown
+// bounds pass a fraction of the list, the next change rebuilds the whole
+// index: O(m log m) after Θ(m) changes. Rebuilds happen in mutations only;
+// queries read the index and never change it.
+#ifndef ORTHANT_SRC_TREE_OWNIDX_H
+#define ORTHANT_SRC_TREE_OWNIDX_H
+
+#include "tree_int.h"
+
+/// Entries from which a node's own list gets an index; it is dropped below half.
+#define OWN_MIN 64
+/// Chunks the unindexed tail holds before it becomes a run.
+#define OWN_TAIL 4
+#define OWN_RUNS 32
+/// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
+#define OWN_LEVELS 12
+/// The walk's stack: the runs' tops, then 8 a level.
+#define OWN_STACK (OWN_RUNS + 8 * OWN_LEVELS)
+
+typedef struct own_run {
+	uint32_t first; ///< its first position in ids; run j + 1 starts where run j ends
+	uint32_t size;  ///< positions, released chunks included
+	uint32_t live;  ///< positions whose chunk is still in the node's chain
+	uint32_t levels;
+	/// Level L's bounds start at bounds[2 * first + off[L]]; level 0 holds a
+	/// bound per chunk, level L + 1 one per 8 of level L, the top one bound.
+	uint32_t off[OWN_LEVELS];
+} own_run;
+
+struct ownidx {
+	uint32_t node;  ///< the owner; the next free header when free
+	uint32_t tail;  ///< chunks at the chain's front that no run holds
+	uint32_t dead;  ///< released run chunks, over all runs
+	uint32_t stale; ///< bounds grown since the last full rebuild
+	uint32_t nruns;
+	uint32_t cap;      ///< positions ids holds; bounds holds 2 * cap (a run's levels fit in twice its size)
+	uint32_t *ids;     ///< chunk ids by run and position
+	box_t *bounds;     ///< per run, its levels (own_run.off)
+	own_run run[OWN_RUNS];
+};
+
+static inline const struct ownidx *own_get(const tree_t *t, uint32_t ni)
+{
+	assert(t->nodes[ni].flags & NODE_OWNIDX);
+	return &t->own[t->own_of[ni]];
+}
+
+static inline bool box_inverted(const box_t *b) { return !(b->min[0] <= b->max[0]); }
+
+/// A query's test of a group's bound: whether it may hold something the query
+/// wants, and a key to visit nearer groups first (0 when order does not matter).
+typedef bool own_test(const void *q, const box_t *b, float *key);
+
+typedef struct own_slot {
+	uint32_t run, level, pos;
+	float key;
+} own_slot;
+
+/// A walk over a node's own chunks: the whole chain when it has no index,
+/// else the tail, then the run chunks whose groups pass the test.
+typedef struct own_iter {
+	uint32_t next, left; ///< the next chain chunk, and how many chain chunks are left to give
+	uint32_t head, head_fill;
+	const struct ownidx *ix;
+	own_test *test;
+	const void *q;
+	int top;
+	own_slot stack[OWN_STACK];
+} own_iter;
+
+static inline void own_push(own_iter *it, const box_t *b, uint32_t run, uint32_t level, uint32_t pos)
+{
+	float key = 0.0f;
+	if (box_inverted(b) || !it->test(it->q, b, &key)) return;
+	// Farthest first among what is pushed together: the nearest pops next.
+	int j = it->top++;
+	assert(it->top <= OWN_STACK);
+	while (j > 0 && it->stack[j - 1].key < key && it->stack[j - 1].level == level && it->stack[j - 1].run == run) {
+		it->stack[j] = it->stack[j - 1];
+		--j;
+	}
+	it->stack[j] = (own_slot){run, level, pos, key};
+}
+
+/// Start a walk over node ni's own chunks. test (with q) prunes index groups;
+/// it is asked again when a group is popped, so a query that narrows (a ray's
+/// clip, the k-th distance) prunes what it pushed before.
+static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own_test *test, const void *q)
+{
+	const node *n = &t->nodes[ni];
+	it->next = it->head = n->head;
+	it->head_fill = head_fill(n->count);
+	it->top = 0;
+	it->test = test;
+	it->q = q;
+	if (!(n->flags & NODE_OWNIDX)) {
+		it->left = UINT32_MAX;
+		it->ix = NULL;
+		return;
+	}
+	const struct ownidx *ix = own_get(t, ni);
+	it->ix = ix;
+	it->left = ix->tail;
+	for (uint32_t r = 0; r < ix->nruns; ++r) {
+		const own_run *run = &ix->run[r];
+		if (run->live == 0) continue;
+		uint32_t top = run->levels - 1;
+		own_push(it, &ix->bounds[2 * run->first + run->off[top]], r, top, 0);
+	}
+}
+
+/// The next chunk of the walk, and how many entries it holds; NIL at the end.
+static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fill)
+{
+	if (it->left && it->next != NIL) {
+		uint32_t c = it->next;
+		it->next = t->chunks[c].next;
+		it->left--;
+		*fill = c == it->head ? it->head_fill : CHUNK_CAP;
+		return c;
+	}
+	const struct ownidx *ix = it->ix;
+	while (it->top > 0) {
+		own_slot s = it->stack[--it->top];
+		const own_run *run = &ix->run[s.run];
+		const box_t *base = &ix->bounds[2 * run->first];
+		float key;
+		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
+		if (s.level == 0) {
+			uint32_t c = ix->ids[run->first + s.pos];
+			*fill = c == it->head ? it->head_fill : CHUNK_CAP;
+			return c;
+		}
+		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
+		uint32_t end = s.pos * 8 + 8 < n_below ? s.pos * 8 + 8 : n_below;
+		for (uint32_t p = s.pos * 8; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
+	}
+	return NIL;
+}
+
+#endif
