@@ -32,24 +32,38 @@ static inline struct ownidx *own_mut(tree_t *t, uint32_t ni) { return &t->own[t-
 
 // ---- finding a chunk ---------------------------------------------------------------
 
+/// Where chunk ci is in run r's ascending ids, or would be.
+static uint32_t own_search(const struct ownidx *ix, uint32_t r, uint32_t ci)
+{
+	const own_run *rn = &ix->run[r];
+	const uint32_t *ids = &ix->ids[rn->first];
+	uint32_t lo = 0, hi = rn->size;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ids[mid] < ci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/// Whether chunk ci is at a live position of run r, which is then *pos.
+static bool own_in_run(const struct ownidx *ix, uint32_t r, uint32_t ci, uint32_t *pos)
+{
+	const own_run *rn = &ix->run[r];
+	uint32_t p = own_search(ix, r, ci);
+	*pos = p;
+	return p < rn->size && ix->ids[rn->first + p] == ci && !box_inverted(&ix->bounds[2 * rn->first + p]);
+}
+
 /// The run and position of a live run chunk, or false (a tail chunk).
 static bool own_find(const struct ownidx *ix, uint32_t ci, uint32_t *run, uint32_t *pos)
 {
 	for (uint32_t r = ix->nruns; r-- > 0;) {
-		const own_run *rn = &ix->run[r];
-		const uint32_t *ids = &ix->ids[rn->first];
-		uint32_t lo = 0, hi = rn->size;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (ids[mid] < ci)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		// A released chunk's id may come back as a tail chunk or in a newer run.
-		if (lo < rn->size && ids[lo] == ci && !box_inverted(&ix->bounds[2 * rn->first + lo])) {
+		if (own_in_run(ix, r, ci, pos)) {
 			*run = r;
-			*pos = lo;
 			return true;
 		}
 	}
@@ -86,10 +100,12 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
 {
 	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	struct ownidx *ix = own_mut(t, ni);
 	if (fresh_chunk) {
-		own_mut(t, ni)->tail++;
+		ix->tail++;
 		return;
 	}
+	if (ix->tail > 0) return; // the head is a tail chunk
 	own_on_write(t, ni, addr, &entry_at(t, addr)->box);
 }
 
@@ -215,8 +231,15 @@ static bool own_scratch_reserve(tree_t *t, size_t bytes)
 
 // ---- spatial order -----------------------------------------------------------------
 
+/// Entries whose spread picks a split's axis in a big part.
+#define OWN_SAMPLE 64
+
 /// Coordinate a of a box as a point in 2 * DIM dimensions.
-static inline float own_key(const entry *e, int a) { return a < DIM ? e->box.min[a] : e->box.max[a - DIM]; }
+static inline float own_key(const entry *e, int a)
+{
+	_Static_assert(sizeof(box_t) == 2 * DIM * sizeof(float), "a box is min then max, packed");
+	return ((const float *)&e->box)[a];
+}
 
 /// Reorder e[0, n) so e[k] holds the entry of rank k by coordinate a, none
 /// before it greater and none after it smaller (Hoare's selection).
@@ -250,18 +273,29 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 static void own_order(entry *e, uint32_t n)
 {
 	while (n > CHUNK_CAP) {
+		// The coordinate whose spread most exceeds the boxes' mean extent on
+		// its axis: a cut there parts boxes instead of slicing across them
+		// (strips along x are cut by y, not by the noise of their ends). A
+		// sample measures it: the axis only steers the layout's quality.
 		float lo[2 * DIM], hi[2 * DIM];
+		double extent[DIM] = {0};
+		uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, taken = 0;
 		for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
-		for (uint32_t i = 1; i < n; ++i)
+		for (uint32_t i = 0; i < n; i += step, ++taken) {
 			for (int a = 0; a < 2 * DIM; ++a) {
 				float v = own_key(&e[i], a);
 				if (v < lo[a]) lo[a] = v;
 				if (v > hi[a]) hi[a] = v;
 			}
-		int best = 0;
-		for (int a = 1; a < 2 * DIM; ++a)
-			if ((double)hi[a] - lo[a] > (double)hi[best] - lo[best]) best = a;
-		if (!(hi[best] > lo[best])) return; // all one point: any order
+			for (int d = 0; d < DIM; ++d) extent[d] += (double)e[i].box.max[d] - e[i].box.min[d];
+		}
+		int best = -1;
+		double best_score = 0.0;
+		for (int a = 0; a < 2 * DIM; ++a) {
+			double spread = (double)hi[a] - lo[a], score = spread - extent[a % DIM] / taken;
+			if (spread > 0.0 && (best < 0 || score > best_score)) best = a, best_score = score;
+		}
+		if (best < 0) return; // all one point: any order
 		uint32_t chunks = (n + CHUNK_CAP - 1) / CHUNK_CAP, left = 1;
 		while (left * 2 < chunks) left *= 2;
 		uint32_t cut = left * CHUNK_CAP;
@@ -397,16 +431,18 @@ static void own_settle(tree_t *t, uint32_t ni)
 	}
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t chunks = (n->count + CHUNK_CAP - 1) / CHUNK_CAP;
-	// Released chunks and grown bounds past a quarter: rebuild all of it.
-	if (ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale * 4 > chunks + 4 * OWN_TAIL) {
+	// Released chunks past a quarter, or as many grown bounds as chunks:
+	// rebuild all of it.
+	if (ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale > chunks + OWN_TAIL) {
 		own_merge(t, ni, 0, 0);
 		return;
 	}
 	if (ix->tail <= OWN_TAIL) return;
-	// The tail but its head becomes a run, with every newer run no more than
-	// twice what it has gathered: sizes fall geometrically (Bentley-Saxe).
+	// The tail but its head becomes a run, merged with every newer run no
+	// bigger than what it has gathered (a binary counter): each run is bigger
+	// than all newer ones together, so sizes fall geometrically (Bentley-Saxe).
 	uint32_t j = ix->nruns, gathered = ix->tail - 1;
-	while (j > 0 && (ix->run[j - 1].size <= 2 * gathered || j == OWN_RUNS)) gathered += ix->run[--j].live;
+	while (j > 0 && (ix->run[j - 1].size <= gathered || j == OWN_RUNS)) gathered += ix->run[--j].live;
 	own_merge(t, ni, 1, j);
 }
 
@@ -452,16 +488,8 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		// entry is inside its chunk's bound and every group's above it.
 		for (uint32_t s = 0; s < rn->live; ++s) {
 			if (c == NIL) return "own-list index: chain shorter than the runs";
-			uint32_t lo = 0, hi = rn->size;
-			const uint32_t *ids = &ix->ids[rn->first];
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo) / 2;
-				if (ids[mid] < c)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo >= rn->size || ids[lo] != c || box_inverted(&base[lo])) return "own-list index: chain chunk not in its run";
+			uint32_t lo;
+			if (!own_in_run(ix, r, c, &lo)) return "own-list index: chain chunk not in its run";
 			uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
 			for (uint32_t k = 0; k < fill; ++k) {
 				const box_t *b = &t->chunks[c].e[k].box;
