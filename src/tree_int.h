@@ -189,6 +189,11 @@ struct ORTHANT_NAME(tree) {
 	uint32_t own_cap, own_len, own_free;
 	uint32_t *own_of;
 	uint32_t own_of_cap;
+	/// The indexes' pools (struct ownidx.base): positions held, handed out
+	/// (at the end, in order), and in use (the rest is left by regrown indexes).
+	uint32_t *own_ids;
+	box_t *own_bounds;
+	uint32_t own_pool_cap, own_pool_len, own_pool_used;
 	void *own_scratch; ///< rebuild memory, kept between frames
 	size_t own_scratch_bytes;
 

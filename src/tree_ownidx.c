@@ -33,10 +33,10 @@ static inline struct ownidx *own_mut(tree_t *t, uint32_t ni) { return &t->own[t-
 // ---- finding a chunk ---------------------------------------------------------------
 
 /// Where chunk ci is in run r's ascending ids, or would be.
-static uint32_t own_search(const struct ownidx *ix, uint32_t r, uint32_t ci)
+static uint32_t own_search(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t ci)
 {
 	const own_run *rn = &ix->run[r];
-	const uint32_t *ids = &ix->ids[rn->first];
+	const uint32_t *ids = &own_ids(t, ix)[rn->first];
 	uint32_t lo = 0, hi = rn->size;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -49,20 +49,20 @@ static uint32_t own_search(const struct ownidx *ix, uint32_t r, uint32_t ci)
 }
 
 /// Whether chunk ci is at a live position of run r, which is then *pos.
-static bool own_in_run(const struct ownidx *ix, uint32_t r, uint32_t ci, uint32_t *pos)
+static bool own_in_run(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t ci, uint32_t *pos)
 {
 	const own_run *rn = &ix->run[r];
-	uint32_t p = own_search(ix, r, ci);
+	uint32_t p = own_search(t, ix, r, ci);
 	*pos = p;
-	return p < rn->size && ix->ids[rn->first + p] == ci && !box_inverted(&ix->bounds[2 * rn->first + p]);
+	return p < rn->size && own_ids(t, ix)[rn->first + p] == ci && !box_inverted(&own_bounds(t, ix)[2 * rn->first + p]);
 }
 
 /// The run and position of a live run chunk, or false (a tail chunk).
-static bool own_find(const struct ownidx *ix, uint32_t ci, uint32_t *run, uint32_t *pos)
+static bool own_find(const tree_t *t, const struct ownidx *ix, uint32_t ci, uint32_t *run, uint32_t *pos)
 {
 	for (uint32_t r = ix->nruns; r-- > 0;) {
 		// A released chunk's id may come back as a tail chunk or in a newer run.
-		if (own_in_run(ix, r, ci, pos)) {
+		if (own_in_run(t, ix, r, ci, pos)) {
 			*run = r;
 			return true;
 		}
@@ -71,10 +71,10 @@ static bool own_find(const struct ownidx *ix, uint32_t ci, uint32_t *run, uint32
 }
 
 /// Grow position pos of run r and the groups above it to hold box.
-static void own_grow(struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box)
+static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box)
 {
 	const own_run *rn = &ix->run[r];
-	box_t *base = &ix->bounds[2 * rn->first];
+	box_t *base = &own_bounds(t, ix)[2 * rn->first];
 	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 		box_t *b = &base[rn->off[l] + pos];
 		bool grew = false;
@@ -94,7 +94,7 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t r, pos;
-	if (own_find(ix, addr / CHUNK_CAP, &r, &pos)) own_grow(ix, r, pos, box);
+	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos)) own_grow(t, ix, r, pos, box);
 }
 
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
@@ -118,10 +118,10 @@ static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci)
 		return;
 	}
 	uint32_t r, pos;
-	bool found = own_find(ix, ci, &r, &pos);
+	bool found = own_find(t, ix, ci, &r, &pos);
 	assert(found);
 	if (!found) return;
-	bound_clear(&ix->bounds[2 * ix->run[r].first + pos]);
+	bound_clear(&own_bounds(t, ix)[2 * ix->run[r].first + pos]);
 	ix->run[r].live--;
 	ix->dead++;
 }
@@ -153,18 +153,21 @@ static bool own_attach(tree_t *t, uint32_t ni)
 	ix->node = ni;
 	ix->tail = (t->nodes[ni].count + CHUNK_CAP - 1) / CHUNK_CAP; // every chunk, until a run takes them
 	ix->dead = ix->stale = ix->nruns = 0;
+	ix->base = ix->cap = 0;
 	t->own_of[ni] = h;
 	t->nodes[ni].flags |= NODE_OWNIDX;
 	return true;
 }
 
-/// Give the header back; its arrays stay with it for the next index.
+/// Give the header and its region back.
 static void own_drop(tree_t *t, uint32_t ni)
 {
 	node *n = &t->nodes[ni];
 	if (!(n->flags & NODE_OWNIDX)) return;
 	n->flags &= (uint8_t)~NODE_OWNIDX;
 	uint32_t h = t->own_of[ni];
+	t->own_pool_used -= t->own[h].cap;
+	t->own[h].cap = 0;
 	t->own[h].node = t->own_free;
 	t->own_free = h;
 }
@@ -175,44 +178,65 @@ static void own_clear(tree_t *t)
 	t->own_free = NIL;
 	for (uint32_t h = t->own_len; h-- > 0;) {
 		t->own[h].node = t->own_free;
+		t->own[h].cap = 0;
 		t->own_free = h;
 	}
+	t->own_pool_len = t->own_pool_used = 0;
 }
 
 static void own_free_all(tree_t *t)
 {
-	for (uint32_t h = 0; h < t->own_len; ++h) {
-		struct ownidx *ix = &t->own[h];
-		mem_free(t, ix->ids, (size_t)ix->cap * sizeof(uint32_t));
-		mem_free(t, ix->bounds, (size_t)ix->cap * 2 * sizeof(box_t));
-	}
+	mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
+	mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
 	mem_free(t, t->own, (size_t)t->own_cap * sizeof(struct ownidx));
 	mem_free(t, t->own_of, (size_t)t->own_of_cap * sizeof(uint32_t));
 	mem_free(t, t->own_scratch, t->own_scratch_bytes);
 }
 
-/// Room for `positions` chunk positions in ix, keeping the first `keep`.
+/// Room for `positions` chunk positions in ix, keeping its first `keep`: a
+/// new region at the pools' end, the pools grown (and compacted: regions
+/// left behind dropped) when they have no room. False, nothing changed,
+/// without memory.
 static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t keep)
 {
 	if (positions <= ix->cap) return true;
 	uint64_t cap = (uint64_t)ix->cap * 2;
 	if (cap < positions) cap = positions;
 	if (cap < 16) cap = 16;
-	if (cap > UINT32_MAX / 4) return false;
-	uint32_t *ids = mem_alloc(t, (size_t)cap * sizeof(uint32_t));
-	box_t *bounds = ids ? mem_alloc(t, (size_t)cap * 2 * sizeof(box_t)) : NULL;
-	if (!bounds) {
-		mem_free(t, ids, (size_t)cap * sizeof(uint32_t));
-		return false;
+	if ((uint64_t)t->own_pool_len + cap > t->own_pool_cap) {
+		uint64_t need = (uint64_t)t->own_pool_used + cap, pool = (uint64_t)t->own_pool_cap * 2;
+		if (pool < need) pool = need;
+		if (pool > UINT32_MAX / 4) return false;
+		uint32_t *ids = mem_alloc(t, (size_t)pool * sizeof(uint32_t));
+		box_t *bounds = ids ? mem_alloc(t, (size_t)pool * 2 * sizeof(box_t)) : NULL;
+		if (!bounds) {
+			mem_free(t, ids, (size_t)pool * sizeof(uint32_t));
+			return false;
+		}
+		uint32_t len = 0;
+		for (uint32_t h = 0; h < t->own_len; ++h) {
+			struct ownidx *o = &t->own[h];
+			if (o->cap == 0) continue;
+			memcpy(&ids[len], own_ids(t, o), (size_t)o->cap * sizeof(uint32_t));
+			memcpy(&bounds[2 * (size_t)len], own_bounds(t, o), (size_t)o->cap * 2 * sizeof(box_t));
+			o->base = len;
+			len += o->cap;
+		}
+		mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
+		mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
+		t->own_ids = ids;
+		t->own_bounds = bounds;
+		t->own_pool_cap = (uint32_t)pool;
+		t->own_pool_len = len;
 	}
+	uint32_t base = t->own_pool_len;
 	if (keep) {
-		memcpy(ids, ix->ids, (size_t)keep * sizeof(uint32_t));
-		memcpy(bounds, ix->bounds, (size_t)keep * 2 * sizeof(box_t));
+		memcpy(&t->own_ids[base], own_ids(t, ix), (size_t)keep * sizeof(uint32_t));
+		memcpy(&t->own_bounds[2 * (size_t)base], own_bounds(t, ix), (size_t)keep * 2 * sizeof(box_t));
 	}
-	mem_free(t, ix->ids, (size_t)ix->cap * sizeof(uint32_t));
-	mem_free(t, ix->bounds, (size_t)ix->cap * 2 * sizeof(box_t));
-	ix->ids = ids;
-	ix->bounds = bounds;
+	t->own_pool_used += (uint32_t)cap - ix->cap;
+	t->own_pool_len += (uint32_t)cap;
+	ix->base = base;
 	ix->cap = (uint32_t)cap;
 	return true;
 }
@@ -324,10 +348,10 @@ static int own_cmp_u32(const void *a, const void *b)
 static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint32_t head, uint32_t head_n)
 {
 	own_run *rn = &ix->run[r];
-	box_t *base = &ix->bounds[2 * rn->first];
+	box_t *base = &own_bounds(t, ix)[2 * rn->first];
 	uint32_t size = rn->size, off = 0, l = 0;
 	for (uint32_t p = 0; p < size; ++p) {
-		uint32_t c = ix->ids[rn->first + p], fill = c == head ? head_n : CHUNK_CAP;
+		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP;
 		box_t b;
 		bound_clear(&b);
 		for (uint32_t k = 0; k < fill; ++k) pairs_grow(&b, &t->chunks[c].e[k].box);
@@ -406,7 +430,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 		for (uint32_t p = 0; p + 1 < take; ++p) t->chunks[ids[p]].next = p + 2 < take ? ids[p + 1] : NIL;
 	}
 	for (uint32_t r = j; r < ix->nruns; ++r) ix->dead -= ix->run[r].size - ix->run[r].live;
-	memcpy(&ix->ids[first], ids, (size_t)take * sizeof(uint32_t));
+	memcpy(&own_ids(t, ix)[first], ids, (size_t)take * sizeof(uint32_t));
 	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
 	ix->nruns = j + 1;
 	ix->tail = keep;
@@ -464,6 +488,7 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	const struct ownidx *ix = own_get(t, ni);
 	if (ix->node != ni) return "own-list index names another node";
 	if (ix->nruns > OWN_RUNS) return "own-list index: too many runs";
+	if ((uint64_t)ix->base + ix->cap > t->own_pool_len) return "own-list index: region outside the pools";
 	uint32_t c = n->head, dead = 0;
 	for (uint32_t s = 0; s < ix->tail; ++s) {
 		if (c == NIL) return "own-list index: tail longer than the chain";
@@ -474,13 +499,21 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		const own_run *rn = &ix->run[r];
 		uint32_t expect = 0;
 		for (uint32_t q = 0; q < r; ++q) expect += ix->run[q].size;
-		if (rn->first != expect || rn->first + rn->size > ix->cap) return "own-list index: runs not laid end to end";
-		if (rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS) return "own-list index: run sizes";
+		if (rn->first != expect || (uint64_t)rn->first + rn->size > ix->cap) return "own-list index: runs not laid end to end";
+		if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS)
+			return "own-list index: run sizes";
+		// The levels where own_run_bounds puts them.
+		for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
+			if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return "own-list index: run levels";
+			off += size;
+			size = (size + 7) / 8;
+		}
 		dead += rn->size - rn->live;
-		const box_t *base = &ix->bounds[2 * rn->first];
+		const box_t *base = &own_bounds(t, ix)[2 * rn->first];
+		const uint32_t *ids = &own_ids(t, ix)[rn->first];
 		uint32_t live = 0;
 		for (uint32_t p = 0; p < rn->size; ++p) {
-			if (p && ix->ids[rn->first + p] <= ix->ids[rn->first + p - 1]) return "own-list index: ids not ascending";
+			if (p && ids[p] <= ids[p - 1]) return "own-list index: ids not ascending";
 			if (!box_inverted(&base[p])) live++;
 		}
 		if (live != rn->live) return "own-list index: live count";
@@ -489,7 +522,7 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		for (uint32_t s = 0; s < rn->live; ++s) {
 			if (c == NIL) return "own-list index: chain shorter than the runs";
 			uint32_t lo;
-			if (!own_in_run(ix, r, c, &lo)) return "own-list index: chain chunk not in its run";
+			if (!own_in_run(t, ix, r, c, &lo)) return "own-list index: chain chunk not in its run";
 			uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
 			for (uint32_t k = 0; k < fill; ++k) {
 				const box_t *b = &t->chunks[c].e[k].box;

@@ -36,10 +36,15 @@
 #ifndef ORTHANT_SRC_TREE_OWNIDX_H
 #define ORTHANT_SRC_TREE_OWNIDX_H
 
+#include "sweep.h"
 #include "tree_int.h"
 
 /// Entries from which a node's own list gets an index; it is dropped below half.
-#define OWN_MIN 64
+/// (A build may set it, e.g. out of reach to measure the tree without indexes.)
+#ifndef ORTHANT_OWNIDX_MIN
+#define ORTHANT_OWNIDX_MIN 32
+#endif
+#define OWN_MIN ORTHANT_OWNIDX_MIN
 /// Chunks the unindexed tail holds before it becomes a run.
 #define OWN_TAIL 4
 #define OWN_RUNS 32
@@ -64,9 +69,11 @@ struct ownidx {
 	uint32_t dead;  ///< released run chunks, over all runs
 	uint32_t stale; ///< bounds grown since the last full rebuild
 	uint32_t nruns;
-	uint32_t cap;      ///< positions ids holds; bounds holds 2 * cap (a run's levels fit in twice its size)
-	uint32_t *ids;     ///< chunk ids by run and position
-	box_t *bounds;     ///< per run, its levels (own_run.off)
+	/// Its region of the tree's index pools: positions [base, base + cap) of
+	/// own_ids (chunk ids by run and position) and [2 base, 2 (base + cap))
+	/// of own_bounds (per run, its levels: they fit in twice its size). The
+	/// pools, not pointers here, so validate can check every reference.
+	uint32_t base, cap;
 	own_run run[OWN_RUNS];
 };
 
@@ -75,6 +82,9 @@ static inline const struct ownidx *own_get(const tree_t *t, uint32_t ni)
 	assert(t->nodes[ni].flags & NODE_OWNIDX);
 	return &t->own[t->own_of[ni]];
 }
+
+static inline uint32_t *own_ids(const tree_t *t, const struct ownidx *ix) { return &t->own_ids[ix->base]; }
+static inline box_t *own_bounds(const tree_t *t, const struct ownidx *ix) { return &t->own_bounds[2 * (size_t)ix->base]; }
 
 static inline bool box_inverted(const box_t *b) { return !(b->min[0] <= b->max[0]); }
 
@@ -93,6 +103,8 @@ typedef struct own_iter {
 	uint32_t next, left; ///< the next chain chunk, and how many chain chunks are left to give
 	uint32_t head, head_fill;
 	const struct ownidx *ix;
+	const uint32_t *ids;
+	const box_t *bounds;
 	own_test *test;
 	const void *q;
 	int top;
@@ -102,6 +114,7 @@ typedef struct own_iter {
 static inline void own_push(own_iter *it, const box_t *b, uint32_t run, uint32_t level, uint32_t pos)
 {
 	float key = 0.0f;
+	WORK_TESTS(1);
 	if (box_inverted(b) || !it->test(it->q, b, &key)) return;
 	// Farthest first among what is pushed together: the nearest pops next.
 	int j = it->top++;
@@ -122,21 +135,26 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	it->next = it->head = n->head;
 	it->head_fill = head_fill(n->count);
 	it->top = 0;
+	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
 	it->q = q;
 	if (!(n->flags & NODE_OWNIDX)) {
 		it->left = UINT32_MAX;
 		it->ix = NULL;
+		it->ids = NULL;
+		it->bounds = NULL;
 		return;
 	}
 	const struct ownidx *ix = own_get(t, ni);
 	it->ix = ix;
+	it->ids = own_ids(t, ix);
+	it->bounds = own_bounds(t, ix);
 	it->left = ix->tail;
 	for (uint32_t r = 0; r < ix->nruns; ++r) {
 		const own_run *run = &ix->run[r];
 		if (run->live == 0) continue;
 		uint32_t top = run->levels - 1;
-		own_push(it, &ix->bounds[2 * run->first + run->off[top]], r, top, 0);
+		own_push(it, &it->bounds[2 * run->first + run->off[top]], r, top, 0);
 	}
 }
 
@@ -148,18 +166,20 @@ static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fi
 		it->next = t->chunks[c].next;
 		it->left--;
 		*fill = c == it->head ? it->head_fill : CHUNK_CAP;
+		WORK_TESTS(*fill);
 		return c;
 	}
 	const struct ownidx *ix = it->ix;
 	while (it->top > 0) {
 		own_slot s = it->stack[--it->top];
 		const own_run *run = &ix->run[s.run];
-		const box_t *base = &ix->bounds[2 * run->first];
+		const box_t *base = &it->bounds[2 * run->first];
 		float key;
 		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
 		if (s.level == 0) {
-			uint32_t c = ix->ids[run->first + s.pos];
+			uint32_t c = it->ids[run->first + s.pos];
 			*fill = c == it->head ? it->head_fill : CHUNK_CAP;
+			WORK_TESTS(*fill);
 			return c;
 		}
 		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
