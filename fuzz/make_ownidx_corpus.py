@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""make_ownidx_corpus.py: write fuzz_ops inputs that pile boxes into one
+node's own list (fuzz/corpus/ops/own-list-*), so the fuzzer starts from the
+indexed path of src/tree_ownidx.h: tight straddlers of the centre line and
+loose full-width strips, 2D and 3D, then removes, small and far moves and
+queries among them, and removes down past the point where the index goes.
+
+    python3 fuzz/make_ownidx_corpus.py
+"""
+import os
+import random
+
+OP_INSERT, OP_REMOVE, OP_MOVE_NEAR, OP_MOVE_FAR, OP_QUERY = 0, 1, 2, 3, 8
+
+
+def s8(v):
+    return v & 0xFF
+
+
+def definition(placement):
+    # a: placement (a % 3), use_region (bit 2), bucket 16 (bits 3-4 = 3),
+    # no prune delay (bit 5); b: depth 8; c: looseness 2; e: region
+    # [-17, 17] on every axis, no item capacity.
+    a = next(a for a in range(4 | 3 << 3, 32) if a % 3 == placement)
+    return bytes([a, 8 << 2, 3, 2 | 16])
+
+
+def box(axes):
+    """A box by read_box_by, scale 3 (coordinates v / 8): (v, size byte) per
+    axis; size byte s: odd = zero size, else (s >> 1) * 0.5."""
+    out = bytearray([3])
+    for v, s in axes:
+        out += bytes([s8(v), s])
+    return bytes(out)
+
+
+def program(dim, placement, kind, rng):
+    out = bytearray([dim - 2]) + definition(placement)
+    n = 88
+    for i in range(n):
+        row = -120 + (240 * i) // n
+        if kind == "straddle":  # across x = 0, 0.5 to 1.5 wide
+            first = (-4 - (i % 3) * 2, 4 + (i % 3) * 4)
+        else:  # a strip from -15 to 15 along x
+            first = (-120, 120)
+        rest = [(row if d == 1 else rng.randrange(-120, 120), 1 + 2 * (i % 2)) for d in range(1, dim)]
+        out += bytes([OP_INSERT]) + box([first] + rest)
+    for step in range(160):
+        r = rng.random()
+        if r < 0.25:
+            out += bytes([OP_QUERY] + [rng.randrange(256) for _ in range(4 * dim + 1)])
+        elif r < 0.45:
+            out += bytes([OP_REMOVE, rng.randrange(256)])
+        elif r < 0.65:
+            out += bytes([OP_MOVE_NEAR | 16 * rng.randrange(2), rng.randrange(256)])
+            out += bytes(s8(rng.randrange(-3, 4)) for _ in range(dim))
+        elif r < 0.8:
+            out += bytes([OP_MOVE_FAR, rng.randrange(256)]) + box(
+                [(-4, 4)] + [(rng.randrange(-120, 120), 2) for _ in range(1, dim)])
+        else:
+            out += bytes([OP_INSERT]) + box(
+                [(-120, 120) if kind == "strips" else (-3, 6)] + [(rng.randrange(-120, 120), 2) for _ in range(1, dim)])
+    for _ in range(80):
+        out += bytes([OP_REMOVE, rng.randrange(256)])
+    out += bytes([OP_QUERY] + [rng.randrange(256) for _ in range(4 * dim + 1)])
+    return bytes(out)
+
+
+def main():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "ops")
+    for dim in (2, 3):
+        for placement, kind in ((1, "straddle"), (0, "strips")):
+            rng = random.Random(dim * 10 + placement)
+            name = "own-list-%s-%dd" % (kind, dim)
+            with open(os.path.join(here, name), "wb") as f:
+                f.write(program(dim, placement, kind, rng))
+
+
+if __name__ == "__main__":
+    main()
