@@ -100,7 +100,8 @@ typedef struct own_slot {
 /// A walk over a node's own chunks: the whole chain when it has no index,
 /// else the tail, then the run chunks whose groups pass the test.
 typedef struct own_iter {
-	uint32_t next, left; ///< the next chain chunk, and how many chain chunks are left to give
+	uint32_t next, left; ///< the next chain chunk (NIL past the tail), and how many chain chunks are left to give
+	uint32_t fill;       ///< entries in the next chain chunk
 	uint32_t head, head_fill;
 	const struct ownidx *ix;
 	const uint32_t *ids;
@@ -133,7 +134,7 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 {
 	const node *n = &t->nodes[ni];
 	it->next = it->head = n->head;
-	it->head_fill = head_fill(n->count);
+	it->fill = it->head_fill = head_fill(n->count);
 	it->top = 0;
 	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
@@ -150,6 +151,7 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	it->ids = own_ids(t, ix);
 	it->bounds = own_bounds(t, ix);
 	it->left = ix->tail;
+	if (ix->tail == 0) it->next = NIL;
 	for (uint32_t r = 0; r < ix->nruns; ++r) {
 		const own_run *run = &ix->run[r];
 		if (run->live == 0) continue;
@@ -161,11 +163,11 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 /// The next chunk of the walk, and how many entries it holds; NIL at the end.
 static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fill)
 {
-	if (it->left && it->next != NIL) {
-		uint32_t c = it->next;
-		it->next = t->chunks[c].next;
-		it->left--;
-		*fill = c == it->head ? it->head_fill : CHUNK_CAP;
+	uint32_t c = it->next;
+	if (c != NIL) {
+		*fill = it->fill;
+		it->fill = CHUNK_CAP;
+		it->next = --it->left ? t->chunks[c].next : NIL;
 		WORK_TESTS(*fill);
 		return c;
 	}
@@ -177,7 +179,7 @@ static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fi
 		float key;
 		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
 		if (s.level == 0) {
-			uint32_t c = it->ids[run->first + s.pos];
+			c = it->ids[run->first + s.pos];
 			*fill = c == it->head ? it->head_fill : CHUNK_CAP;
 			WORK_TESTS(*fill);
 			return c;
