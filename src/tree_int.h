@@ -72,8 +72,13 @@
 /// (can_split in tree_shape.c).
 #define DEEP_SPLIT 8
 /// leaves: an item whose box would be copied into more leaves than this is
-/// stored once instead, at the smallest node holding it (tree_cap.c).
+/// stored once instead, at the smallest node holding it (tree_cap.c). A build
+/// may set ORTHANT_LEAVES_CAP to show what the cap saves (test_leafcap.c).
+#ifdef ORTHANT_LEAVES_CAP
+#define LEAVES_CAP ORTHANT_LEAVES_CAP
+#else
 #define LEAVES_CAP NCHILD
+#endif
 /// Query stacks hold this many nodes before they fall back to the heap.
 #define LOCAL_STACK 256
 
