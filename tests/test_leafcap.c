@@ -28,30 +28,12 @@ enum scene_kind { S_STRIPS, S_STRADDLE, S_MIXED, S_HUGE, S_OVER, S_KINDS };
 static const char *const scene_names[] = {"strips", "straddlers", "mixed extents", "huge among small",
                                           "strips over small"};
 
-static box_t cube(float lo, float hi)
-{
-	box_t b;
-	for (int d = 0; d < DIM; ++d) {
-		b.min[d] = lo;
-		b.max[d] = hi;
-	}
-	return b;
-}
-
 /// Box i of n of a scene kind, in [0, 1000]^DIM.
 static box_t scene_box(int kind, tu_rng *r, int i)
 {
 	box_t b;
 	switch (kind) {
-	case S_STRIPS: // long along x, stacked apart on the other axes
-		b.min[0] = tu_float(r, 0.0f, 10.0f);
-		b.max[0] = tu_float(r, 990.0f, 1000.0f);
-		for (int d = 1; d < DIM; ++d) {
-			int row = d == 1 ? i % 500 : i / 500;
-			b.min[d] = (float)row * 1.9f;
-			b.max[d] = b.min[d] + 0.5f;
-		}
-		break;
+	case S_STRIPS: return tu_strip(r, i, 500, 1.9f); // long along x, stacked apart
 	case S_STRADDLE: // across the centre line x = 500
 		for (int d = 0; d < DIM; ++d) {
 			float side = tu_float(r, 0.5f, 3.0f);
@@ -91,7 +73,7 @@ static tree_t *leaves_tree(int bucket, int prune_delay)
 	def.bucket_size = bucket;
 	def.prune_delay = prune_delay;
 	def.use_region = true;
-	def.region = cube(0.0f, 1000.0f);
+	def.region = tu_cube(0.0f, 1000.0f);
 	tree_t *t = NULL;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	return t;
@@ -206,12 +188,7 @@ static void test_cap_work(void **state)
 		for (int i = 0; i < N; ++i) b[i] = scene_box(kind, &rng, i);
 		tree_t *t = leaves_tree(16, 0);
 		model m;
-		tu_model_init(&m, N);
-		for (int i = 0; i < N; ++i) {
-			ort_handle h;
-			assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
-			tu_model_add(&m, h, b[i]);
-		}
+		tu_insert_all(t, &m, b, N);
 		tu_check_valid(t);
 		ort_tree_stats st;
 		TU(tree_get_stats)(t, &st);
