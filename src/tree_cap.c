@@ -4,8 +4,9 @@
 // thin box (a strip across the scene) touches a row of leaves that grows with
 // the tree: copies, and the work of every insert, remove, query and pair
 // search that meets them, grow without bound (100k strips made 25.6M entries).
-// So an item whose box touches more than LEAVES_CAP leaves is stored once
-// instead ("capped"), as the tight placement stores every item: in its home,
+// So an item whose box touches more than LEAVES_CAP leaves, or touches two or
+// more and spans one of them on some axis (every split of that leaf would
+// copy it again), is stored once instead ("capped"), as the tight placement stores every item: in its home,
 // the smallest node whose half-open cell holds its box (cap_home), a divided
 // node, in that node's own entry list. Entries stay O(n): at most LEAVES_CAP
 // per item.
@@ -23,8 +24,10 @@
 //     which stops once past the cap) and stored in the form that count says.
 //   split: a leaf's split adds copies to the entries that reach two or more of
 //     its children. Each such entry is counted; one now over the cap is noted
-//     (cap_note), and once the insert's splits are done cap_fixup takes its
-//     copies out and stores it capped, tidying the leaves that emptied. (Not
+//     (cap_note), and once the insert's splits are done cap_fixup stores it
+//     capped and takes its copies out (each leaf read once, however many
+//     noted items it holds: a pile of thousands converts in linear time), then
+//     tidies the leaves that emptied. (Not
 //     inside the split: the split runs inside a walk of the region, and
 //     removing copies elsewhere could prune what the walk is about to read.)
 //   merge: a node folding its subtree into one leaf turns every capped entry
@@ -55,11 +58,19 @@ static uint32_t cap_home(const tree_t *t, const box_t *box)
 }
 
 /// The leaves under ni whose cells box touches (a child not made yet counts
-/// as the leaf it would be), counted until the count passes limit.
+/// as the leaf it would be), counted until the count passes limit. A box
+/// that spans a leaf's cell on some axis while it touches other leaves counts
+/// as past the limit: each split of that leaf would copy it into every child
+/// along that axis (a strip across the scene is copied into a row of leaves
+/// that doubles with every split; stored capped at once, it never is).
 static uint32_t cap_count(const tree_t *t, uint32_t ni, const box_t *box, uint32_t limit)
 {
 	const node *n = &t->nodes[ni];
-	if (!(n->flags & NODE_DIVIDED)) return 1;
+	if (!(n->flags & NODE_DIVIDED)) {
+		for (int d = 0; d < DIM; ++d)
+			if (box->min[d] <= n->lo[d] && box->max[d] >= n->hi[d]) return limit + 1;
+		return 1;
+	}
 	uint32_t k = 0;
 	for (int c = 0; c < NCHILD && k <= limit; ++c) {
 		float lo[DIM], hi[DIM];
@@ -75,6 +86,9 @@ static uint32_t cap_count(const tree_t *t, uint32_t ni, const box_t *box, uint32
 static bool cap_over(const tree_t *t, const box_t *box, uint32_t *home)
 {
 	*home = cap_home(t, box);
+	// A box in one leaf's cell is that leaf's copy; one in a divided node's
+	// crosses a split line there, so it touches two leaves or more.
+	if (!(t->nodes[*home].flags & NODE_DIVIDED)) return false;
 	return cap_count(t, *home, box, LEAVES_CAP) > LEAVES_CAP;
 }
 
@@ -90,23 +104,71 @@ static void cap_store(tree_t *t, uint32_t home, const box_t *box, uint32_t index
 	t->capped++;
 }
 
-/// Take the copies of the items splits put over the cap out of their leaves
-/// and store each capped (the chunks were reserved by the splits).
+/// Take every entry of a noted item (ITEM_OVERCAP) out of leaf ni, each entry
+/// read once: from the last towards the first, so the entry a removal moves
+/// into the hole (the last) has been read and kept already.
+static void cap_sweep_leaf(tree_t *t, uint32_t ni)
+{
+	uint32_t gone = 0;
+	uint32_t c = t->nodes[ni].head, fill = head_fill(t->nodes[ni].count);
+	while (c != NIL) {
+		uint32_t next = t->chunks[c].next; // the removal may free chunk c (then the head)
+		for (uint32_t k = fill; k-- > 0;)
+			if (t->items[t->chunks[c].e[k].item].flags & ITEM_OVERCAP) {
+				entry_remove(t, ni, c * CHUNK_CAP + k);
+				gone++;
+			}
+		c = next;
+		fill = CHUNK_CAP;
+	}
+	if (gone) total_add(t, ni, -(int64_t)gone);
+}
+
+/// Sweep (cap_sweep_leaf) every leaf under ni that box touches not swept yet,
+/// marking it swept; or, with clear, clear the marks.
+static void cap_sweep(tree_t *t, uint32_t ni, const box_t *box, bool clear)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		if (clear) {
+			n->flags &= (uint8_t)~NODE_SWEPT;
+		} else if (!(n->flags & NODE_SWEPT)) {
+			n->flags |= NODE_SWEPT;
+			cap_sweep_leaf(t, ni);
+		}
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cap_sweep(t, ci, box, clear);
+	}
+}
+
+/// Store capped every item the splits of one insert noted over the cap (the
+/// chunks were reserved by the splits), take their copies out of the leaves,
+/// each leaf read once however many of them it holds, then tidy the leaves
+/// that emptied. Nothing merged since they were noted and splits only add
+/// copies, so every one is still over the cap.
 static void cap_fixup(tree_t *t)
 {
-	while (t->overcap_len > 0) {
-		uint32_t i = t->overcap[--t->overcap_len];
-		item *it = &t->items[i];
-		it->flags &= ~(uint32_t)ITEM_OVERCAP;
-		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_CAPPED)) continue;
-		box_t box = entry_at(t, it->addr)->box;
+	uint32_t len = t->overcap_len;
+	if (len == 0) return;
+	for (uint32_t k = 0; k < len; ++k) {
+		uint32_t i = t->overcap[k];
+		box_t box = entry_at(t, t->items[i].addr)->box; // a copy's
 		uint32_t home;
-		// A tidy of an earlier one may have merged leaves it was in.
-		if (!cap_over(t, &box, &home)) continue;
-		uint32_t gone = remove_leaves(t, t->root, &box, i);
-		(void)gone;
-		assert(gone > LEAVES_CAP);
-		cap_store(t, home, &box, i);
+		bool over = cap_over(t, &box, &home);
+		(void)over;
+		assert(over);
+		cap_store(t, home, &box, i); // the item's entry is this one now, in no leaf
+	}
+	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, false);
+	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, true);
+	for (uint32_t k = 0; k < len; ++k) t->items[t->overcap[k]].flags &= ~(uint32_t)ITEM_OVERCAP;
+	t->overcap_len = 0;
+	// Tidy reads no notes and makes none (it merges, never splits).
+	for (uint32_t k = 0; k < len; ++k) {
+		box_t box = entry_at(t, t->items[t->overcap[k]].addr)->box;
 		tidy_after(t, NIL, &box);
 	}
 }

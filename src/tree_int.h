@@ -99,6 +99,7 @@ enum node_flags {
 	NODE_FREE = 1,
 	NODE_DIVIDED = 2,     ///< has (or may grow) children; inserts go down
 	NODE_WAITING = 4,     ///< empty, kept for the prune delay
+	NODE_SWEPT = 8,       ///< scratch bit of cap_fixup (tree_cap.c): leaf already swept
 };
 
 typedef struct node {
