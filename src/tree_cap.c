@@ -25,7 +25,10 @@
 //   split: a leaf's split adds copies to the entries that reach two or more of
 //     its children. Each such entry is counted; one now over the cap is noted
 //     (cap_note), and once the insert's splits are done cap_fixup stores it
-//     capped and takes its copies out (each leaf read once, however many
+//     capped and takes its copies out. An entry the split would put over the
+//     cap is not copied down at all but stored capped at once
+//     (cap_split_entry), so a pile of strips never copies itself down every
+//     level first; cap_fixup takes its copies elsewhere out (each leaf read once, however many
 //     noted items it holds: a pile of thousands converts in linear time), then
 //     tidies the leaves that emptied. (Not
 //     inside the split: the split runs inside a walk of the region, and
@@ -155,6 +158,7 @@ static void cap_fixup(tree_t *t)
 	if (len == 0) return;
 	for (uint32_t k = 0; k < len; ++k) {
 		uint32_t i = t->overcap[k];
+		if (t->items[i].flags & ITEM_CAPPED) continue; // capped by its split (cap_split_entry)
 		box_t box = entry_at(t, t->items[i].addr)->box; // a copy's
 		uint32_t home;
 		bool over = cap_over(t, &box, &home);
@@ -238,6 +242,27 @@ static void cap_note(tree_t *t, uint32_t index, const box_t *box)
 	assert(t->overcap_len < t->overcap_cap);
 	it->flags |= ITEM_OVERCAP;
 	t->overcap[t->overcap_len++] = index;
+}
+
+/// In a leaves split (the node divided already, its entries being handed to
+/// its children): entry e of an item its children's copies would put over the
+/// cap is stored capped now, and noted so cap_fixup takes its copies in other
+/// leaves out; a copy of an item capped so earlier in this insert is dropped.
+/// True when e is not to be copied. (Copying first and capping after would let
+/// a pile of strips copy itself down every level before it was capped.)
+static bool cap_split_entry(tree_t *t, const entry *e)
+{
+	item *it = &t->items[e->item];
+	if (it->flags & ITEM_CAPPED) return true; // its home holds it; the sweep would take this out
+	uint32_t home;
+	if (!cap_over(t, &e->box, &home)) return false;
+	cap_store(t, home, &e->box, e->item); // a chunk reserved by the split
+	if (!(it->flags & ITEM_OVERCAP)) {
+		assert(t->overcap_len < t->overcap_cap);
+		it->flags |= ITEM_OVERCAP;
+		t->overcap[t->overcap_len++] = e->item;
+	}
+	return true;
 }
 
 /// A merge made the capped item's entry a leaf's only copy of it.

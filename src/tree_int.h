@@ -464,6 +464,7 @@ static uint32_t cap_detach(tree_t *t, uint32_t index);
 static bool cap_move_in_place(tree_t *t, uint32_t index, const box_t *box);
 static bool cap_note_reserve(tree_t *t, uint32_t n);
 static void cap_note(tree_t *t, uint32_t index, const box_t *box);
+static bool cap_split_entry(tree_t *t, const entry *e);
 static void cap_uncap(tree_t *t, uint32_t index);
 static bool cap_build_fixup(tree_t *t);
 

@@ -228,6 +228,9 @@ static void split(tree_t *t, uint32_t ni)
 		for (uint32_t k = 0; k < fill; ++k) {
 			entry e = t->chunks[src].e[k];
 			if (leaves) {
+				// Over the cap once copied into the children: stored capped
+				// instead (or a copy of one capped so), not copied on.
+				if (cap_split_entry(t, &e)) continue;
 				t->items[e.item].node = NIL; // the first copy becomes its home
 				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
@@ -266,6 +269,9 @@ static void split(tree_t *t, uint32_t ni)
 	}
 	// leaves: copies can make the subtree hold more entries than before.
 	if (leaves) total_add(t, ni, (int64_t)sum - t->nodes[ni].total);
+	// leaves: every entry went capped elsewhere (cap_split_entry): an empty
+	// leaf again, which the insert's tidy prunes.
+	if (leaves && sum == 0) t->nodes[ni].flags &= (uint8_t)~NODE_DIVIDED;
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || !moved[c]) continue;
