@@ -4,6 +4,7 @@
 #include "tree.c"
 #include "tree_pool.c"
 #include "tree_shape.c"
+#include "tree_cap.c"
 #include "tree_build.c"
 #include "tree_check.c"
 #include "tree_ownidx.c"

@@ -17,7 +17,10 @@
 //
 // leaves: pairs are tested inside each leaf, and reported only by the leaf
 // that owns the low corner of their overlap (leaf_owns in tree_int.h), so a pair
-// sharing several leaves is reported once.
+// sharing several leaves is reported once. Items stored once at inner nodes
+// (capped, tree_cap.c) are handed down as tight hands its items down; a pair
+// with one in a leaf is reported by the leaf owning that corner too, which the
+// capped one reaches (the corner lies in both boxes).
 //
 // Filtering uses each node's content bounds (node.bound) — the union of the
 // boxes its subtree stores, made exact in one pass first (the tree keeps them
@@ -279,6 +282,15 @@ static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
 	if (end > top) pairs_down(run, yi, top, end);
 }
 
+/// leaves: whether leaf (NULL: not a leaves leaf) reports overlapping a, b.
+static inline bool pairs_owned(const node *leaf, const entry *a, const entry *b)
+{
+	if (!leaf) return true;
+	float p[DIM];
+	overlap_corner(&a->box, &b->box, p);
+	return leaf_owns(leaf, p);
+}
+
 /// Node ni's own entries, appended to the list [anc, own) its ancestors
 /// handed it, against each other and against that list; returns the list's
 /// new end (the caller checks run->stop).
@@ -288,21 +300,28 @@ static size_t pairs_descend_own(pair_run *run, uint32_t ni, size_t anc, size_t o
 	const node *n = &t->nodes[ni];
 	if (!pair_list_reserve(run, own, n->count)) return own;
 	size_t end = pair_copy_own(run, n, own);
-	bool sweep_own = pair_sweep_pays(end - own) && pair_sweep_lists(run, end, own, end - own, 0, 0, NULL);
+	// leaves: a leaf's entries are copies, reported by the leaf owning the pair.
+	node leaf_copy; // a copy: a callback's deferred change may move the pool
+	const node *leaf = NULL;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES && !(t->nodes[ni].flags & NODE_DIVIDED)) {
+		leaf_copy = t->nodes[ni];
+		leaf = &leaf_copy;
+	}
+	bool sweep_own = pair_sweep_pays(end - own) && pair_sweep_lists(run, end, own, end - own, 0, 0, leaf);
 	bool sweep_anc = pair_sweep_pays_cross(end - own, own - anc) && !run->stop &&
-	                 pair_sweep_lists(run, end, anc, own - anc, own, end - own, NULL);
+	                 pair_sweep_lists(run, end, anc, own - anc, own, end - own, leaf);
 	const entry *list = pairs_list(run);
 	for (size_t i = own; i < end && !run->stop && !(sweep_own && sweep_anc); ++i) {
 		const entry *a = &list[i];
 		if (!sweep_own) {
 			WORK_TESTS(end - i - 1);
 			for (size_t j = i + 1; j < end; ++j)
-				if (box_overlap(&a->box, &list[j].box)) pair_report(run, a, &list[j]);
+				if (box_overlap(&a->box, &list[j].box) && pairs_owned(leaf, a, &list[j])) pair_report(run, a, &list[j]);
 		}
 		if (!sweep_anc) {
 			WORK_TESTS(own - anc);
 			for (size_t j = anc; j < own; ++j)
-				if (box_overlap(&a->box, &list[j].box)) pair_report(run, &list[j], a);
+				if (box_overlap(&a->box, &list[j].box) && pairs_owned(leaf, &list[j], a)) pair_report(run, &list[j], a);
 		}
 	}
 	return end;
@@ -461,7 +480,7 @@ static void pairs_plan(pair_plan *pl)
 	const tree_t *t = pl->run->t;
 	pl->n = 0;
 	pl->pooled = 0;
-	if (t->def.placement == ORT_PLACEMENT_LEAVES)
+	if (t->def.placement == ORT_PLACEMENT_LEAVES && !t->capped)
 		pairs_plan_leaves(pl, t->root);
 	else
 		pairs_plan_descend(pl, t->root, 0, 0);
@@ -522,7 +541,7 @@ static ort_result pairs_in_jobs(pair_run *run, ort_tasks *tasks)
 	uint32_t limit = t->entries / TK_JOBS_TARGET;
 	pair_jobs c = {NULL, t, run->mask, NULL};
 	if (limit < 1024) limit = 1024;
-	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+	if (t->def.placement != ORT_PLACEMENT_LEAVES || t->capped) {
 		int roots = pairs_content_roots(t, t->root, limit, NULL, 0);
 		c.nodes = ort_tk_scratch(tasks, (size_t)roots * sizeof *c.nodes);
 		if (!c.nodes) return ORT_ERROR_OUT_OF_MEMORY;
@@ -580,7 +599,7 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 	if (ort_tk_acquire(tasks)) {
 		run.result = pairs_in_jobs(&run, tasks);
 		ort_tk_release(tasks);
-	} else if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+	} else if (t->def.placement == ORT_PLACEMENT_LEAVES && !t->capped) {
 		pairs_leaves(&run, t->root);
 	} else {
 		pairs_content(t, t->root);

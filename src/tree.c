@@ -17,7 +17,9 @@
 //
 // leaves: the item goes down every child its box touches and is stored in each
 // leaf reached (as the quadtree that rebuilds every frame does). Splits copy
-// entries into every child they touch.
+// entries into every child they touch. An item that would be copied into more
+// than LEAVES_CAP leaves is stored once instead, at the smallest node holding
+// it (tree_cap.c).
 //
 // ## Failure leaves the tree as it was
 //
@@ -105,6 +107,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
+	mem_free(t, t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap);
 	bp_free(t);
 	assert(t->bytes == sizeof *t);
 	ort_allocator a = t->alloc;
@@ -113,16 +116,15 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 
 // ---- insert -----------------------------------------------------------------
 
-/// Pools an insertion of box below start may need, leaves placement: a node
-/// and a chunk per leaf it reaches, counted by walking the same path.
-static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks)
+/// leaves_need's walk, which stops once past LEAVES_CAP + 1 leaves.
+static void leaves_need_walk(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks)
 {
 	const node *n = &t->nodes[ni];
 	if (!(n->flags & NODE_DIVIDED)) {
 		*chunks += 1;
 		return;
 	}
-	for (int c = 0; c < NCHILD; ++c) {
+	for (int c = 0; c < NCHILD && *chunks <= LEAVES_CAP; ++c) {
 		float lo[DIM], hi[DIM];
 		child_cell(n, c, lo, hi);
 		if (!cell_touches(lo, hi, box)) continue;
@@ -130,9 +132,20 @@ static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t
 			*nodes += 1;
 			*chunks += 1;
 		} else {
-			leaves_need(t, n->child[c], box, nodes, chunks);
+			leaves_need_walk(t, n->child[c], box, nodes, chunks);
 		}
 	}
+}
+
+/// Pools an insertion of box below start may need, leaves placement: a node
+/// and a chunk per leaf it reaches, counted by walking the same path — at most
+/// LEAVES_CAP + 1 of them: past the cap the item takes one chunk (tree_cap.c).
+static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks)
+{
+	uint64_t n = 0, c = 0;
+	leaves_need_walk(t, ni, box, &n, &c);
+	*nodes += n;
+	*chunks += c;
 }
 
 /// Room for all that storing box from the root takes: the root's growth
@@ -201,8 +214,8 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 {
 	t->items[index].node = NIL;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
-		insert_leaves(t, start, box, index);
-		split_region(t, start, box);
+		assert(start == t->root);
+		cap_insert(t, box, index);
 		return;
 	}
 	uint32_t ni = start;
@@ -333,6 +346,7 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 static uint32_t detach(tree_t *t, uint32_t index)
 {
 	item *it = &t->items[index];
+	if (it->flags & ITEM_CAPPED) return cap_detach(t, index);
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		box_t box = entry_at(t, it->addr)->box;
 		uint32_t gone = remove_leaves(t, t->root, &box, index);
@@ -437,7 +451,12 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 	item *it = &t->items[i];
 	node *n = &t->nodes[it->node];
 	entry *e = entry_at(t, it->addr);
-	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+	if (it->flags & ITEM_CAPPED) {
+		if (cap_move_in_place(t, i, &box)) {
+			item_set_shape(t, i, sph);
+			return ORT_OK;
+		}
+	} else if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		// A box inside one half-open leaf cell touches no other leaf.
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
@@ -471,10 +490,14 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 			start = t->nodes[start].parent;
 	}
 	box_t old = entry_at(t, t->items[i].addr)->box;
+	bool was_capped = (t->items[i].flags & ITEM_CAPPED) != 0;
 	uint32_t from = detach(t, i);
+	// A leaves insert may tidy (cap_fixup), which could free the old home:
+	// tidy that first.
+	if (was_capped) tidy(t, from);
 	insert_at(t, start, &box, i);
 	item_set_shape(t, i, sph);
-	tidy_after(t, from, &old);
+	if (!was_capped) tidy_after(t, from, &old);
 	return ORT_OK;
 }
 
@@ -500,7 +523,7 @@ void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
 /// OR a re-filtered item's new category into every node holding its entries.
 static void cats_region(tree_t *t, uint32_t i, uint64_t cat)
 {
-	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
+	if (t->def.placement != ORT_PLACEMENT_LEAVES || (t->items[i].flags & ITEM_CAPPED)) {
 		cats_up(t, t->items[i].node, cat);
 		return;
 	}
@@ -619,6 +642,8 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 	t->entries = 0;
 	t->height = 0;
 	t->statics = 0;
+	t->capped = 0;
+	t->overcap_len = 0;
 	if (t->bp) bp_reset(t);
 }
 

@@ -694,6 +694,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 			uint32_t *item_of = t->scratch;
 			for (uint32_t k = 0; k < n; ++k) item_of[k] = item_of[n + k] = item_new(t, user ? user[k] : NULL, true);
 			if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
+			if (r == ORT_OK && !cap_build_fixup(t)) r = ORT_ERROR_OUT_OF_MEMORY;
 		}
 	}
 	// The split build writes its nodes and entries directly: their bounds

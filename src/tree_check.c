@@ -52,8 +52,15 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 				return vfail(v, "node %u: entry of a dead item %u", ni, e->item);
 			if (box_check(&e->box) != ORT_OK) return vfail(v, "node %u: entry with an invalid box", ni);
 			const item *it = &t->items[e->item];
-			if (leaves) {
+			if (leaves && (it->flags & ITEM_CAPPED)) {
+				// Capped: once, in its home (tree_cap.c), which is divided.
+				if (!(n->flags & NODE_DIVIDED)) return vfail(v, "node %u: capped item %u in a leaf", ni, e->item);
+				if (it->node != ni || it->addr != c * CHUNK_CAP + k)
+					return vfail(v, "item %u does not point at its entry", e->item);
+				if (!cell_holds(lo, hi, &e->box)) return vfail(v, "node %u: capped item %u outside its cell", ni, e->item);
+			} else if (leaves) {
 				if (!cell_touches(lo, hi, &e->box)) return vfail(v, "node %u: leaves entry misses its cell", ni);
+				if (n->flags & NODE_DIVIDED) return vfail(v, "node %u: a copied entry in a divided node", ni);
 			} else {
 				bool in = t->def.placement == ORT_PLACEMENT_TIGHT ? cell_holds(lo, hi, &e->box) : box_within(&e->box, lo, hi);
 				if (!in) return vfail(v, "node %u: entry outside the node's bounds", ni);
@@ -67,7 +74,6 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	if (seen != n->count) return vfail(v, "node %u: %u entries, count says %u", ni, seen, n->count);
 	const char *why = own_check(t, ni);
 	if (why) return vfail(v, "node %u: %s", ni, why);
-	if (leaves && (n->flags & NODE_DIVIDED) && n->count) return vfail(v, "node %u: leaves entries in a divided node", ni);
 	if (wants_split(t, n)) return vfail(v, "leaf %u holds %u > bucket entries and should split", ni, n->count);
 	v->entries += n->count;
 	v->chunks += chunks;
@@ -147,7 +153,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		if (i >= t->chunk_len || ++free_chunks > t->chunk_len) return vfail(&v, "chunk free list is broken");
 	if (free_chunks != t->chunk_free_count || free_chunks + v.chunks != t->chunk_len)
 		return vfail(&v, "chunks: free + used != allocated");
-	uint64_t live = 0, free_items = 0, want_entries = 0;
+	uint64_t live = 0, free_items = 0, want_entries = 0, capped = 0;
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		const item *it = &t->items[i];
 		if (!(it->flags & ITEM_LIVE)) continue;
@@ -162,7 +168,22 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 				if (!(e->box.min[d] <= sp->c[d] - sp->r && sp->c[d] + sp->r <= e->box.max[d]))
 					return vfail(&v, "item %u: the box does not hold its sphere", i);
 		}
-		if (t->def.placement == ORT_PLACEMENT_LEAVES) want_entries += leaves_touched(t, t->root, &e->box);
+		if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+			if (it->flags & ITEM_OVERCAP) return vfail(&v, "item %u still noted over the cap", i);
+			if (it->flags & ITEM_CAPPED) {
+				// The tree's links are sound by now: the walk down is safe.
+				if (cap_home(t, &e->box) != it->node)
+					return vfail(&v, "capped item %u is not in the smallest node holding it", i);
+				want_entries++;
+				capped++;
+				continue;
+			}
+			uint64_t k = leaves_touched(t, t->root, &e->box);
+			if (k > LEAVES_CAP && k < UINT64_MAX / 4)
+				return vfail(&v, "item %u is copied into %llu leaves, over the cap of %d", i, (unsigned long long)k,
+				             LEAVES_CAP);
+			want_entries += k;
+		}
 	}
 	for (uint32_t i = t->item_free; i != NIL; i = t->items[i].node)
 		if (i >= t->item_len || (t->items[i].flags & ITEM_LIVE) || ++free_items > t->item_len)
@@ -172,6 +193,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		// Each entry touches its leaf and no leaf holds an item twice, so equal
 		// counts mean every item is in every leaf it touches.
 		if (want_entries != t->entries) return vfail(&v, "leaves: items miss leaves they touch");
+		if (capped != t->capped || t->overcap_len) return vfail(&v, "leaves: the count of capped items drifted");
 	} else if (t->entries != t->live - t->pending_items) {
 		return vfail(&v, "entries != items");
 	}

@@ -48,8 +48,10 @@
 //   exists only while waiting out the prune delay.
 // - loose/tight: every item has exactly one entry, inside its node's bounds
 //   (the cell, or the loose cell); in a divided node an entry fits no child.
-// - leaves: entries only in undivided nodes; an item has one entry in every
-//   leaf whose cell its box touches, and no other.
+// - leaves: an item is copied (one entry in every leaf whose cell its box
+//   touches, and no other, at most LEAVES_CAP of them) or capped (ITEM_CAPPED:
+//   one entry, in the smallest node whose cell holds its box, a divided one);
+//   tree_cap.c says which and when. Only capped entries sit in divided nodes.
 // - Each item's (node, addr) names an entry of that item.
 // - bound holds every entry box of the node and the bound of every child
 //   that holds anything.
@@ -69,6 +71,14 @@
 /// A node at max_depth holding more than this many buckets splits on
 /// (can_split in tree_shape.c).
 #define DEEP_SPLIT 8
+/// leaves: an item whose box would be copied into more leaves than this is
+/// stored once instead, at the smallest node holding it (tree_cap.c). A build
+/// may set ORTHANT_LEAVES_CAP to show what the cap saves (test_leafcap.c).
+#ifdef ORTHANT_LEAVES_CAP
+#define LEAVES_CAP ORTHANT_LEAVES_CAP
+#else
+#define LEAVES_CAP NCHILD
+#endif
 /// Query stacks hold this many nodes before they fall back to the heap.
 #define LOCAL_STACK 256
 
@@ -90,6 +100,7 @@ enum node_flags {
 	NODE_DIVIDED = 2,     ///< has (or may grow) children; inserts go down
 	NODE_WAITING = 4,     ///< empty, kept for the prune delay
 	NODE_OWNIDX = 8,      ///< its own list has an index (tree_ownidx.h)
+	NODE_SWEPT = 16,      ///< scratch bit of cap_fixup (tree_cap.c): leaf already swept
 };
 
 typedef struct node {
@@ -125,7 +136,9 @@ enum item_flags {
 	ITEM_PENDING = 16, ///< inserted from a callback: has a handle, not yet stored
 	ITEM_DOOMED = 32,  ///< removed from a callback: still stored until applied
 	ITEM_SPHERE = 64,  ///< its bound is the sphere in tree.spheres; the entry holds its box
-	ITEM_PAIRED = 128  ///< scratch bit of the broad phase: already paired with the item being updated
+	ITEM_PAIRED = 128, ///< scratch bit of the broad phase: already paired with the item being updated
+	ITEM_CAPPED = 256, ///< leaves: stored once, at an inner node (tree_cap.c)
+	ITEM_OVERCAP = 512 ///< leaves: in the list of items a split may have put over the cap
 };
 
 typedef struct item {
@@ -196,6 +209,11 @@ struct ORTHANT_NAME(tree) {
 	uint32_t own_pool_cap, own_pool_len, own_pool_used;
 	void *own_scratch; ///< rebuild memory, kept between frames
 	size_t own_scratch_bytes;
+	/// leaves: items stored capped, and the items splits found over the cap,
+	/// waiting for cap_fixup (tree_cap.c).
+	uint32_t capped;
+	uint32_t *overcap;
+	uint32_t overcap_len, overcap_cap;
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
@@ -452,7 +470,23 @@ static bool root_plan_for(const tree_t *t, const box_t *box, root_plan *p);
 static void root_cover(tree_t *t, const box_t *box);
 static ort_result root_grow(tree_t *t, const box_t *box);
 
+// The leaves placement's cap on copies (tree_cap.c).
+static uint32_t cap_home(const tree_t *t, const box_t *box);
+static uint32_t cap_count(const tree_t *t, uint32_t ni, const box_t *box, uint32_t limit);
+static void cap_insert(tree_t *t, const box_t *box, uint32_t index);
+static uint32_t cap_detach(tree_t *t, uint32_t index);
+static bool cap_move_in_place(tree_t *t, uint32_t index, const box_t *box);
+static bool cap_note_reserve(tree_t *t, uint32_t n);
+static void cap_note(tree_t *t, uint32_t index, const box_t *box);
+static bool cap_split_entry(tree_t *t, const entry *e);
+static void cap_uncap(tree_t *t, uint32_t index);
+static bool cap_build_fixup(tree_t *t);
+
 // Insert and move (tree.c), which applying deferred changes calls.
+static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t index);
+static void split_region(tree_t *t, uint32_t ni, const box_t *box);
+static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t index);
+static void tidy_after(tree_t *t, uint32_t ni, const box_t *box);
 static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);
 static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);

@@ -183,8 +183,10 @@ static void split(tree_t *t, uint32_t ni)
 	node *n = &t->nodes[ni];
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	// Each destination may open one chunk before a drained source chunk is
-	// freed; leaves may copy every entry into every child.
-	uint32_t chunks_needed = leaves ? (n->count / CHUNK_CAP + 1) * NCHILD + 1 : NCHILD + 2;
+	// freed; leaves may copy every entry into every child, and each entry the
+	// split puts over the cap (and each noted before it) takes a chunk where
+	// cap_fixup stores it.
+	uint32_t chunks_needed = leaves ? (n->count / CHUNK_CAP + 1) * NCHILD + 1 + n->count + t->overcap_len : NCHILD + 2;
 	bool useful = true;
 	if (leaves) {
 		// Splitting helps only if some entry misses the fullest child; else
@@ -205,7 +207,8 @@ static void split(tree_t *t, uint32_t ni)
 	// Past max_depth (can_split): one box repeated would only move down until
 	// floats run out.
 	if (useful && node_depth(t, n) >= t->def.max_depth) useful = !entries_all_one(t, n);
-	if (!useful || !nodes_reserve(t, NCHILD) || !chunks_reserve(t, chunks_needed)) {
+	if (!useful || !nodes_reserve(t, NCHILD) || !chunks_reserve(t, chunks_needed) ||
+	    (leaves && !cap_note_reserve(t, t->nodes[ni].count))) {
 		n = &t->nodes[ni];
 		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
 		return;
@@ -226,7 +229,11 @@ static void split(tree_t *t, uint32_t ni)
 		for (uint32_t k = 0; k < fill; ++k) {
 			entry e = t->chunks[src].e[k];
 			if (leaves) {
+				// Over the cap once copied into the children: stored capped
+				// instead (or a copy of one capped so), not copied on.
+				if (cap_split_entry(t, &e)) continue;
 				t->items[e.item].node = NIL; // the first copy becomes its home
+				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
 					float lo[DIM], hi[DIM];
 					child_cell(&t->nodes[ni], c, lo, hi);
@@ -235,7 +242,9 @@ static void split(tree_t *t, uint32_t ni)
 					if (ci == NIL) ci = child_make(t, ni, c);
 					entry_append(t, ci, &e.box, e.item);
 					moved[c]++;
+					copies++;
 				}
+				if (copies > 1) cap_note(t, e.item, &e.box);
 			} else {
 				int c = fitter_child(&f, &e.box);
 				uint32_t dst = ni;
@@ -261,6 +270,9 @@ static void split(tree_t *t, uint32_t ni)
 	}
 	// leaves: copies can make the subtree hold more entries than before.
 	if (leaves) total_add(t, ni, (int64_t)sum - t->nodes[ni].total);
+	// leaves: every entry went capped elsewhere (cap_split_entry): an empty
+	// leaf again, which the insert's tidy prunes.
+	if (leaves && sum == 0) t->nodes[ni].flags &= (uint8_t)~NODE_DIVIDED;
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL || !moved[c]) continue;
@@ -299,6 +311,7 @@ static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
 			entry e = t->chunks[src].e[k];
 			item *it = &t->items[e.item];
 			if (t->def.placement == ORT_PLACEMENT_LEAVES) {
+				cap_uncap(t, e.item); // its box lies in ni's cell: ni's copy
 				if (it->flags & ITEM_MARK) continue;
 				it->flags |= ITEM_MARK;
 				it->node = NIL;
@@ -326,9 +339,12 @@ static bool merge(tree_t *t, uint32_t ni)
 	node *n = &t->nodes[ni];
 	uint32_t before = n->total;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
-		// The node itself holds nothing, so marks start clean.
+		// The node itself holds only capped entries, one per item, none
+		// marked; as the leaf it becomes, it holds them as copies.
 		collapse_into(t, ni, ni);
 		clear_marks(t, ni);
+		n = &t->nodes[ni];
+		ENTRY_LOOP(t, n, ch, k) cap_uncap(t, t->chunks[ch].e[k].item);
 	} else {
 		collapse_into(t, ni, ni);
 	}

@@ -350,6 +350,43 @@ static inline tree_t *tu_tree_make(ort_placement placement, int bucket_size)
 	return t;
 }
 
+/// The cube [lo, hi] on every axis.
+static inline box_t tu_cube(float lo, float hi)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = lo;
+		b.max[d] = hi;
+	}
+	return b;
+}
+
+/// Strip i: long along x (about 0 to 1000), 0.5 thick, in row i % rows on y
+/// (i / rows on z), rows gap apart.
+static inline box_t tu_strip(tu_rng *r, int i, int rows, float gap)
+{
+	box_t b;
+	b.min[0] = tu_float(r, 0.0f, 10.0f);
+	b.max[0] = tu_float(r, 990.0f, 1000.0f);
+	for (int d = 1; d < DIM; ++d) {
+		int row = d == 1 ? i % rows : i / rows;
+		b.min[d] = (float)row * gap;
+		b.max[d] = b.min[d] + 0.5f;
+	}
+	return b;
+}
+
+/// Insert boxes b[0..n) into t, recording each in m (initialised for n).
+static inline void tu_insert_all(tree_t *t, model *m, const box_t *b, int n)
+{
+	tu_model_init(m, n);
+	for (int i = 0; i < n; ++i) {
+		ort_handle h;
+		assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
+		tu_model_add(m, h, b[i]);
+	}
+}
+
 static inline void tu_check_valid(const tree_t *t)
 {
 	char msg[256];

@@ -307,7 +307,7 @@ ORTHANT_API void ORTHANT_NAME(tree_visit_nodes)(const ORTHANT_NAME(tree) * tree,
                                                 void *ctx);
 
 /// The node holding an item (leaves placement: the first leaf it was stored
-/// in): its cell, the bounds its items lie in (the loose cell for loose
+/// in, or the node holding it once when it is over the cap on copies): its cell, the bounds its items lie in (the loose cell for loose
 /// placement) and its depth. Any output may be NULL. ORT_ERROR_BUSY for an
 /// item inserted from a callback and not yet stored.
 ORTHANT_API ort_result ORTHANT_NAME(tree_get_node)(const ORTHANT_NAME(tree) * tree, ort_handle handle,

@@ -1,0 +1,295 @@
+// tree_cap.c: the leaves placement's cap on copies per item.
+//
+// The leaves placement copies an item into every leaf its box touches. A long
+// thin box (a strip across the scene) touches a row of leaves that grows with
+// the tree: copies, and the work of every insert, remove, query and pair
+// search that meets them, grow without bound (100k strips made 25.6M entries).
+// So an item whose box touches more than LEAVES_CAP leaves, or touches two or
+// more and spans one of them on some axis (every split of that leaf would
+// copy it again), is stored once instead ("capped"), as the tight placement stores every item: in its home,
+// the smallest node whose half-open cell holds its box (cap_home), a divided
+// node, in that node's own entry list. Entries stay O(n): at most LEAVES_CAP
+// per item.
+//
+// Everything that reports an item from a leaf keeps working unchanged: a
+// query, ray, plane query or nearest search reports a leaves entry only from
+// the node whose half-open cell owns one canonical point of it (leaf_owns),
+// and a capped entry's point lies in its box, inside its home's cell, so the
+// home reports it, once. The pair finder hands capped entries down to the
+// nodes below their home, as for tight (pairs.c).
+//
+// ## When an item changes form
+//
+//   insert, move: the item is counted against the tree as it is (cap_count,
+//     which stops once past the cap) and stored in the form that count says.
+//   split: a leaf's split adds copies to the entries that reach two or more of
+//     its children. Each such entry is counted; one now over the cap is noted
+//     (cap_note), and once the insert's splits are done cap_fixup stores it
+//     capped and takes its copies out. An entry the split would put over the
+//     cap is not copied down at all but stored capped at once
+//     (cap_split_entry), so a pile of strips never copies itself down every
+//     level first; cap_fixup takes its copies elsewhere out (each leaf read once, however many
+//     noted items it holds: a pile of thousands converts in linear time), then
+//     tidies the leaves that emptied. (Not
+//     inside the split: the split runs inside a walk of the region, and
+//     removing copies elsewhere could prune what the walk is about to read.)
+//   merge: a node folding its subtree into one leaf turns every capped entry
+//     there into that leaf's copy (the box lies in the leaf's cell: one copy).
+//
+// A merge elsewhere may leave a capped item touching LEAVES_CAP leaves or
+// fewer; it stays capped until it moves (finding it would mean scanning the
+// own lists of every ancestor on each merge). So the rule validate checks:
+// a copied item is in exactly the leaves it touches, at most LEAVES_CAP; a
+// capped item has one entry, in its home, which is divided (so the box
+// crosses a split line there and touches at least two leaves).
+#include "tree_int.h"
+
+/// The smallest node whose half-open cell holds box (which the root's does):
+/// from the root, into the
+/// child whose cell holds it while there is one. A leaf when the box lies in
+/// one leaf's cell (or in the cell of a child not made yet: then its parent).
+static uint32_t cap_home(const tree_t *t, const box_t *box)
+{
+	uint32_t ni = t->root;
+	for (;;) {
+		const node *n = &t->nodes[ni];
+		if (!(n->flags & NODE_DIVIDED)) return ni;
+		uint32_t ci = n->child[child_of_point(n, box->min)];
+		if (ci == NIL || !cell_holds(t->nodes[ci].lo, t->nodes[ci].hi, box)) return ni;
+		ni = ci;
+	}
+}
+
+/// The leaves under ni whose cells box touches (a child not made yet counts
+/// as the leaf it would be), counted until the count passes limit. A box
+/// that spans a leaf's cell on some axis while it touches other leaves counts
+/// as past the limit: each split of that leaf would copy it into every child
+/// along that axis (a strip across the scene is copied into a row of leaves
+/// that doubles with every split; stored capped at once, it never is).
+static uint32_t cap_count(const tree_t *t, uint32_t ni, const box_t *box, uint32_t limit)
+{
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		for (int d = 0; d < DIM; ++d)
+			if (box->min[d] <= n->lo[d] && box->max[d] >= n->hi[d]) return limit + 1;
+		return 1;
+	}
+	uint32_t k = 0;
+	for (int c = 0; c < NCHILD && k <= limit; ++c) {
+		float lo[DIM], hi[DIM];
+		child_cell(n, c, lo, hi);
+		if (!cell_touches(lo, hi, box)) continue;
+		uint32_t ci = n->child[c];
+		k += ci == NIL ? 1 : cap_count(t, ci, box, limit - k);
+	}
+	return k;
+}
+
+/// Whether box, stored now, would be capped; *home gets its home.
+static bool cap_over(const tree_t *t, const box_t *box, uint32_t *home)
+{
+	*home = cap_home(t, box);
+	// A box in one leaf's cell is that leaf's copy; one in a divided node's
+	// crosses a split line there, so it touches two leaves or more.
+	if (!(t->nodes[*home].flags & NODE_DIVIDED)) return false;
+	return cap_count(t, *home, box, LEAVES_CAP) > LEAVES_CAP;
+}
+
+/// Store item index capped at home (a chunk reserved).
+static void cap_store(tree_t *t, uint32_t home, const box_t *box, uint32_t index)
+{
+	assert(t->nodes[home].flags & NODE_DIVIDED);
+	t->items[index].node = NIL; // entry_append makes the entry its home
+	entry_append(t, home, box, index);
+	total_add(t, home, 1);
+	cats_up(t, home, item_cat(t, index));
+	t->items[index].flags |= ITEM_CAPPED;
+	t->capped++;
+}
+
+/// Take every entry of a noted item (ITEM_OVERCAP) out of leaf ni, each entry
+/// read once: from the last towards the first, so the entry a removal moves
+/// into the hole (the last) has been read and kept already.
+static void cap_sweep_leaf(tree_t *t, uint32_t ni)
+{
+	uint32_t gone = 0;
+	uint32_t c = t->nodes[ni].head, fill = head_fill(t->nodes[ni].count);
+	while (c != NIL) {
+		uint32_t next = t->chunks[c].next; // the removal may free chunk c (then the head)
+		for (uint32_t k = fill; k-- > 0;)
+			if (t->items[t->chunks[c].e[k].item].flags & ITEM_OVERCAP) {
+				entry_remove(t, ni, c * CHUNK_CAP + k);
+				gone++;
+			}
+		c = next;
+		fill = CHUNK_CAP;
+	}
+	if (gone) total_add(t, ni, -(int64_t)gone);
+}
+
+/// Sweep (cap_sweep_leaf) every leaf under ni that box touches not swept yet,
+/// marking it swept; or, with clear, clear the marks.
+static void cap_sweep(tree_t *t, uint32_t ni, const box_t *box, bool clear)
+{
+	node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_DIVIDED)) {
+		if (clear) {
+			n->flags &= (uint8_t)~NODE_SWEPT;
+		} else if (!(n->flags & NODE_SWEPT)) {
+			n->flags |= NODE_SWEPT;
+			cap_sweep_leaf(t, ni);
+		}
+		return;
+	}
+	for (int c = 0; c < NCHILD; ++c) {
+		uint32_t ci = t->nodes[ni].child[c];
+		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cap_sweep(t, ci, box, clear);
+	}
+}
+
+/// Store capped every item the splits of one insert noted over the cap (the
+/// chunks were reserved by the splits), take their copies out of the leaves,
+/// each leaf read once however many of them it holds, then tidy the leaves
+/// that emptied. Nothing merged since they were noted and splits only add
+/// copies, so every one is still over the cap.
+static void cap_fixup(tree_t *t)
+{
+	uint32_t len = t->overcap_len;
+	if (len == 0) return;
+	for (uint32_t k = 0; k < len; ++k) {
+		uint32_t i = t->overcap[k];
+		if (t->items[i].flags & ITEM_CAPPED) continue; // capped by its split (cap_split_entry)
+		box_t box = entry_at(t, t->items[i].addr)->box; // a copy's
+		uint32_t home;
+		bool over = cap_over(t, &box, &home);
+		(void)over;
+		assert(over);
+		cap_store(t, home, &box, i); // the item's entry is this one now, in no leaf
+	}
+	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, false);
+	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, true);
+	for (uint32_t k = 0; k < len; ++k) t->items[t->overcap[k]].flags &= ~(uint32_t)ITEM_OVERCAP;
+	t->overcap_len = 0;
+	// Tidy reads no notes and makes none (it merges, never splits).
+	for (uint32_t k = 0; k < len; ++k) {
+		box_t box = entry_at(t, t->items[t->overcap[k]].addr)->box;
+		tidy_after(t, NIL, &box);
+	}
+}
+
+/// leaves: store item index from the root (pools reserved by insert_reserve:
+/// up to LEAVES_CAP + 1 leaves, or one chunk), copied or capped.
+static void cap_insert(tree_t *t, const box_t *box, uint32_t index)
+{
+	uint32_t home;
+	if (cap_over(t, box, &home)) {
+		cap_store(t, home, box, index);
+		return;
+	}
+	insert_leaves(t, home, box, index);
+	split_region(t, home, box);
+	cap_fixup(t);
+}
+
+/// Take a capped item out of its home; returns the home, for tidy.
+static uint32_t cap_detach(tree_t *t, uint32_t index)
+{
+	item *it = &t->items[index];
+	uint32_t ni = it->node;
+	entry_remove(t, ni, it->addr);
+	total_add(t, ni, -1);
+	it->flags &= ~(uint32_t)ITEM_CAPPED;
+	t->capped--;
+	return ni;
+}
+
+/// A capped item moving to box: when it would stay capped in the same home,
+/// its entry takes the box there (true); else the caller re-homes it.
+static bool cap_move_in_place(tree_t *t, uint32_t index, const box_t *box)
+{
+	item *it = &t->items[index];
+	uint32_t home;
+	const node *r = &t->nodes[t->root];
+	if (!cell_holds(r->lo, r->hi, box) || !cap_over(t, box, &home) || home != it->node) return false;
+	entry_at(t, it->addr)->box = *box;
+	own_on_write(t, home, it->addr, box); // a big own list's index grows its groups
+	own_settle(t, home);
+	bound_grow(t, home, box);
+	return true;
+}
+
+/// Room in the list of noted items for n more (a split asks before it starts).
+static bool cap_note_reserve(tree_t *t, uint32_t n)
+{
+	uint64_t want = (uint64_t)t->overcap_len + n;
+	if (want <= t->overcap_cap) return true;
+	if (want > UINT32_MAX / 4) return false;
+	uint32_t cap = t->overcap_cap ? t->overcap_cap : 16;
+	while (cap < want) cap *= 2;
+	if (!array_resize(t, (void **)&t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap,
+	                  (size_t)cap * sizeof *t->overcap))
+		return false;
+	t->overcap_cap = cap;
+	return true;
+}
+
+/// A split gave the copied item index more copies: note it for cap_fixup if
+/// it is over the cap now (room reserved by cap_note_reserve).
+static void cap_note(tree_t *t, uint32_t index, const box_t *box)
+{
+	item *it = &t->items[index];
+	if (it->flags & ITEM_OVERCAP) return;
+	uint32_t home;
+	if (!cap_over(t, box, &home)) return;
+	assert(t->overcap_len < t->overcap_cap);
+	it->flags |= ITEM_OVERCAP;
+	t->overcap[t->overcap_len++] = index;
+}
+
+/// In a leaves split (the node divided already, its entries being handed to
+/// its children): entry e of an item its children's copies would put over the
+/// cap is stored capped now, and noted so cap_fixup takes its copies in other
+/// leaves out; a copy of an item capped so earlier in this insert is dropped.
+/// True when e is not to be copied. (Copying first and capping after would let
+/// a pile of strips copy itself down every level before it was capped.)
+static bool cap_split_entry(tree_t *t, const entry *e)
+{
+	item *it = &t->items[e->item];
+	if (it->flags & ITEM_CAPPED) return true; // its home holds it; the sweep would take this out
+	uint32_t home;
+	if (!cap_over(t, &e->box, &home)) return false;
+	cap_store(t, home, &e->box, e->item); // a chunk reserved by the split
+	if (!(it->flags & ITEM_OVERCAP)) {
+		assert(t->overcap_len < t->overcap_cap);
+		it->flags |= ITEM_OVERCAP;
+		t->overcap[t->overcap_len++] = e->item;
+	}
+	return true;
+}
+
+/// A merge made the capped item's entry a leaf's only copy of it.
+static void cap_uncap(tree_t *t, uint32_t index)
+{
+	item *it = &t->items[index];
+	if (!(it->flags & ITEM_CAPPED)) return;
+	it->flags &= ~(uint32_t)ITEM_CAPPED;
+	t->capped--;
+}
+
+/// After the top-down build of a leaves tree (which copies as it splits):
+/// store capped every item over the cap. false without memory.
+static bool cap_build_fixup(tree_t *t)
+{
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		item *it = &t->items[i];
+		if (!(it->flags & ITEM_LIVE) || (it->flags & (ITEM_CAPPED | ITEM_PENDING))) continue;
+		box_t box = entry_at(t, it->addr)->box;
+		uint32_t home;
+		if (!cap_over(t, &box, &home)) continue;
+		if (!chunks_reserve(t, 1)) return false;
+		remove_leaves(t, t->root, &box, i);
+		cap_store(t, home, &box, i);
+		tidy_after(t, NIL, &box);
+	}
+	return true;
+}

@@ -1,0 +1,415 @@
+// test_leafcap.c: the leaves placement's cap on copies per item (src/tree_cap.c),
+// in 2D and 3D.
+//
+// - Work: on scenes made of boxes that cross many leaves (long thin strips,
+//   centre-line straddlers, extents mixed over five scales, huge boxes among
+//   small ones) the entries stored stay within NCHILD per item, the pair
+//   finder's box tests within c (n log n + k) (the counting build), and the
+//   leaf entries a query, ray or nearest search can test (every entry of every
+//   leaf whose cell it reaches: the leaves walk prunes by cell) within
+//   c (log n + k) a query. Built with -DORTHANT_LEAVES_CAP=1000000000 (no cap)
+//   the entries, the pair tests and the strips' leaf entries fail these
+//   bounds. The own lists of inner nodes (where capped items live) are
+//   printed, not bounded here: an index on big own lists bounds them.
+// - Churn: inserts, removes and moves whose boxes change between small (a few
+//   copies) and long or huge (capped), on small buckets so splits and merges
+//   move items between the forms; after every step the tree validates (which
+//   checks the cap rule), and every few steps the pairs, box queries, rays,
+//   nearest and update_pairs' began and ended events are brute force's.
+#include "testutil.h"
+
+#ifdef ORTHANT_COUNT_WORK
+extern uint64_t TU(work_box_tests);
+#endif
+
+#define NCHILD (1 << DIM)
+
+enum scene_kind { S_STRIPS, S_STRADDLE, S_MIXED, S_HUGE, S_OVER, S_KINDS };
+static const char *const scene_names[] = {"strips", "straddlers", "mixed extents", "huge among small",
+                                          "strips over small"};
+
+/// Box i of n of a scene kind, in [0, 1000]^DIM.
+static box_t scene_box(int kind, tu_rng *r, int i)
+{
+	box_t b;
+	switch (kind) {
+	case S_STRIPS: return tu_strip(r, i, 500, 1.9f); // long along x, stacked apart
+	case S_STRADDLE: // across the centre line x = 500
+		for (int d = 0; d < DIM; ++d) {
+			float side = tu_float(r, 0.5f, 3.0f);
+			b.min[d] = d == 0 ? 500.0f - side * 0.5f : tu_float(r, 0.0f, 990.0f);
+			b.max[d] = d == 0 ? 500.0f + side * 0.5f : b.min[d] + 0.01f;
+		}
+		break;
+	case S_MIXED: // each axis's extent from 0.01 to 1000, log-uniform
+		for (int d = 0; d < DIM; ++d) {
+			float side = exp2f(tu_float(r, -6.6f, 9.9f));
+			b.min[d] = tu_float(r, 0.0f, 1000.0f - side);
+			b.max[d] = b.min[d] + side;
+		}
+		break;
+	case S_OVER: // every other box a strip as above, the rest small boxes everywhere
+		if (i % 2 == 0) return scene_box(S_STRIPS, r, i / 2);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = tu_float(r, 0.0f, 997.0f);
+			b.max[d] = b.min[d] + tu_float(r, 0.5f, 3.0f);
+		}
+		break;
+	default: // one box in 16 covers 40-100% of the region on each axis
+		for (int d = 0; d < DIM; ++d) {
+			float side = i % 16 == 0 ? tu_float(r, 400.0f, 1000.0f) : tu_float(r, 0.5f, 3.0f);
+			b.min[d] = tu_float(r, 0.0f, 1000.0f - side);
+			b.max[d] = b.min[d] + side;
+		}
+		break;
+	}
+	return b;
+}
+
+static tree_t *leaves_tree(int bucket, int prune_delay)
+{
+	def_t def = TU(tree_default_def)();
+	def.placement = ORT_PLACEMENT_LEAVES;
+	def.bucket_size = bucket;
+	def.prune_delay = prune_delay;
+	def.use_region = true;
+	def.region = tu_cube(0.0f, 1000.0f);
+	tree_t *t = NULL;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	return t;
+}
+
+// ---- the nodes, as visit_nodes shows them ---------------------------------------------
+
+typedef struct vnode {
+	box_t cell;
+	int depth, entries;
+	bool leaf;
+} vnode;
+
+typedef struct vnodes {
+	vnode *v;
+	int n, cap;
+} vnodes;
+
+static void visit_collect(void *ctx, const box_t *cell, const box_t *bounds, int depth, int entries)
+{
+	(void)bounds;
+	vnodes *s = ctx;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->v = realloc(s->v, sizeof *s->v * (size_t)s->cap);
+	}
+	s->v[s->n++] = (vnode){*cell, depth, entries, true};
+}
+
+/// Every node; a node is a leaf when the next in pre-order is not below it.
+static vnodes nodes_of(const tree_t *t)
+{
+	vnodes s = {NULL, 0, 0};
+	TU(tree_visit_nodes)(t, visit_collect, &s);
+	for (int i = 0; i + 1 < s.n; ++i) s.v[i].leaf = s.v[i + 1].depth <= s.v[i].depth;
+	return s;
+}
+
+/// Whether closed box b meets the half-open cell c.
+static bool meets_cell(const box_t *c, const box_t *b)
+{
+	for (int d = 0; d < DIM; ++d)
+		if (!(b->min[d] < c->max[d]) || b->max[d] < c->min[d]) return false;
+	return true;
+}
+
+/// What a query reaching the cells `reach` says may be tested: the entries
+/// of those leaves (leaf) and of those inner nodes (own).
+typedef struct reach_work {
+	double leaf, own;
+} reach_work;
+
+static void add_node(reach_work *w, const vnode *n)
+{
+	if (n->leaf)
+		w->leaf += n->entries;
+	else
+		w->own += n->entries;
+}
+
+static reach_work box_reach(const vnodes *s, const box_t *q)
+{
+	reach_work w = {0, 0};
+	for (int i = 0; i < s->n; ++i)
+		if (meets_cell(&s->v[i].cell, q)) add_node(&w, &s->v[i]);
+	return w;
+}
+
+static reach_work ray_reach(const vnodes *s, const float o[DIM], const float dir[DIM])
+{
+	reach_work w = {0, 0};
+	for (int i = 0; i < s->n; ++i) {
+		float enter;
+		if (tu_ray_hit(o, dir, INFINITY, &s->v[i].cell, &enter)) add_node(&w, &s->v[i]);
+	}
+	return w;
+}
+
+static reach_work near_reach(const vnodes *s, const float p[DIM], double d2)
+{
+	reach_work w = {0, 0};
+	for (int i = 0; i < s->n; ++i)
+		if (tu_dist2(p, &s->v[i].cell) <= d2) add_node(&w, &s->v[i]);
+	return w;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/// Leaves a copied item would be in: the leaves among s whose cell its box meets.
+static int leaves_met(const vnodes *s, const box_t *b)
+{
+	int k = 0;
+	for (int i = 0; i < s->n; ++i) k += s->v[i].leaf && meets_cell(&s->v[i].cell, b);
+	return k;
+}
+
+// ---- work -------------------------------------------------------------------------------
+
+static void test_cap_work(void **state)
+{
+	(void)state;
+	enum { N = 3000, Q = 48, K = 10 };
+	box_t *b = malloc(sizeof *b * N);
+	double *dist = malloc(sizeof *dist * N);
+	for (int kind = 0; kind < S_KINDS; ++kind) {
+		TU_CONTEXT("leaves cap work, %s", scene_names[kind]);
+		tu_rng rng = tu_rng_make(300 + (uint64_t)kind);
+		for (int i = 0; i < N; ++i) b[i] = scene_box(kind, &rng, i);
+		tree_t *t = leaves_tree(16, 0);
+		model m;
+		tu_insert_all(t, &m, b, N);
+		tu_check_valid(t);
+		ort_tree_stats st;
+		TU(tree_get_stats)(t, &st);
+		size_t k = 0;
+		for (int i = 0; i < N; ++i)
+			for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+		// Entries: at most NCHILD copies an item.
+		print_message("%-18s n %d: %d entries (%.2f an item), %d nodes, depth %d\n", scene_names[kind], N, st.entries,
+		              (double)st.entries / N, st.nodes, st.depth);
+		// Every measure is printed before any fails, to show what is over.
+		const char *over = NULL;
+		if (st.entries > NCHILD * N) over = "entries: over NCHILD an item";
+		// Pairs: brute force's, in c (n log n + k) box tests.
+#ifdef ORTHANT_COUNT_WORK
+		TU(work_box_tests) = 0;
+#endif
+		tu_check_pairs(t, &m);
+#ifdef ORTHANT_COUNT_WORK
+		double tests = (double)TU(work_box_tests), pbound = 24.0 * (N * log2((double)N) + (double)k);
+		print_message("%-18s pairs k %zu: %.0f box tests, %.2f of c (n log n + k)\n", scene_names[kind], k, tests,
+		              tests / pbound);
+		if (tests > pbound) over = "pair tests: over c (n log n + k)";
+#endif
+		// Queries: the items' own boxes, rays from their corners, 10 nearest
+		// to their corners; answers against brute force, and the leaf entries
+		// the cells they reach hold within c (log n + k) a query.
+		vnodes s = nodes_of(t);
+		tu_rng qr = tu_rng_make(17);
+		static const char *const qnames[3] = {"box queries", "rays", "nearest"};
+		reach_work w[3] = {{0, 0}, {0, 0}, {0, 0}};
+		double bound[3] = {0, 0, 0};
+		for (int q = 0; q < Q; ++q) {
+			const box_t *qb = &b[tu_int(&qr, 0, N - 1)];
+			size_t hits = 0;
+			for (int i = 0; i < N; ++i) hits += tu_overlap(qb, &b[i]);
+			tu_check_box_query(t, &m, *qb);
+			reach_work r[3];
+			r[0] = box_reach(&s, qb);
+			float dir[DIM];
+			for (int d = 0; d < DIM; ++d) dir[d] = tu_float(&qr, -1.0f, 1.0f);
+			size_t ray_hits = 0;
+			for (int i = 0; i < N; ++i) {
+				float enter;
+				ray_hits += tu_ray_hit(qb->min, dir, INFINITY, &b[i], &enter);
+			}
+			tu_check_ray(t, &m, qb->min, dir, INFINITY);
+			r[1] = ray_reach(&s, qb->min, dir);
+			for (int i = 0; i < N; ++i) dist[i] = tu_dist2(qb->max, &b[i]);
+			qsort(dist, N, sizeof *dist, cmp_double);
+			tu_check_nearest(t, &m, qb->max, K, INFINITY);
+			r[2] = near_reach(&s, qb->max, dist[K - 1]);
+			const size_t out[3] = {hits, ray_hits, K};
+			for (int j = 0; j < 3; ++j) {
+				w[j].leaf += r[j].leaf;
+				w[j].own += r[j].own;
+				bound[j] += 32.0 * (log2((double)N) + (double)out[j]);
+			}
+		}
+		for (int j = 0; j < 3; ++j) {
+			print_message("%-18s %d %-11s: leaf entries reached %8.0f (%.2f of c (log n + k)), own lists %.0f\n",
+			              scene_names[kind], Q, qnames[j], w[j].leaf, w[j].leaf / bound[j], w[j].own);
+			if (w[j].leaf > bound[j]) over = "queries: leaf entries reached over c (log n + k) a query";
+		}
+		if (over) TU_FAIL("%s\n", over);
+		free(s.v);
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+	}
+	free(dist);
+	free(b);
+}
+
+// ---- churn against brute force -------------------------------------------------------
+
+/// A handle as 32 bits: id and the generation's low bits (the salt leaves
+/// them), so a slot reused after a removal is another key.
+static uint64_t handle_key(ort_handle h) { return (uint64_t)(h.id & 0xFFFFu) << 16 | (h.gen & 0xFFFFu); }
+
+static uint64_t pair_key(ort_handle a, ort_handle b)
+{
+	uint64_t x = handle_key(a), y = handle_key(b);
+	return x < y ? x << 32 | y : y << 32 | x;
+}
+
+typedef struct events {
+	tu_list began, ended;
+} events;
+
+static void on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	tu_push(&((events *)ctx)->began, pair_key(a, b));
+}
+
+static void on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	tu_push(&((events *)ctx)->ended, pair_key(a, b));
+}
+
+static tu_list model_pairs(const model *m)
+{
+	tu_list l = {0};
+	for (int i = 0; i < m->n; ++i)
+		for (int j = i + 1; j < m->n; ++j)
+			if (tu_overlap(&m->box[i], &m->box[j])) tu_push(&l, pair_key(m->handle[i], m->handle[j]));
+	tu_sort(l.v, l.n, sizeof *l.v, tu_cmp_u64);
+	return l;
+}
+
+/// x \ y of sorted lists.
+static tu_list minus(const tu_list *x, const tu_list *y)
+{
+	tu_list out = {0};
+	size_t j = 0;
+	for (size_t i = 0; i < x->n; ++i) {
+		while (j < y->n && y->v[j] < x->v[i]) j++;
+		if (j == y->n || y->v[j] != x->v[i]) tu_push(&out, x->v[i]);
+	}
+	return out;
+}
+
+/// A box that is small (a few copies), long on one axis, or huge (capped).
+static box_t churn_box(tu_rng *r)
+{
+	box_t b;
+	int shape = tu_int(r, 0, 5);
+	int axis = tu_int(r, 0, DIM - 1);
+	for (int d = 0; d < DIM; ++d) {
+		float side = tu_float(r, 0.0f, 8.0f);
+		if (shape == 3 && d == axis) side = tu_float(r, 100.0f, 1000.0f);
+		if (shape == 4) side = tu_float(r, 300.0f, 1000.0f);
+		if (shape == 5 && d == axis) side = tu_float(r, 20.0f, 80.0f);
+		// Corners on a grid now and then: boxes on split lines and touching.
+		b.min[d] = tu_int(r, 0, 3) == 0 ? (float)(tu_int(r, 0, 8) * 125) : tu_float(r, 0.0f, 1000.0f - side);
+		if (b.min[d] + side > 1000.0f) b.min[d] = 1000.0f - side;
+		b.max[d] = b.min[d] + side;
+	}
+	return b;
+}
+
+static void test_cap_churn(void **state)
+{
+	(void)state;
+	enum { STEPS = 1500, MAX = 160, CHECK = 25 };
+	static const int buckets[] = {1, 2, 4, 16};
+	int capped_seen = 0, copied_seen = 0;
+	for (int cfg = 0; cfg < 8; ++cfg) {
+		int bucket = buckets[cfg % 4], prune = cfg >= 4 ? 3 : 0;
+		tree_t *t = leaves_tree(bucket, prune);
+		model m;
+		tu_model_init(&m, MAX);
+		tu_rng r = tu_rng_make(900 + (uint64_t)cfg);
+		tu_list prev = {0};
+		for (int step = 0; step < STEPS; ++step) {
+			TU_CONTEXT("leaves cap churn, bucket %d prune %d, step %d", bucket, prune, step);
+			int op = tu_int(&r, 0, 9);
+			if (m.n < MAX && (op < 4 || m.n < 8)) {
+				box_t b = churn_box(&r);
+				ort_handle h;
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+				tu_model_add(&m, h, b);
+			} else if (op < 6) {
+				int i = tu_int(&r, 0, m.n - 1);
+				assert_int_equal(TU(tree_remove)(t, m.handle[i]), ORT_OK);
+				tu_model_remove_at(&m, i);
+			} else {
+				int i = tu_int(&r, 0, m.n - 1);
+				// Mostly a new shape; sometimes a nudge, which may stay in place.
+				box_t b = churn_box(&r);
+				if (op == 9)
+					for (int d = 0; d < DIM; ++d) b.min[d] = m.box[i].min[d] + 0.25f, b.max[d] = m.box[i].max[d] + 0.25f;
+				assert_int_equal(TU(tree_move)(t, m.handle[i], b), ORT_OK);
+				m.box[i] = b;
+			}
+			if (op == 7) TU(tree_tick)(t);
+			tu_check_valid(t);
+			if (step % CHECK != CHECK - 1) continue;
+			tu_check_pairs(t, &m);
+			for (int q = 0; q < 4; ++q) {
+				box_t qb = churn_box(&r);
+				tu_check_box_query(t, &m, qb);
+				float dir[DIM];
+				for (int d = 0; d < DIM; ++d) dir[d] = tu_float(&r, -1.0f, 1.0f);
+				tu_check_ray(t, &m, qb.min, dir, INFINITY);
+				tu_check_nearest(t, &m, qb.max, 5, INFINITY);
+			}
+			// update_pairs: began = now \ before, ended = before \ now.
+			events ev = {{0}, {0}};
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &ev), ORT_OK);
+			tu_list now = model_pairs(&m);
+			tu_list began = minus(&now, &prev), ended = minus(&prev, &now);
+			tu_expect_same(&ev.began, &began, "update_pairs began");
+			tu_expect_same(&ev.ended, &ended, "update_pairs ended");
+			free(prev.v);
+			prev = now;
+			// Both forms present: an entry count below what copying every
+			// item into every leaf it meets would take means some are capped.
+			vnodes s = nodes_of(t);
+			ort_tree_stats st;
+			TU(tree_get_stats)(t, &st);
+			long all_copied = 0;
+			for (int i = 0; i < m.n; ++i) all_copied += leaves_met(&s, &m.box[i]);
+			capped_seen += st.entries < all_copied;
+			copied_seen += st.entries > st.items;
+			free(s.v);
+		}
+		free(prev.v);
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+	}
+	print_message("checks with capped items %d, with copies %d\n", capped_seen, copied_seen);
+	assert_true(capped_seen > 0);
+	assert_true(copied_seen > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cap_work),
+	    cmocka_unit_test(test_cap_churn),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("leafcap"), tests, NULL, NULL);
+}
