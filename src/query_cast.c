@@ -87,36 +87,38 @@ static void sweep_lanes(sweep *w)
 
 /// sweep_hits of a box: the same numbers, each quotient one IEEE division as
 /// ray_slab makes it, but all of them in one or two vector divisions (a ray
-/// test was four dependent scalar divisions and as many branches).
+/// test was four dependent scalar divisions and as many branches), and
+/// ray_slab's comparisons made on the registers, in its order, without its
+/// early exits (which change nothing: t0 only grows, t1 only shrinks).
 static inline bool sweep_box_hits(const sweep *w, float tmax, const box_t *b, float *enter)
 {
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
 	if (w->lanes) {
-		float lo[4], hi[4];
 #if DIM == 2
-		__m128 v = _mm_loadu_ps((const float *)b); // min and max are adjacent: one load
-		v = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(v, w->lane_size), w->lane_origin), w->lane_dir);
-		_mm_storeu_ps(lo, v);
-		hi[0] = lo[2], hi[1] = lo[3];
+		__m128 l = _mm_loadu_ps((const float *)b); // min and max are adjacent: one load
+		l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(l, w->lane_size), w->lane_origin), w->lane_dir);
+		__m128 h = _mm_shuffle_ps(l, l, _MM_SHUFFLE(1, 0, 3, 2)); // each axis' max quotient in its lane
 #else
 		__m128 l = _mm_loadu_ps(b->min);
 		__m128 h = _mm_loadu_ps(&b->min[2]); // min z, max x, y, z: every lane a coordinate
 		h = _mm_shuffle_ps(h, h, _MM_SHUFFLE(0, 3, 2, 1));
 		l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(l, w->lane_size), w->lane_origin), w->lane_dir);
 		h = _mm_div_ps(_mm_sub_ps(h, w->lane_origin), w->lane_dir);
-		_mm_storeu_ps(lo, l);
-		_mm_storeu_ps(hi, h);
 #endif
-		// ray_slab's comparisons on the same quotients, without its early
-		// exits (which change nothing: t0 only grows, t1 only shrinks).
-		float t0 = 0.0f, t1 = tmax;
-		for (int d = 0; d < DIM; ++d) {
-			float a = lo[d] < hi[d] ? lo[d] : hi[d], c = lo[d] < hi[d] ? hi[d] : lo[d];
-			if (a > t0) t0 = a;
-			if (c < t1) t1 = c;
-		}
-		*enter = t0;
-		return t0 <= t1;
+		// No quotient is NaN (no axis of dir is 0 and every coordinate is
+		// finite), so min and max are ray_slab's swap, and max_ss(x, t0) /
+		// min_ss(x, t1) its "if (x > t0) t0 = x" / "if (x < t1) t1 = x".
+		__m128 a = _mm_min_ps(l, h), c = _mm_max_ps(l, h);
+		__m128 t0 = _mm_max_ss(a, _mm_setzero_ps()), t1 = _mm_min_ss(c, _mm_set_ss(tmax));
+		t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 1, 1, 1)), t0);
+		t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1)), t1);
+#if DIM == 3
+		t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 2, 2, 2)), t0);
+		t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(2, 2, 2, 2)), t1);
+#endif
+		float e0 = _mm_cvtss_f32(t0);
+		*enter = e0;
+		return e0 <= _mm_cvtss_f32(t1);
 	}
 #endif
 	return sweep_hits(w, tmax, b->min, b->max, enter);
@@ -126,7 +128,7 @@ static inline bool sweep_box_hits(const sweep *w, float tmax, const box_t *b, fl
 /// entry it could touch. Leaves placement tests the cell widened by a hair (as
 /// ray_cast does) so the leaf owning an item's contact point is reached even
 /// when that point rounds onto its face.
-static bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
+static inline bool sweep_node(const tree_t *t, const sweep *w, float tmax, const node *n, float *enter)
 {
 	if (t->def.placement != ORT_PLACEMENT_LEAVES) return sweep_box_hits(w, tmax, &n->bound, enter);
 	float lo[DIM], hi[DIM];
@@ -207,22 +209,19 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			}
 		}
 		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
-		// Children sorted farthest first, so the nearest is popped next.
-		ray_node kids[NCHILD];
-		int nk = 0;
+		// Children sorted farthest first, so the nearest is popped next:
+		// each goes onto the stack by insertion among its siblings there.
+		size_t kids = top;
 		for (int c = 0; c < NCHILD && (n->flags & NODE_DIVIDED); ++c) { // only a divided node has children
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
 			if (cn->total == 0 || !(cn->cats & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
-			int j = nk++;
-			for (; j > 0 && kids[j - 1].enter < enter; --j) kids[j] = kids[j - 1];
-			kids[j] = (ray_node){ci, enter};
-		}
-		for (int j = 0; j < nk; ++j) {
 			assert(top < cap);
-			stack[top++] = kids[j];
+			size_t j = top++;
+			for (; j > kids && stack[j - 1].enter < enter; --j) stack[j] = stack[j - 1];
+			stack[j] = (ray_node){ci, enter};
 		}
 	}
 done:

@@ -91,6 +91,31 @@ static box_t small_box(tu_rng *r, float extent)
 	return b;
 }
 
+/// Insert n random small boxes with default filters into t and the model.
+static void world_fill(tree_t *t, world *w, tu_rng *r, int n, float size)
+{
+	for (int i = 0; i < n; ++i) {
+		ort_handle h;
+		box_t b = small_box(r, size);
+		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+		w->filter[w->m.n] = ORT_FILTER_DEFAULT;
+		tu_model_add(&w->m, h, b);
+	}
+}
+
+/// Move item i of the model by a random step of up to `step` on each axis.
+static void world_step(tree_t *t, world *w, tu_rng *r, int i, float step)
+{
+	box_t b = w->m.box[i];
+	for (int d = 0; d < DIM; ++d) {
+		float v = tu_float(r, -step, step);
+		b.min[d] += v;
+		b.max[d] += v;
+	}
+	assert_int_equal(TU(tree_move)(t, w->m.handle[i], b), ORT_OK);
+	w->m.box[i] = b;
+}
+
 /// Every query kind and the pair finder under a mask, against brute force:
 /// only items whose category meets the mask count.
 static void check_masked(tree_t *t, const world *w, tu_rng *r, uint64_t mask)
@@ -166,13 +191,7 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 	tu_model_init(&w.m, n * 2);
 	w.filter = malloc(sizeof *w.filter * (size_t)n * 4);
 	const float size = 100.0f;
-	for (int i = 0; i < n; ++i) {
-		ort_handle h;
-		box_t b = small_box(&r, size);
-		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
-		w.filter[w.m.n] = ORT_FILTER_DEFAULT;
-		tu_model_add(&w.m, h, b);
-	}
+	world_fill(t, &w, &r, n, size);
 	pairset set = {{0}, 0};
 	for (int f = 0; f < frames; ++f) {
 		TU_CONTEXT("broad phase, %s, frame %d", ort_placement_string(placement), f);
@@ -180,16 +199,7 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 		for (int o = 0; o < ops; ++o) {
 			int kind = tu_int(&r, 0, 9);
 			if (kind <= 5 && w.m.n > 0) { // move, mostly small
-				int i = tu_int(&r, 0, w.m.n - 1);
-				box_t b = w.m.box[i];
-				float step = kind == 0 ? size * 0.5f : 1.5f;
-				for (int d = 0; d < DIM; ++d) {
-					float v = tu_float(&r, -step, step);
-					b.min[d] += v;
-					b.max[d] += v;
-				}
-				assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
-				w.m.box[i] = b;
+				world_step(t, &w, &r, tu_int(&r, 0, w.m.n - 1), kind == 0 ? size * 0.5f : 1.5f);
 			} else if (kind == 6 && w.m.n > 0) { // remove
 				int i = tu_int(&r, 0, w.m.n - 1);
 				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
@@ -418,6 +428,60 @@ static void test_clear_starts_over(void **state)
 	TU(tree_destroy)(t);
 }
 
+/// A big world where a few items move: the first update makes the set (and
+/// its index), each later one is incremental. Events replayed from empty equal
+/// brute force after every update, the updates after the first allocate
+/// nothing (the allocator refuses while they run), and the same holds after a
+/// clear, whose next update is a first one again.
+static void test_few_movers(void **state)
+{
+	(void)state;
+	tu_alloc a = {0};
+	def_t def = TU(tree_default_def)();
+	def.allocator = tu_allocator(&a);
+	def.bucket_size = 4;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	tu_rng r = tu_rng_make(77);
+	const int n = 600;
+	const float size = 100.0f;
+	world w;
+	tu_model_init(&w.m, n);
+	w.filter = malloc(sizeof *w.filter * (size_t)n);
+	for (int round = 0; round < 2; ++round) {
+		world_fill(t, &w, &r, n, size);
+		pairset set = {{0}, 0};
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		compare(&set.keys, &w, "first update");
+		for (int f = 0; f < 40; ++f) {
+			TU_CONTEXT("few movers, round %d, frame %d", round, f);
+			for (int k = 0; k < 6; ++k) { // the same few items move, small steps and an odd jump
+				world_step(t, &w, &r, (k * 97 + round) % w.m.n, (f + k) % 11 == 0 ? size * 0.4f : 0.8f);
+			}
+			if (f % 10 == 5) { // a removal ends its pairs through the index
+				int i = tu_int(&r, 0, w.m.n - 1);
+				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+				w.filter[i] = w.filter[w.m.n - 1];
+				tu_model_remove_at(&w.m, i);
+			}
+			long calls = a.calls;
+			tu_alloc_fail_in(&a, 1, true);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			tu_alloc_disarm(&a);
+			assert_int_equal(a.calls, calls);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "replayed events");
+			tu_check_valid(t);
+		}
+		free(set.keys.v);
+		TU(tree_clear)(t);
+		w.m.n = 0;
+	}
+	free(w.filter);
+	tu_model_free(&w.m);
+	TU(tree_destroy)(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +494,7 @@ int main(void)
 	    cmocka_unit_test(test_clear_starts_over),
 	    cmocka_unit_test(test_identical),
 	    cmocka_unit_test(test_pair_array_empty),
+	    cmocka_unit_test(test_few_movers),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

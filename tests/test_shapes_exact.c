@@ -231,9 +231,27 @@ static void test_box_cast_exact(void **s)
 	(void)s;
 	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) box_cast_exact((ort_placement)p);
 }
+/// Case i of the slab tests: random and lattice boxes and rays (zero
+/// components, origins on faces, grazing edges, zero-size boxes); half are
+/// aimed at the box's centre (mostly hits, some grazing).
+static void slab_case(tu_rng *r, int i, box_t *b, float o[DIM], float dir[DIM], float *tmax)
+{
+	bool lattice = i % 2;
+	for (int d = 0; d < DIM; ++d) {
+		float lo = lattice ? (float)tu_int(r, -4, 4) : tu_float(r, -10, 10);
+		float size = lattice ? (float)tu_int(r, 0, 3) : tu_float(r, 0, 5);
+		b->min[d] = lo, b->max[d] = lo + size;
+		o[d] = lattice ? (float)tu_int(r, -6, 6) : tu_float(r, -12, 12);
+		dir[d] = tu_int(r, 0, 3) == 0 ? 0.0f : lattice ? (float)tu_int(r, -2, 2) : tu_float(r, -3, 3);
+	}
+	if (tu_int(r, 0, 1))
+		for (int d = 0; d < DIM; ++d)
+			if (dir[d] != 0.0f) dir[d] = (b->min[d] + b->max[d]) * 0.5f - o[d];
+	*tmax = tu_int(r, 0, 4) == 0 ? INFINITY : tu_float(r, 0, 8);
+}
+
 /// ortN_box_ray, the public slab test, against the documented formula written
-/// out in testutil.h: random and lattice boxes and rays (zero components,
-/// origins on faces, grazing edges, zero-size boxes), hit and entry to the bit.
+/// out in testutil.h (slab_case's boxes and rays), hit and entry to the bit.
 static void test_box_ray(void **s)
 {
 	(void)s;
@@ -241,19 +259,8 @@ static void test_box_ray(void **s)
 	int hits = 0;
 	for (int i = 0; i < 200000; ++i) {
 		box_t b;
-		float o[DIM], dir[DIM];
-		bool lattice = i % 2;
-		for (int d = 0; d < DIM; ++d) {
-			float lo = lattice ? (float)tu_int(&r, -4, 4) : tu_float(&r, -10, 10);
-			float size = lattice ? (float)tu_int(&r, 0, 3) : tu_float(&r, 0, 5);
-			b.min[d] = lo, b.max[d] = lo + size;
-			o[d] = lattice ? (float)tu_int(&r, -6, 6) : tu_float(&r, -12, 12);
-			dir[d] = tu_int(&r, 0, 3) == 0 ? 0.0f : lattice ? (float)tu_int(&r, -2, 2) : tu_float(&r, -3, 3);
-		}
-		if (tu_int(&r, 0, 1)) // aimed at the box's centre: mostly hits, some grazing
-			for (int d = 0; d < DIM; ++d)
-				if (dir[d] != 0.0f) dir[d] = (b.min[d] + b.max[d]) * 0.5f - o[d];
-		float tmax = tu_int(&r, 0, 4) == 0 ? INFINITY : tu_float(&r, 0, 8);
+		float o[DIM], dir[DIM], tmax;
+		slab_case(&r, i, &b, o, dir, &tmax);
 		float want = -1, got = -1;
 		bool w = tu_ray_hit(o, dir, tmax, &b, &want);
 		bool g = TU(box_ray)(b, o, dir, tmax, &got);
@@ -264,12 +271,74 @@ static void test_box_ray(void **s)
 	assert_true(hits > 20000);
 }
 
+typedef struct ray_bits {
+	const model *m;
+	const float *o, *dir;
+	float tmax;
+	int reported, wrong;
+} ray_bits;
+
+static float ray_bits_hit(void *ctx, ort_handle h, void *user, float t)
+{
+	ray_bits *rb = ctx;
+	int i = (int)(intptr_t)user;
+	float want;
+	rb->reported++;
+	if (!tu_ray_hit(rb->o, rb->dir, rb->tmax, &rb->m->box[i], &want) || want != t || h.id != rb->m->handle[i].id)
+		rb->wrong++;
+	return -1.0f; // every hit, unclipped
+}
+
+/// Ray casts through a tree of slab_case's boxes (lattice ones touch, share
+/// faces and repeat): every box the formula hits is reported once, with the
+/// formula's entry to the bit. The walk tests boxes its own way (four lanes
+/// at once when no axis of the ray is 0), so this holds it to the formula.
+static void test_ray_cast_bits(void **s)
+{
+	(void)s;
+	tu_rng r = tu_rng_make(12);
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		tree_t *t = tu_tree_make((ort_placement)p, 4);
+		model m;
+		tu_model_init(&m, 400);
+		float o[DIM], dir[DIM], tmax;
+		for (int i = 0; i < 400; ++i) {
+			box_t b;
+			ort_handle h;
+			slab_case(&r, i, &b, o, dir, &tmax);
+			assert_int_equal(TU(tree_insert)(t, b, (void *)(intptr_t)m.n, &h), ORT_OK);
+			tu_model_add(&m, h, b);
+		}
+		int hits = 0;
+		for (int q = 0; q < 4000; ++q) {
+			box_t unused;
+			slab_case(&r, q, &unused, o, dir, &tmax);
+			if (q % 3 == 0) // no zero axis: the lanes' path
+				for (int d = 0; d < DIM; ++d)
+					if (dir[d] == 0.0f) dir[d] = q % 2 ? 1.0f : -0.5f;
+			ray_bits rb = {&m, o, dir, tmax, 0, 0};
+			assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, ORT_MASK_ALL, ray_bits_hit, &rb), ORT_OK);
+			int want = 0;
+			for (int i = 0; i < m.n; ++i) {
+				float te;
+				want += tu_ray_hit(o, dir, tmax, &m.box[i], &te);
+			}
+			assert_int_equal(rb.wrong, 0);
+			assert_int_equal(rb.reported, want);
+			hits += want;
+		}
+		assert_true(hits > 4000);
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plane_builders), cmocka_unit_test(test_ray_records_exact),
 	    cmocka_unit_test(test_box_cast_exact), cmocka_unit_test(test_changes_in_callbacks),
-	    cmocka_unit_test(test_box_ray),
+	    cmocka_unit_test(test_box_ray), cmocka_unit_test(test_ray_cast_bits),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("shapes exact"), tests, NULL, NULL);
 }
