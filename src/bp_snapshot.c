@@ -95,6 +95,10 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 	if (!s->packed) {
 		ORTHANT_NAME(packed_def) d = ORTHANT_NAME(packed_default_def)();
 		d.allocator = (ort_allocator){bp_snap_alloc, bp_snap_free_fn, t};
+		// The tree's region, if it names one, spares the build its bounding
+		// pass; boxes outside it are found as any other.
+		d.region = t->def.region;
+		d.use_region = t->def.use_region;
 		ort_result r = ORTHANT_NAME(packed_create)(&d, &s->packed);
 		if (r != ORT_OK) return r;
 	}
