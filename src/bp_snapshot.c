@@ -9,8 +9,7 @@
 // the instructions (the build is a radix sort and one linear pass). So the
 // snapshot copies each live item's box (its entry's box: the full box in
 // every placement) into an array, builds a packed tree over it, and runs the
-// packed pair finder; box k of the array is item `item[k]`, and items are
-// copied in index order, so the snapshot's ids ascend with the item indices.
+// packed pair finder; box k of the array is item `item[k]`.
 //
 // What the packed finder reports are overlapping boxes; a pair is passed on
 // only when the tree's find_pairs would report it: both filters allow it,
@@ -33,7 +32,7 @@ typedef ORTHANT_NAME(packed) bp_packed;
 
 struct bp_snap {
 	bp_packed *packed; ///< over boxes[0, len), or NULL until the first build
-	box_t *boxes;      ///< [cap]: the live items' boxes, in item index order
+	box_t *boxes;      ///< [cap]: the live items' boxes, in the tree's node order
 	uint32_t *item;    ///< [cap]: the item each box is
 	uint32_t len, cap;
 	bool built; ///< packed holds boxes[0, len); else pairs come from the tree
@@ -103,12 +102,22 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 		if (r != ORT_OK) return r;
 	}
 	if (!bp_snap_reserve(t, s, t->live)) return ORT_ERROR_OUT_OF_MEMORY;
+	// The boxes are read node by node, each node's entries from its chunks:
+	// a walk of the pools in memory order, where reading each item's entry
+	// in item order would miss the cache once per item. An item of several
+	// entries (leaves) is taken at the entry it names as its own.
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < t->item_len; ++i) {
-		if (!(t->items[i].flags & ITEM_LIVE)) continue;
-		assert(k < t->live && !(t->items[i].flags & (ITEM_PENDING | ITEM_DOOMED)));
-		s->boxes[k] = entry_at(t, t->items[i].addr)->box;
-		s->item[k++] = i;
+	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
+		const node *n = &t->nodes[ni];
+		if (n->flags & NODE_FREE) continue;
+		ENTRY_LOOP(t, n, c, j)
+		{
+			const entry *e = &t->chunks[c].e[j];
+			if (t->items[e->item].addr != c * CHUNK_CAP + j) continue;
+			assert(k < t->live && !(t->items[e->item].flags & (ITEM_PENDING | ITEM_DOOMED)));
+			s->boxes[k] = e->box;
+			s->item[k++] = e->item;
+		}
 	}
 	assert(k == t->live);
 	s->len = k;

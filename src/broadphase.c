@@ -44,17 +44,16 @@
 // queries would walk the tree once per item and meet most pairs twice; then
 // every current pair is found in one pass over a packed snapshot of the
 // items' boxes (bp_snapshot.c: built fresh, in Morton order, so it is not
-// hurt by the shape the tree's history gave it). On the first update (the set
-// empty) the pass writes the records straight into the set, in the order it
-// finds them: every pair begins. Otherwise it writes 8-byte pair keys (lower
-// item, higher item) into a key array; both sets' keys are radix sorted and
-// merged in one linear pass: a key only in the old set ended, one only in
-// the new set began, both reported in ascending key order, ended first, and
-// the set is rewritten from the sorted keys (a pair's record is made from its
-// items, which cannot have changed while they lived). When the room is short
-// the pass only counts; the room is made once, for that count, and a second
-// pass fills it, so a first update of many pairs writes each page once
-// (bp_update_all).
+// hurt by the shape the tree's history gave it). The pass writes 8-byte pair
+// keys (lower item, higher item) into a key array, growing it (at least
+// doubling) when full: one pass, where counting first would cost a second.
+// On the first update (the set empty) every key becomes a record of the set,
+// in the order the pass found them: every pair begins. Otherwise both sets'
+// keys are radix sorted and merged in one linear pass: a key only in the old
+// set ended, one only in the new set began, both reported in ascending key
+// order, ended first, and the set is rewritten from the sorted keys (a pair's
+// record is made from its items, which cannot have changed while they
+// lived) (bp_update_all).
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
 // the tree reserves room before it mutates (bp_reserve).
@@ -463,42 +462,22 @@ static int bp_key_shift(const tree_t *t)
 	return shift;
 }
 
-/// What one pass over every current pair writes: keys (the diff), or records
-/// straight into the set (the first update, keys NULL); stored while there
-/// is room, counted always.
-typedef struct bp_collect_run {
-	tree_t *t;
-	uint64_t *keys;
-	uint32_t cap, n;
-	int shift;
-} bp_collect_run;
-
-static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
-{
-	bp_collect_run *c = ctx;
-	if (c->n < c->cap) {
-		if (c->keys)
-			c->keys[c->n] = (uint64_t)a << c->shift | b;
-		else
-			c->t->bp->pairs[c->n] = bp_make(c->t, a, b);
-	}
-	return ++c->n < BP_MAX_PAIRS;
-}
-
-/// Room for n sort keys in each of the three key arrays, their contents
-/// dropped (every use refills them). False, with the old arrays kept, when
-/// memory is short.
-static bool bp_keys_reserve(tree_t *t, uint64_t n)
+/// Room for n sort keys in each of the three key arrays, keeping the first
+/// `keep` keys of key[1] (the others are refilled by every use). False, with
+/// the old arrays kept, when memory is short.
+static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
 	if (n <= bp->key_cap) return true;
 	uint64_t want = n + n / 4 + 64; // the count of a moving world wanders
+	if (want < 2 * (uint64_t)bp->key_cap) want = 2 * (uint64_t)bp->key_cap;
 	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
 	if (n > want) return false;
 	uint64_t *key[3] = {0};
 	int k = 0;
 	for (; k < 3; ++k)
 		if (!(key[k] = mem_alloc(t, (size_t)want * sizeof *key[k]))) break;
+	if (k == 3 && keep) memcpy(key[1], bp->key[1], (size_t)keep * sizeof *key[1]);
 	for (int j = 0; j < 3; ++j) {
 		uint64_t **drop = k == 3 ? &bp->key[j] : &key[j];
 		mem_free(t, *drop, (size_t)(k == 3 ? bp->key_cap : want) * sizeof **drop);
@@ -509,9 +488,29 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n)
 	return true;
 }
 
+/// One pass over every current pair: its keys into key[1], which grows (at
+/// least doubling) when full.
+typedef struct bp_collect_run {
+	tree_t *t;
+	uint32_t n;
+	int shift;
+	bool failed; ///< no memory to grow: the pass stopped
+} bp_collect_run;
+
+static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
+{
+	bp_collect_run *c = ctx;
+	struct broadphase *bp = c->t->bp;
+	if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+		c->failed = true;
+		return false;
+	}
+	bp->key[1][c->n] = (uint64_t)a << c->shift | b;
+	return ++c->n < BP_MAX_PAIRS;
+}
+
 /// Room for n records in the set, which is empty: nothing to copy, so the
-/// old array goes before the new one comes (no peak of both), and the
-/// count pass made n exact.
+/// old array goes before the new one comes (no peak of both); n is exact.
 static bool bp_set_reserve_empty(tree_t *t, uint64_t n)
 {
 	struct broadphase *bp = t->bp;
@@ -602,32 +601,28 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// ended pairs of removed items wait.
 	bool first = bp->len == 0;
 	uint32_t n_old = bp->len;
-	if (!first && !bp_keys_reserve(t, n_old)) return ORT_ERROR_OUT_OF_MEMORY;
-	bp_collect_run c = {t, first ? NULL : bp->key[1], first ? bp->cap : bp->key_cap, 0, bp_key_shift(t)};
-	for (int pass = 0;; ++pass) {
-		c.n = 0;
-		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
-		if (r != ORT_OK) return r;
-		if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
-		if (c.n <= c.cap) break;
-		// The room was short: this pass counted, the next fills. Growing
-		// while collecting would copy at every doubling and fault pages in
-		// twice (a first update of 50M pairs spent most of its time so).
-		assert(pass == 0);
-		if (!(first ? bp_set_reserve_empty(t, c.n) : bp_keys_reserve(t, c.n))) return ORT_ERROR_OUT_OF_MEMORY;
-		c.keys = first ? NULL : bp->key[1];
-		c.cap = first ? bp->cap : bp->key_cap;
-	}
+	if (!bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
+	// One pass: growing the keys while collecting copies 8 bytes a pair at
+	// each doubling, less than a second pass to count them first would cost.
+	bp_collect_run c = {t, 0, bp_key_shift(t), false};
+	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+	if (r != ORT_OK) return r;
+	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the sorted keys, keeping its contents
 	// until then.
-	if (!first && n_new > bp->cap &&
-	    !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
+	if (first ? !bp_set_reserve_empty(t, n_new)
+	          : n_new > bp->cap &&
+	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
 		return ORT_ERROR_OUT_OF_MEMORY;
 	// The index is built later, when needed, but its memory is taken now: a
 	// removal made from a callback of this update cannot then fail for it.
 	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
+	int shift = c.shift;
 	if (first) {
+		// Every pair begins, in the order the pass found them.
+		for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(t, bp->key[1][p], shift);
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
@@ -638,7 +633,6 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The diff: both sets' keys sorted, merged in one linear pass. Ended keys
 	// are compacted into key[0], begun ones into key[2] (free once the sorts
 	// are done), each in ascending order (a write never passes the read).
-	int shift = c.shift;
 	for (uint32_t j = 0; j < n_old; ++j) bp->key[0][j] = bp_key(rec_item(&bp->pairs[j], 0), rec_item(&bp->pairs[j], 1), shift);
 	bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
 	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
