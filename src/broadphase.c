@@ -47,8 +47,9 @@
 // hurt by the shape the tree's history gave it). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
-// On the first update (the set empty) every key becomes a record of the set,
-// in the order the pass found them: every pair begins. Otherwise both sets'
+// On the first update (the set empty) the keys are staged in the set's own
+// array and turned into its records in place, last first, in the order the
+// pass found them (so 50M pairs touch their pages once): every pair begins. Otherwise both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -488,12 +489,40 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	return true;
 }
 
-/// One pass over every current pair: its keys into key[1], which grows (at
-/// least doubling) when full.
+/// Records a pair record's memory holds keys of: the first update stages its
+/// keys in the set's own array, then turns them into records in place.
+#define BP_KEYS_PER_REC (sizeof(bp_rec) / sizeof(uint64_t))
+
+/// The empty set's array, used as room for keys: at least `need` records
+/// (the first `keep` keys kept). False, with the array as it was, without
+/// memory.
+static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
+{
+	struct broadphase *bp = t->bp;
+	assert(bp->len == 0);
+	if (need <= bp->cap) return true;
+	uint64_t want = need + need / 8 + 64;
+	if (want < 2 * (uint64_t)bp->cap) want = 2 * (uint64_t)bp->cap;
+	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+	if (need > want) return false;
+	bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
+	if (!p) return false;
+	// Only the keys staged so far are copied, never the whole old array.
+	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof(uint64_t));
+	mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
+	bp->pairs = p;
+	bp->cap = (uint32_t)want;
+	return true;
+}
+
+/// One pass over every current pair: its keys into key[1], or on the first
+/// update into the empty set's own array; either grows (at least doubling)
+/// when full.
 typedef struct bp_collect_run {
 	tree_t *t;
 	uint32_t n;
 	int shift;
+	bool in_set;
 	bool failed; ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
@@ -501,28 +530,23 @@ static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
 {
 	bp_collect_run *c = ctx;
 	struct broadphase *bp = c->t->bp;
-	if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
-		c->failed = true;
-		return false;
+	uint64_t *keys;
+	if (c->in_set) {
+		if (c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC &&
+		    !bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
+			c->failed = true;
+			return false;
+		}
+		keys = (uint64_t *)(void *)bp->pairs;
+	} else {
+		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+			c->failed = true;
+			return false;
+		}
+		keys = bp->key[1];
 	}
-	bp->key[1][c->n] = (uint64_t)a << c->shift | b;
+	keys[c->n] = (uint64_t)a << c->shift | b;
 	return ++c->n < BP_MAX_PAIRS;
-}
-
-/// Room for n records in the set, which is empty: nothing to copy, so the
-/// old array goes before the new one comes (no peak of both); n is exact.
-static bool bp_set_reserve_empty(tree_t *t, uint64_t n)
-{
-	struct broadphase *bp = t->bp;
-	assert(bp->len == 0);
-	if (n <= bp->cap) return true;
-	uint64_t want = n + n / 8 + 64;
-	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
-	if (n > want) return false;
-	mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
-	bp->pairs = NULL;
-	bp->cap = 0;
-	return bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), want);
 }
 
 /// Sort n keys of `bits` bits, least significant digit first, ping-ponging
@@ -601,18 +625,18 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// ended pairs of removed items wait.
 	bool first = bp->len == 0;
 	uint32_t n_old = bp->len;
-	if (!bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), false};
+	bp_collect_run c = {t, 0, bp_key_shift(t), first, false};
 	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
 	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
 	uint32_t n_new = c.n;
-	// The set is rebuilt in place from the sorted keys, keeping its contents
-	// until then.
-	if (first ? !bp_set_reserve_empty(t, n_new)
+	// The set is rebuilt in place from the keys, keeping its contents until
+	// then (on the first update: the keys it holds).
+	if (first ? !bp_stage_in_set(t, n_new, n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
 		return ORT_ERROR_OUT_OF_MEMORY;
@@ -621,8 +645,14 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
 	int shift = c.shift;
 	if (first) {
-		// Every pair begins, in the order the pass found them.
-		for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(t, bp->key[1][p], shift);
+		// Every pair begins, in the order the pass found them. Key p lies in
+		// the bytes of record p / 4, so turning keys into records from the
+		// last one down reads each key before a record covers it.
+		const uint64_t *keys = (const uint64_t *)(const void *)bp->pairs;
+		for (uint32_t p = n_new; p-- > 0;) {
+			bp_rec rec = bp_key_rec(t, keys[p], shift);
+			bp->pairs[p] = rec;
+		}
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
