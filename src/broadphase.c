@@ -663,8 +663,15 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The diff: both sets' keys sorted, merged in one linear pass. Ended keys
 	// are compacted into key[0], begun ones into key[2] (free once the sorts
 	// are done), each in ascending order (a write never passes the read).
-	for (uint32_t j = 0; j < n_old; ++j) bp->key[0][j] = bp_key(rec_item(&bp->pairs[j], 0), rec_item(&bp->pairs[j], 1), shift);
-	bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	// A set an all-pairs update wrote, untouched since, is in key order
+	// already (the usual case when most items move every frame): its sort is
+	// skipped.
+	bool sorted = true;
+	for (uint32_t j = 0; j < n_old; ++j) {
+		bp->key[0][j] = bp_key(rec_item(&bp->pairs[j], 0), rec_item(&bp->pairs[j], 1), shift);
+		sorted &= j == 0 || bp->key[0][j - 1] < bp->key[0][j];
+	}
+	if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
 	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
 	uint64_t *ko = bp->key[0], *kn = bp->key[1], *kb = bp->key[2];
 	uint32_t ended = 0, begun = 0, i = 0, j = 0;
