@@ -49,7 +49,9 @@
 // doubling) when full: one pass, where counting first would cost a second.
 // On the first update (the set empty) the keys are staged in the set's own
 // array and turned into its records in place, last first, in the order the
-// pass found them (so 50M pairs touch their pages once): every pair begins. Otherwise both sets'
+// pass found them: every pair begins. A pile (past 8 pairs per item) stops
+// the staging's growth: the pass then counts, and a second one fills an
+// array made once for the count, so 50M pairs write their pages once. Otherwise both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -517,13 +519,17 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 
 /// One pass over every current pair: its keys into key[1], or on the first
 /// update into the empty set's own array; either grows (at least doubling)
-/// when full.
+/// when full. The first update's staging stops growing at 8 keys per item:
+/// past that (a pile), it only counts, and a second pass fills an array
+/// made once for the count, so the records' pages are written once and no
+/// earlier staging array's are.
 typedef struct bp_collect_run {
 	tree_t *t;
 	uint32_t n;
 	int shift;
 	bool in_set;
-	bool failed; ///< no memory to grow: the pass stopped
+	bool counting; ///< the staging is full: count only
+	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
 static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
@@ -532,11 +538,15 @@ static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
 	struct broadphase *bp = c->t->bp;
 	uint64_t *keys;
 	if (c->in_set) {
-		if (c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC &&
-		    !bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
-			c->failed = true;
-			return false;
+		if (!c->counting && c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC) {
+			if ((uint64_t)bp->cap * BP_KEYS_PER_REC >= 8 * (uint64_t)c->t->live + 256)
+				c->counting = true;
+			else if (!bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
+				c->failed = true;
+				return false;
+			}
 		}
+		if (c->counting) return ++c->n < BP_MAX_PAIRS;
 		keys = (uint64_t *)(void *)bp->pairs;
 	} else {
 		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
@@ -628,11 +638,23 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), first, false};
+	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
 	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
 	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
+	if (c.counting) {
+		// The room for the count, made once (nothing staged is kept), and the
+		// pass again to fill it.
+		uint32_t count = c.n;
+		if (!bp_stage_in_set(t, count, 0)) return ORT_ERROR_OUT_OF_MEMORY;
+		c.n = 0;
+		c.counting = false;
+		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+		if (r != ORT_OK) return r;
+		assert(c.n == count && !c.counting);
+	}
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
 	// then (on the first update: the keys it holds).
