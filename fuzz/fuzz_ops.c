@@ -220,6 +220,23 @@ static void op_move(fuzz *f, int i, box_t b)
 	if (r == ORT_OK) f->m.box[i] = b;
 }
 
+/// Every item a small step, the step and its direction by item and axis
+/// from one operand (some stay put): most of the world moves in one frame.
+static void op_move_all(fuzz *f, input *in)
+{
+	float v = small(in) * 0.25f;
+	if (tracing) fprintf(stderr, "move all by %g\n", (double)v);
+	for (int i = 0; i < f->m.n; ++i) {
+		box_t b = f->m.box[i];
+		for (int d = 0; d < DIM; ++d) {
+			float s = v * (float)((i + d) % 3 - 1);
+			b.min[d] += s;
+			b.max[d] += s;
+		}
+		op_move(f, i, b);
+	}
+}
+
 static void op_build(fuzz *f, input *in)
 {
 	int n = u8(in) % 24 + 1;
@@ -360,6 +377,10 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 			break;
 		}
 		case OP_MOVE_NEAR: {
+			if (op >= 0xF0) { // rarer: every item moves, so update_pairs finds all pairs at once
+				op_move_all(&f, &in);
+				break;
+			}
 			int i = pick(&f, &in);
 			if (i < 0) break;
 			box_t b = f.m.box[i];

@@ -42,14 +42,21 @@
 //
 // When `all` holds or a quarter or more of the items are touched, per-item
 // queries would walk the tree once per item and meet most pairs twice; then
-// one find_pairs pass collects every current pair into a staging array, in
-// bulk (when the array is too small the pass only counts, the array gets that
-// size plus a quarter, and a second pass fills it). With the set empty (the first update) the staging array becomes the
-// set as it is: every pair begins, in find_pairs order. Otherwise both arrays'
-// pair keys (lower item, higher item) are radix sorted with their indices and
-// merged in one linear pass: a key only in the old set ended, one only in the
-// new set began; both are reported in ascending key order, ended first. The
-// found array becomes the set (bp_update_all).
+// every current pair is found in one pass over a packed snapshot of the
+// items' boxes (bp_snapshot.c: built fresh, in Morton order, so it is not
+// hurt by the shape the tree's history gave it). The pass writes 8-byte pair
+// keys (lower item, higher item) into a key array, growing it (at least
+// doubling) when full: one pass, where counting first would cost a second.
+// On the first update (the set empty) the keys are staged in the set's own
+// array and turned into its records in place, last first, in the order the
+// pass found them: every pair begins. A pile (past 8 pairs per item) stops
+// the staging's growth: the pass then counts, and a second one fills an
+// array made once for the count, so 50M pairs write their pages once. Otherwise both sets'
+// keys are radix sorted and merged in one linear pass: a key only in the old
+// set ended, one only in the new set began, both reported in ascending key
+// order, ended first, and the set is rewritten from the sorted keys (a pair's
+// record is made from its items, which cannot have changed while they
+// lived) (bp_update_all).
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
 // the tree reserves room before it mutates (bp_reserve).
@@ -78,16 +85,27 @@ struct broadphase {
 	uint32_t touched_len, touched_cap;
 	bp_rec *ended; ///< pairs of removed items, waiting for the next update
 	uint32_t ended_len, ended_cap;
-	/// The all-pairs update's scratch: the pairs found, then the old set.
-	bp_rec *stage;
-	uint32_t stage_len, stage_cap;
-	/// Radix sort keys and indices: [0] the old set, [1] the new, [2] spare.
+	/// The all-pairs update's: a packed snapshot of the items (bp_snapshot.c)
+	/// and the sort keys, [0] the old set, [1] the found, [2] spare.
+	struct bp_snap *snap;
 	uint64_t *key[3];
-	uint32_t *idx[3];
-	uint32_t sort_cap;
+	uint32_t key_cap;
 };
 
 static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b.id : r->a.id) - 1; }
+
+/// The record of the pair of live items a and b.
+static inline bp_rec bp_make(const tree_t *t, uint32_t a, uint32_t b)
+{
+	return (bp_rec){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+}
+
+// The snapshot (bp_snapshot.c).
+struct bp_snap;
+typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
+static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp);
+static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx);
+static void bp_snap_free(tree_t *t, struct bp_snap *s);
 
 /// Make *arr hold exactly want elements (want > *cap), keeping the first *cap.
 static bool bp_resize(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t want)
@@ -207,7 +225,7 @@ static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 	struct broadphase *bp = t->bp;
 	assert(bp->linked && bp->len < bp->cap && bp->len < bp->link_cap);
 	uint32_t p = bp->len++;
-	bp->pairs[p] = (bp_rec){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+	bp->pairs[p] = bp_make(t, a, b);
 	bp_link_in(bp, p, 0, a);
 	bp_link_in(bp, p, 1, b);
 	return p;
@@ -296,7 +314,7 @@ static void bp_reset(tree_t *t)
 	bp->len = 0;
 	bp->linked = false;
 	bp->all = true;
-	bp->touched_len = bp->ended_len = bp->stage_len = 0;
+	bp->touched_len = bp->ended_len = 0;
 }
 
 static void bp_free(tree_t *t)
@@ -308,11 +326,8 @@ static void bp_free(tree_t *t)
 	mem_free(t, bp->head, bp->head_cap * sizeof *bp->head);
 	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
 	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
-	mem_free(t, bp->stage, bp->stage_cap * sizeof *bp->stage);
-	for (int k = 0; k < 3; ++k) {
-		mem_free(t, bp->key[k], bp->sort_cap * sizeof *bp->key[k]);
-		mem_free(t, bp->idx[k], bp->sort_cap * sizeof *bp->idx[k]);
-	}
+	bp_snap_free(t, bp->snap);
+	for (int k = 0; k < 3; ++k) mem_free(t, bp->key[k], bp->key_cap * sizeof *bp->key[k]);
 	mem_free(t, bp, sizeof *bp);
 	t->bp = NULL;
 }
@@ -436,52 +451,118 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 
 // ---- the all-pairs update ---------------------------------------------------------------
 
-/// Store the pair while the stage has room; count it always. A stage that
-/// was too small is grown to the count and the pass run again: growing it
-/// while collecting would copy it at every doubling and leave pages to the
-/// allocator each time (the first update of 50M pairs spent most of its time
-/// so), while a second pass costs one find_pairs and is needed only when the
-/// pairs outgrow every earlier frame.
-static bool bp_collect(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+/// A pair's sort key: its lower item above `shift` bits, its higher below.
+static inline uint64_t bp_key(uint32_t a, uint32_t b, int shift)
 {
-	struct broadphase *bp = ctx;
-	if (bp->stage_len < bp->stage_cap) bp->stage[bp->stage_len] = (bp_rec){a, b, ua, ub};
-	if (++bp->stage_len == BP_MAX_PAIRS) return false;
+	return a < b ? (uint64_t)a << shift | b : (uint64_t)b << shift | a;
+}
+
+/// Bits an item index of this tree needs (at least 1).
+static int bp_key_shift(const tree_t *t)
+{
+	int shift = 1;
+	while (shift < 32 && (uint64_t)t->item_len > (1ull << shift)) shift++;
+	return shift;
+}
+
+/// Room for n sort keys in each of the three key arrays, keeping the first
+/// `keep` keys of key[1] (the others are refilled by every use). False, with
+/// the old arrays kept, when memory is short.
+static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
+{
+	struct broadphase *bp = t->bp;
+	if (n <= bp->key_cap) return true;
+	uint64_t want = n + n / 4 + 64; // the count of a moving world wanders
+	if (want < 2 * (uint64_t)bp->key_cap) want = 2 * (uint64_t)bp->key_cap;
+	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+	if (n > want) return false;
+	uint64_t *key[3] = {0};
+	int k = 0;
+	for (; k < 3; ++k)
+		if (!(key[k] = mem_alloc(t, (size_t)want * sizeof *key[k]))) break;
+	if (k == 3 && keep) memcpy(key[1], bp->key[1], (size_t)keep * sizeof *key[1]);
+	for (int j = 0; j < 3; ++j) {
+		uint64_t **drop = k == 3 ? &bp->key[j] : &key[j];
+		mem_free(t, *drop, (size_t)(k == 3 ? bp->key_cap : want) * sizeof **drop);
+		if (k == 3) bp->key[j] = key[j];
+	}
+	if (k < 3) return false;
+	bp->key_cap = (uint32_t)want;
 	return true;
 }
 
-/// One find_pairs pass into the stage, two when it must grow first.
-static ort_result bp_find_all(tree_t *t)
+/// Records a pair record's memory holds keys of: the first update stages its
+/// keys in the set's own array, then turns them into records in place.
+#define BP_KEYS_PER_REC (sizeof(bp_rec) / sizeof(uint64_t))
+
+/// The empty set's array, used as room for keys: at least `need` records
+/// (the first `keep` keys kept). False, with the array as it was, without
+/// memory.
+static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
-	for (int pass = 0; pass < 2; ++pass) {
-		bp->stage_len = 0;
-		ort_result r = ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_collect, bp);
-		if (r != ORT_OK) return r;
-		if (bp->stage_len == BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
-		if (bp->stage_len <= bp->stage_cap) return ORT_OK;
-		// A quarter more than found: the count of a moving world wanders, and
-		// pages of the headroom cost nothing until written.
-		uint64_t want = (uint64_t)bp->stage_len + bp->stage_len / 4 + 64;
-		if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
-		if (!bp_resize(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), want))
-			return ORT_ERROR_OUT_OF_MEMORY;
-	}
-	assert(!"a second find_pairs pass found more pairs than the first");
-	return ORT_ERROR_OUT_OF_MEMORY;
+	assert(bp->len == 0);
+	if (need <= bp->cap) return true;
+	uint64_t want = need + need / 8 + 64;
+	if (want < 2 * (uint64_t)bp->cap) want = 2 * (uint64_t)bp->cap;
+	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+	if (need > want) return false;
+	bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
+	if (!p) return false;
+	// Only the keys staged so far are copied, never the whole old array.
+	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof(uint64_t));
+	mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
+	bp->pairs = p;
+	bp->cap = (uint32_t)want;
+	return true;
 }
 
-/// A pair's sort key: its lower item above `shift` bits, its higher below.
-static inline uint64_t bp_key(const bp_rec *r, int shift)
+/// One pass over every current pair: its keys into key[1], or on the first
+/// update into the empty set's own array; either grows (at least doubling)
+/// when full. The first update's staging stops growing at 8 keys per item:
+/// past that (a pile), it only counts, and a second pass fills an array
+/// made once for the count, so the records' pages are written once and no
+/// earlier staging array's are.
+typedef struct bp_collect_run {
+	tree_t *t;
+	uint32_t n;
+	int shift;
+	bool in_set;
+	bool counting; ///< the staging is full: count only
+	bool failed;   ///< no memory to grow: the pass stopped
+} bp_collect_run;
+
+static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
 {
-	uint64_t x = r->a.id - 1, y = r->b.id - 1;
-	return x < y ? x << shift | y : y << shift | x;
+	bp_collect_run *c = ctx;
+	struct broadphase *bp = c->t->bp;
+	uint64_t *keys;
+	if (c->in_set) {
+		if (!c->counting && c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC) {
+			if ((uint64_t)bp->cap * BP_KEYS_PER_REC >= 8 * (uint64_t)c->t->live + 256)
+				c->counting = true;
+			else if (!bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
+				c->failed = true;
+				return false;
+			}
+		}
+		if (c->counting) return ++c->n < BP_MAX_PAIRS;
+		keys = (uint64_t *)(void *)bp->pairs;
+	} else {
+		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+			c->failed = true;
+			return false;
+		}
+		keys = bp->key[1];
+	}
+	keys[c->n] = (uint64_t)a << c->shift | b;
+	return ++c->n < BP_MAX_PAIRS;
 }
 
-/// Sort n (key, index) pairs of `bits`-bit keys, least significant digit
-/// first, ping-ponging between (*k, *ix) and (*tk, *ti); the result ends in
-/// (*k, *ix) (the pointers are swapped, never the contents copied back).
-static void bp_radix(uint64_t **k, uint32_t **ix, uint64_t **tk, uint32_t **ti, uint32_t n, int bits)
+/// Sort n keys of `bits` bits, least significant digit first, ping-ponging
+/// between *k and *tmp; the result ends in *k (the pointers are swapped,
+/// never the contents copied back).
+static void bp_radix(uint64_t **k, uint64_t **tmp, uint32_t n, int bits)
 {
 	enum { MAX_DIGIT = 12 };
 	uint32_t count[1u << MAX_DIGIT];
@@ -490,71 +571,45 @@ static void bp_radix(uint64_t **k, uint32_t **ix, uint64_t **tk, uint32_t **ti, 
 	int width = (bits + passes - 1) / passes;
 	uint32_t buckets = 1u << width, mask = buckets - 1;
 	for (int pass = 0, shift = 0; pass < passes; ++pass, shift += width) {
-		const uint64_t *sk = *k;
-		const uint32_t *si = *ix;
-		uint64_t *dk = *tk;
-		uint32_t *di = *ti;
+		const uint64_t *src = *k;
+		uint64_t *dst = *tmp;
 		memset(count, 0, buckets * sizeof *count);
-		for (uint32_t j = 0; j < n; ++j) count[(sk[j] >> shift) & mask]++;
+		for (uint32_t j = 0; j < n; ++j) count[(src[j] >> shift) & mask]++;
 		uint32_t sum = 0;
 		for (uint32_t b = 0; b < buckets; ++b) {
 			uint32_t c = count[b];
 			count[b] = sum;
 			sum += c;
 		}
-		for (uint32_t j = 0; j < n; ++j) {
-			uint32_t at = count[(sk[j] >> shift) & mask]++;
-			dk[at] = sk[j];
-			di[at] = si[j];
-		}
-		uint64_t *swk = *k;
-		*k = *tk;
-		*tk = swk;
-		uint32_t *swi = *ix;
-		*ix = *ti;
-		*ti = swi;
+		for (uint32_t j = 0; j < n; ++j) dst[count[(src[j] >> shift) & mask]++] = src[j];
+		*tmp = *k;
+		*k = dst;
 	}
 }
 
-/// Room for sorting `need` keys: all six arrays share sort_cap, so the sort
-/// may swap them. False, with the old arrays kept, when memory is short.
-static bool bp_sort_reserve(tree_t *t, uint64_t need)
+/// The record of the pair a key names.
+static inline bp_rec bp_key_rec(const tree_t *t, uint64_t key, int shift)
+{
+	return bp_make(t, (uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
+}
+
+/// The set is now what was found: every item counts as updated.
+static void bp_all_done(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
-	if (need <= bp->sort_cap) return true;
-	uint64_t want = need; // the pair arrays' capacities, which carry the headroom
-	if (want > BP_MAX_PAIRS) return false;
-	uint64_t *key[3] = {0};
-	uint32_t *idx[3] = {0};
-	bool ok = true;
-	for (int k = 0; k < 3 && ok; ++k) {
-		key[k] = mem_alloc(t, (size_t)want * sizeof *key[k]);
-		idx[k] = key[k] ? mem_alloc(t, (size_t)want * sizeof *idx[k]) : NULL;
-		ok = key[k] && idx[k];
-	}
-	uint32_t drop_cap = ok ? bp->sort_cap : (uint32_t)want;
-	for (int k = 0; k < 3; ++k) {
-		uint64_t *dk = ok ? bp->key[k] : key[k];
-		uint32_t *di = ok ? bp->idx[k] : idx[k];
-		mem_free(t, dk, drop_cap * sizeof *dk);
-		mem_free(t, di, drop_cap * sizeof *di);
-		if (ok) {
-			bp->key[k] = key[k];
-			bp->idx[k] = idx[k];
-		}
-	}
-	if (ok) bp->sort_cap = (uint32_t)want;
-	return ok;
+	bp->len = n;
+	bp->linked = false;
+	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
+	bp->touched_len = 0;
+	bp->all = false;
 }
 
-/// Keys and identity indices of recs[0, n) into slot s, sorted.
-static void bp_sort_keys(struct broadphase *bp, int s, const bp_rec *recs, uint32_t n, int shift)
+/// Pairs of removed items, waiting since they were removed: reported first.
+static void bp_report_removed(tree_t *t, ORTHANT_NAME(pair_event_fn) * end, void *ctx)
 {
-	for (uint32_t j = 0; j < n; ++j) {
-		bp->key[s][j] = bp_key(&recs[j], shift);
-		bp->idx[s][j] = j;
-	}
-	bp_radix(&bp->key[s], &bp->idx[s], &bp->key[2], &bp->idx[2], n, 2 * shift);
+	struct broadphase *bp = t->bp;
+	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
+	bp->ended_len = 0;
 }
 
 /// Share of live items that must be touched for the all-pairs update: at 1/4,
@@ -572,73 +627,104 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
                                 void *ctx)
 {
 	struct broadphase *bp = t->bp;
-	bp->stage_len = 0;
-	// The set and the stage trade places every time: keep their capacities
-	// (and the sort's) equal, so memory grows only when the pairs outgrow it,
-	// not whenever the smaller of the two takes its turn.
-	ort_result r = ORT_OK;
-	if (bp->len > 0 && bp->stage_cap < bp->cap &&
-	    !bp_resize(t, (void **)&bp->stage, &bp->stage_cap, sizeof(bp_rec), bp->cap))
-		r = ORT_ERROR_OUT_OF_MEMORY;
-	if (r == ORT_OK) r = bp_find_all(t);
-	uint32_t n_old = bp->len, n_new = bp->stage_len;
-	if (r == ORT_OK && n_old > 0 && !bp_sort_reserve(t, bp->stage_cap > bp->cap ? bp->stage_cap : bp->cap))
-		r = ORT_ERROR_OUT_OF_MEMORY;
+	ort_result r = bp_snap_build(t, &bp->snap);
+	if (r != ORT_OK) return r;
+	// Every step before the reports writes only memory that is not the set
+	// (or, on the first update, the set's unused room): out of memory, nothing
+	// changed and nothing was reported; everything stays touched and the
+	// ended pairs of removed items wait.
+	bool first = bp->len == 0;
+	uint32_t n_old = bp->len;
+	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
+	// One pass: growing the keys while collecting copies 8 bytes a pair at
+	// each doubling, less than a second pass to count them first would cost.
+	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
+	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+	if (r != ORT_OK) return r;
+	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
+	if (c.counting) {
+		// The room for the count, made once (nothing staged is kept), and the
+		// pass again to fill it.
+		uint32_t count = c.n;
+		if (!bp_stage_in_set(t, count, 0)) return ORT_ERROR_OUT_OF_MEMORY;
+		c.n = 0;
+		c.counting = false;
+		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+		if (r != ORT_OK) return r;
+		assert(c.n == count && !c.counting);
+	}
+	uint32_t n_new = c.n;
+	// The set is rebuilt in place from the keys, keeping its contents until
+	// then (on the first update: the keys it holds).
+	if (first ? !bp_stage_in_set(t, n_new, n_new)
+	          : n_new > bp->cap &&
+	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
+		return ORT_ERROR_OUT_OF_MEMORY;
 	// The index is built later, when needed, but its memory is taken now: a
 	// removal made from a callback of this update cannot then fail for it.
-	if (r == ORT_OK && !bp_index_reserve(t, bp->stage_cap)) r = ORT_ERROR_OUT_OF_MEMORY;
-	if (r != ORT_OK) {
-		// Out of memory: nothing changed and nothing was reported; everything
-		// stays touched, and the ended pairs of removed items wait.
-		bp->stage_len = 0;
-		return r;
-	}
-	// The diff: ended old indices compacted into idx[0], begun new ones into
-	// idx[1], each in ascending key order (a write never passes the read).
-	uint32_t ended = 0, begun = 0;
-	if (n_old > 0) {
-		int shift = 1;
-		while (shift < 32 && (uint64_t)t->item_len > (1ull << shift)) shift++;
-		bp_sort_keys(bp, 0, bp->pairs, n_old, shift);
-		bp_sort_keys(bp, 1, bp->stage, n_new, shift);
-		const uint64_t *ko = bp->key[0], *kn = bp->key[1];
-		uint32_t *io = bp->idx[0], *in = bp->idx[1];
-		uint32_t i = 0, j = 0;
-		while (i < n_old && j < n_new) {
-			if (ko[i] == kn[j]) {
-				i++, j++;
-			} else if (ko[i] < kn[j]) {
-				io[ended++] = io[i++];
-			} else {
-				in[begun++] = in[j++];
-			}
+	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
+	int shift = c.shift;
+	if (first) {
+		// Every pair begins, in the order the pass found them. Key p lies in
+		// the bytes of record p / 4, so turning keys into records from the
+		// last one down reads each key before a record covers it.
+		const uint64_t *keys = (const uint64_t *)(const void *)bp->pairs;
+		for (uint32_t p = n_new; p-- > 0;) {
+			bp_rec rec = bp_key_rec(t, keys[p], shift);
+			bp->pairs[p] = rec;
 		}
-		while (i < n_old) io[ended++] = io[i++];
-		while (j < n_new) in[begun++] = in[j++];
-	}
-	// The pairs found become the set; the old set stays in stage for its reports.
-	bp_rec *sw = bp->pairs;
-	bp->pairs = bp->stage;
-	bp->stage = sw;
-	uint32_t swc = bp->cap;
-	bp->cap = bp->stage_cap;
-	bp->stage_cap = swc;
-	bp->len = n_new;
-	bp->stage_len = n_old;
-	bp->linked = false;
-	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
-	bp->touched_len = 0;
-	bp->all = false;
-	reading_begin(t);
-	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
-	bp->ended_len = 0;
-	if (n_old > 0) {
-		for (uint32_t k = 0; k < ended; ++k) bp_report(end, ctx, &bp->stage[bp->idx[0][k]]);
-		for (uint32_t k = 0; k < begun; ++k) bp_report(begin, ctx, &bp->pairs[bp->idx[1][k]]);
-	} else {
+		bp_all_done(t, n_new);
+		reading_begin(t);
+		bp_report_removed(t, end, ctx);
 		for (uint32_t p = 0; p < n_new; ++p) bp_report(begin, ctx, &bp->pairs[p]);
+		reading_end(t);
+		return ORT_OK;
 	}
-	bp->stage_len = 0;
+	// The diff: both sets' keys sorted, merged in one linear pass. Ended keys
+	// are compacted into key[0], begun ones into key[2] (free once the sorts
+	// are done), each in ascending order (a write never passes the read).
+	// A set an all-pairs update wrote, untouched since, is in key order
+	// already (the usual case when most items move every frame): its sort is
+	// skipped.
+	bool sorted = true;
+	for (uint32_t j = 0; j < n_old; ++j) {
+		bp->key[0][j] = bp_key(rec_item(&bp->pairs[j], 0), rec_item(&bp->pairs[j], 1), shift);
+		sorted &= j == 0 || bp->key[0][j - 1] < bp->key[0][j];
+	}
+	if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
+	uint64_t *ko = bp->key[0], *kn = bp->key[1], *kb = bp->key[2];
+	uint32_t ended = 0, begun = 0, i = 0, j = 0;
+	while (i < n_old && j < n_new) {
+		if (ko[i] == kn[j])
+			i++, j++;
+		else if (ko[i] < kn[j])
+			ko[ended++] = ko[i++];
+		else
+			kb[begun++] = kn[j++];
+	}
+	while (i < n_old) ko[ended++] = ko[i++];
+	while (j < n_new) kb[begun++] = kn[j++];
+	// The set, in ascending key order. A pair's record is the same whenever it
+	// is made: both items are live throughout (removals took theirs out), and
+	// neither handles nor user data change while an item lives.
+	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(t, kn[p], shift);
+	bp_all_done(t, n_new);
+	reading_begin(t);
+	bp_report_removed(t, end, ctx);
+	// The keys are read through bp: a callback changes nothing here (its
+	// changes wait for reading_end), but the records are made afresh as
+	// the item pool may move under a deferred insert.
+	for (uint32_t k = 0; k < ended; ++k) {
+		bp_rec e = bp_key_rec(t, bp->key[0][k], shift);
+		bp_report(end, ctx, &e);
+	}
+	for (uint32_t k = 0; k < begun; ++k) {
+		bp_rec e = bp_key_rec(t, bp->key[2][k], shift);
+		bp_report(begin, ctx, &e);
+	}
 	reading_end(t);
 	return ORT_OK;
 }

@@ -14,6 +14,7 @@
 #include "query_batch.c"
 #include "pairs.c"
 #include "broadphase.c"
+#include "bp_snapshot.c"
 #include "defer.c"
 #include "contact.c"
 #include "packed.c"

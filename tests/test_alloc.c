@@ -387,6 +387,107 @@ static void test_far_failure_keeps_shape(void **s)
 		}
 }
 
+// ---- the all-pairs update under refused allocations -------------------------------
+
+/// Events of one update_pairs, counted.
+static void ap_event(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(long *)ctx;
+}
+
+/// The broad phase's pair set as sorted keys, read with the injection paused.
+static void ap_set(run *u, tu_list *out)
+{
+	u->a.paused = true;
+	free(out->v);
+	*out = (tu_list){0};
+	tu_pair_array_keys(u->t, out);
+	u->a.paused = false;
+}
+
+/// Frames where every item moves (the all-pairs update: a snapshot, its pair
+/// pass, the diff), the first update among them, while the pairs grow from
+/// none to every pair of a pile and back: each update is tried with its Nth
+/// allocation refused (one-shot, then every one from the Nth on), N = 1, 2,
+/// ... until an update meets no refusal. A refused update must say so
+/// (ORT_ERROR_OUT_OF_MEMORY), report nothing, and leave the pair set as it
+/// was; the tree validates and holds what the model says; then an update
+/// that may allocate catches up to exactly the brute-force pairs.
+static void test_all_pairs_update(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int persistent = 0; persistent < 2; ++persistent) {
+			run u;
+			memset(&u, 0, sizeof u);
+			u.r = tu_rng_make(31 + (uint64_t)p);
+			u.placement = (ort_placement)p;
+			def_t def = TU(tree_default_def)();
+			def.placement = u.placement;
+			def.bucket_size = 4;
+			def.allocator = tu_allocator(&u.a);
+			assert_int_equal(TU(tree_create)(&def, &u.t), ORT_OK);
+			tu_model_init(&u.m, 64);
+			// Past 64 items, most of them moved sends update_pairs down the all-pairs path.
+			for (int i = 0; i < 100; ++i) do_insert(&u, spread_box(&u.r, i));
+			long refusals = 0;
+			tu_list was = {0}, now = {0};
+			// Spread out (or piled up), piled up (every pair overlaps), spread out again.
+			for (int f = 0; f < 6; ++f) {
+				TU_CONTEXT("all-pairs update, %s, frame %d, %s", ort_placement_string(u.placement), f,
+				           persistent ? "persistent" : "one-shot");
+				// The persistent runs start piled: the first update then counts
+				// its pairs before it makes their room.
+				bool pile = f == 2 || f == 3 || (f == 0 && persistent);
+				if (f > 0 || pile)
+					for (int i = 0; i < u.m.n; ++i) {
+						box_t b = pile ? (box_t){{0}, {0}} : spread_box(&u.r, i + f);
+						if (pile)
+							for (int d = 0; d < DIM; ++d) b.max[d] = 1 + tu_float(&u.r, 0, 1);
+						do_move(&u, i, b);
+					}
+				for (long n = 1;; ++n) {
+					ap_set(&u, &was);
+					long events = 0, before = u.a.refused;
+					u.a.fail_at = u.a.calls + n;
+					u.a.fail_rest = persistent;
+					ort_result r = TU(tree_update_pairs)(u.t, ap_event, ap_event, &events);
+					u.a.fail_at = 0;
+					bool met = u.a.refused != before;
+					if (r == ORT_OK) {
+						if (met) TU_FAIL("update_pairs met a refused allocation and said nothing\n");
+						break;
+					}
+					if (r != ORT_ERROR_OUT_OF_MEMORY || !met)
+						TU_FAIL("update_pairs: %s (a refusal %s)\n", ort_result_string(r), met ? "met" : "not met");
+					if (events != 0) TU_FAIL("a refused update_pairs reported %ld events\n", events);
+					ap_set(&u, &now);
+					tu_expect_same(&now, &was, "the pair set after a refused update_pairs"); // frees both
+					now = was = (tu_list){0};
+					verify(&u, false);
+					refusals++;
+				}
+				ap_set(&u, &now);
+				u.a.paused = true;
+				tu_list want = {0};
+				assert_int_equal(TU(tree_find_pairs)(u.t, ORT_MASK_ALL, tu_collect_pair, &want), ORT_OK);
+				tu_expect_same(&now, &want, "the pair set against find_pairs"); // frees both
+				now = (tu_list){0};
+				u.a.paused = false;
+				verify(&u, true);
+			}
+			printf("# all-pairs updates, %s, %s: %ld refused\n", ort_placement_string(u.placement),
+			       persistent ? "persistent" : "one-shot", refusals);
+			if (refusals == 0) TU_FAIL("no update met a refused allocation: the test tests nothing\n");
+			free(was.v);
+			free(now.v);
+			TU(tree_destroy)(u.t);
+			tu_model_free(&u.m);
+			assert_int_equal(u.a.live, 0);
+		}
+}
+
 static void test_oom_loose(void **s) { (void)s, sweep(ORT_PLACEMENT_LOOSE); }
 static void test_oom_tight(void **s) { (void)s, sweep(ORT_PLACEMENT_TIGHT); }
 static void test_oom_leaves(void **s) { (void)s, sweep(ORT_PLACEMENT_LEAVES); }
@@ -403,6 +504,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_oom_loose),  cmocka_unit_test(test_oom_tight),
 	    cmocka_unit_test(test_oom_leaves), cmocka_unit_test(test_far_failure_keeps_shape),
+	    cmocka_unit_test(test_all_pairs_update),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("alloc"), tests, NULL, report);
 }

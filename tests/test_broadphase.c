@@ -482,6 +482,178 @@ static void test_few_movers(void **state)
 	TU(tree_destroy)(t);
 }
 
+/// The events of one update, in order, for test_all_move.
+typedef struct ordered {
+	pairset set;   ///< the replayed pair set
+	tree_t *t;
+	world *w;
+	tu_rng *r;
+	uint64_t last_key; ///< the last live pair's key, of the current run
+	bool begun;  ///< a begin event came: no end event may follow
+	int errors;
+	/// Changes made from callbacks: model index, remove or move, and where to.
+	int changes, change_at[8];
+	bool change_remove[8];
+	box_t change_box[8];
+} ordered;
+
+/// A pair's key by item index order (handle id - 1): lower, then higher.
+static uint64_t index_key(ort_handle a, ort_handle b) { return pair_key(a, b); }
+
+/// One more event: ended pairs of removed items first (stale handles, in
+/// removal order), then ended live pairs in ascending key order, then begun
+/// ones in ascending key order. Sometimes a change from inside the callback.
+static void ordered_event(ordered *o, ort_handle a, ort_handle b, bool begin)
+{
+	box_t tmp;
+	bool stale = TU(tree_get_box)(o->t, a, &tmp) != ORT_OK || TU(tree_get_box)(o->t, b, &tmp) != ORT_OK;
+	uint64_t k = index_key(a, b);
+	if (begin) {
+		if (!o->begun) o->last_key = 0;
+		o->begun = true;
+		if (stale || k <= o->last_key) o->errors++;
+		o->last_key = k;
+	} else if (o->begun || (stale && o->last_key != 0)) {
+		o->errors++; // an end after a begin, or a removed item's pair after a live one
+	} else if (!stale) {
+		if (k <= o->last_key) o->errors++;
+		o->last_key = k;
+	}
+	// A removal or a move from the callback: it waits for the update to end.
+	if (o->changes < 8 && o->w->m.n > 2 && tu_int(o->r, 0, 40) == 0) {
+		int i = tu_int(o->r, 0, o->w->m.n - 1);
+		for (int c = 0; c < o->changes; ++c)
+			if (o->change_at[c] == i) return;
+		int c = o->changes++;
+		o->change_at[c] = i;
+		o->change_remove[c] = tu_int(o->r, 0, 1);
+		if (o->change_remove[c]) {
+			assert_int_equal(TU(tree_remove)(o->t, o->w->m.handle[i]), ORT_OK);
+		} else {
+			o->change_box[c] = small_box(o->r, 100.0f);
+			assert_int_equal(TU(tree_move)(o->t, o->w->m.handle[i], o->change_box[c]), ORT_OK);
+		}
+	}
+}
+
+static void ordered_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	on_begin(&((ordered *)ctx)->set, a, b, ua, ub);
+	ordered_event(ctx, a, b, true);
+}
+
+static void ordered_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	on_end(&((ordered *)ctx)->set, a, b, ua, ub);
+	ordered_event(ctx, a, b, false);
+}
+
+/// Every item moves every frame (small steps, some far), with filters,
+/// statics, removals and inserts between updates and removals and moves
+/// from inside the update's callbacks: every update after the first takes
+/// the all-pairs path. The events replay to the brute-force pairs of the
+/// world as it was at the update (callbacks' changes show at the next one),
+/// in the documented order; the dense array holds the same set.
+static void test_all_move(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		enum { N = 150 };
+		tree_t *t = tu_tree_make((ort_placement)p, 4);
+		tu_rng r = tu_rng_make(500 + (uint64_t)p);
+		world w;
+		tu_model_init(&w.m, 2 * N);
+		w.filter = malloc(sizeof *w.filter * 2 * N);
+		for (int i = 0; i < N; ++i) {
+			ort_handle h;
+			box_t b = small_box(&r, 100.0f);
+			assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+			w.filter[w.m.n] = random_filter(&r);
+			assert_int_equal(TU(tree_set_filter)(t, h, w.filter[w.m.n]), ORT_OK);
+			tu_model_add(&w.m, h, b);
+		}
+		ordered o;
+		memset(&o, 0, sizeof o);
+		o.t = t;
+		o.w = &w;
+		o.r = &r;
+		for (int f = 0; f < 40; ++f) {
+			TU_CONTEXT("every item moves, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			if (f > 0) {
+				for (int i = 0; i < w.m.n; ++i) {
+					box_t b = w.m.box[i];
+					float step = tu_int(&r, 0, 9) == 0 ? 50.0f : 1.5f;
+					for (int d = 0; d < DIM; ++d) {
+						float v = tu_float(&r, -step, step);
+						b.min[d] += v;
+						b.max[d] += v;
+					}
+					assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
+					w.m.box[i] = b;
+				}
+				for (int k = tu_int(&r, 0, 3); k > 0 && w.m.n > 2; --k) {
+					int i = tu_int(&r, 0, w.m.n - 1);
+					assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+					w.filter[i] = w.filter[w.m.n - 1];
+					tu_model_remove_at(&w.m, i);
+				}
+				for (int k = tu_int(&r, 0, 3); k > 0 && w.m.n < 2 * N; --k) {
+					ort_handle h;
+					box_t b = small_box(&r, 100.0f);
+					assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+					w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+					tu_model_add(&w.m, h, b);
+				}
+			}
+			o.begun = false;
+			o.last_key = 0;
+			o.changes = 0;
+			assert_int_equal(TU(tree_update_pairs)(t, ordered_begin, ordered_end, &o), ORT_OK);
+			assert_int_equal(o.set.errors, 0);
+			// The first update reports in the order its pass finds the pairs.
+			if (f > 0 && o.errors) TU_FAIL("%d events out of order\n", o.errors);
+			o.errors = 0;
+			// The replayed set is the world's at the update: the callbacks'
+			// changes show at the next one.
+			compare(&o.set.keys, &w, "replayed events");
+			tu_list dense = {0};
+			tu_pair_array_keys(t, &dense);
+			// The array names live items only: a pair of an item removed
+			// from a callback left it (and waits to be reported ended).
+			tu_list live = {0};
+			for (size_t k = 0; k < o.set.keys.n; ++k) {
+				bool gone = false;
+				for (int c = 0; c < o.changes; ++c)
+					if (o.change_remove[c]) {
+						ort_handle h = w.m.handle[o.change_at[c]];
+						if (o.set.keys.v[k] >> 32 == h.id || (o.set.keys.v[k] & 0xffffffffu) == h.id) gone = true;
+					}
+				if (!gone) tu_push(&live, o.set.keys.v[k]);
+			}
+			tu_expect_same(&dense, &live, "pair_array");
+			// Now the model catches up with the callbacks' changes, last index first.
+			for (int c = 0; c < o.changes; ++c)
+				if (!o.change_remove[c]) w.m.box[o.change_at[c]] = o.change_box[c];
+			for (int c0 = 0; c0 < o.changes; ++c0) {
+				int best = -1;
+				for (int c = 0; c < o.changes; ++c)
+					if (o.change_remove[c] && o.change_at[c] >= 0 && (best < 0 || o.change_at[c] > o.change_at[best]))
+						best = c;
+				if (best < 0) break;
+				int i = o.change_at[best];
+				w.filter[i] = w.filter[w.m.n - 1];
+				tu_model_remove_at(&w.m, i);
+				o.change_at[best] = -1;
+			}
+			tu_check_valid(t);
+		}
+		free(o.set.keys.v);
+		free(w.filter);
+		tu_model_free(&w.m);
+		TU(tree_destroy)(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +667,7 @@ int main(void)
 	    cmocka_unit_test(test_identical),
 	    cmocka_unit_test(test_pair_array_empty),
 	    cmocka_unit_test(test_few_movers),
+	    cmocka_unit_test(test_all_move),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

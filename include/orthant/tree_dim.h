@@ -246,8 +246,8 @@ typedef void ORTHANT_NAME(pair_event_fn)(void *ctx, ort_handle a, ort_handle b, 
 /// pass, as find_pairs does, and diffs them against the set (the first call
 /// takes them as the set). Ended pairs come first, then begun ones, each in
 /// the order the items were touched (in the one-pass case, in ascending order
-/// of (lower handle id, higher handle id); on the first call in find_pairs
-/// order), so the same sequence of calls gives the same sequence of events.
+/// of (lower handle id, higher handle id); when the set was empty, as on the
+/// first call, in the order that pass finds them), so the same sequence of calls gives the same sequence of events.
 /// Pairs of items removed since the last call end first. An ended pair of a
 /// removed item carries its (now stale) handle and the user data it had.
 /// begin or end may be NULL. After ortN_tree_clear the pair set starts over

@@ -1,0 +1,170 @@
+// bp_snapshot.c: every current pair of a dynamic tree, found through a packed
+// snapshot of its items' boxes — the broad phase's all-pairs update.
+//
+// When most items moved (or on the first update) the broad phase needs every
+// pair of the tree at once. The dynamic tree can find them itself
+// (tree_find_pairs), but its cells were shaped by the items' history and its
+// walk reads entries through chunk chains; a packed tree built from the
+// current boxes in Morton order answers the same question in a fraction of
+// the instructions (the build is a radix sort and one linear pass). So the
+// snapshot copies each live item's box (its entry's box: the full box in
+// every placement) into an array, builds a packed tree over it, and runs the
+// packed pair finder; box k of the array is item `item[k]`.
+//
+// What the packed finder reports are overlapping boxes; a pair is passed on
+// only when the tree's find_pairs would report it: both filters allow it,
+// not both static (items_pair), and the exact bounds meet when one is a
+// sphere (items_touch). Pairs are handed on as item indices, lower first.
+//
+// The snapshot keeps its arrays and its packed tree between updates (the
+// packed tree's build allocates only when the scene outgrows it), and takes
+// all its memory through the tree's allocator, counted in the tree's bytes:
+// in steady state it allocates nothing (the packed finder's sweep keys are
+// the exception, taken per call for piles of boxes, as find_pairs does).
+//
+// The snapshot is a copy: nothing here writes to the tree, and the tree may
+// change freely between updates. A box the packed tree refuses (none should:
+// both check the same limits) or a worker system the snapshot cannot use
+// falls back to the tree's own find_pairs, slower and the same pairs.
+#include "tree_int.h"
+
+typedef ORTHANT_NAME(packed) bp_packed;
+
+struct bp_snap {
+	bp_packed *packed; ///< over boxes[0, len), or NULL until the first build
+	box_t *boxes;      ///< [cap]: the live items' boxes, in the tree's node order
+	uint32_t *item;    ///< [cap]: the item each box is
+	uint32_t len, cap;
+	bool built; ///< packed holds boxes[0, len); else pairs come from the tree
+};
+
+/// The snapshot's packed tree allocates through the tree: its bytes are the tree's.
+static void *bp_snap_alloc(void *ctx, size_t size) { return mem_alloc(ctx, size); }
+
+static void bp_snap_free_fn(void *ctx, void *p, size_t size) { mem_free(ctx, p, size); }
+
+static void bp_snap_free(tree_t *t, struct bp_snap *s)
+{
+	if (!s) return;
+	ORTHANT_NAME(packed_destroy)(s->packed);
+	mem_free(t, s->boxes, (size_t)s->cap * sizeof *s->boxes);
+	mem_free(t, s->item, (size_t)s->cap * sizeof *s->item);
+	mem_free(t, s, sizeof *s);
+}
+
+/// Room for n boxes (a quarter to spare, so a growing world does not grow it
+/// every frame). False, with the arrays as they were, without memory.
+static bool bp_snap_reserve(tree_t *t, struct bp_snap *s, uint32_t n)
+{
+	if (n <= s->cap) return true;
+	uint64_t want = (uint64_t)n + n / 4 + 64;
+	if (want > UINT32_MAX) want = UINT32_MAX;
+	box_t *boxes = mem_alloc(t, (size_t)want * sizeof *boxes);
+	uint32_t *ids = boxes ? mem_alloc(t, (size_t)want * sizeof *ids) : NULL;
+	if (!ids) {
+		mem_free(t, boxes, (size_t)want * sizeof *boxes);
+		return false;
+	}
+	// Nothing to copy: the arrays are refilled before every build.
+	mem_free(t, s->boxes, (size_t)s->cap * sizeof *s->boxes);
+	mem_free(t, s->item, (size_t)s->cap * sizeof *s->item);
+	s->boxes = boxes;
+	s->item = ids;
+	s->cap = (uint32_t)want;
+	return true;
+}
+
+/// Make *sp (creating it on first use) a snapshot of the tree's live items.
+/// ORT_OK when the pairs can be found (through the packed tree, or the tree's
+/// own walk when the packed tree refuses the boxes); out of memory leaves the
+/// tree as it was.
+static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
+{
+	// Outside every callback nothing waits in the deferred queue: each live
+	// item is stored, with its current box.
+	assert(!in_callback(t) && t->pending_len == 0);
+	struct bp_snap *s = *sp;
+	if (!s) {
+		s = mem_alloc(t, sizeof *s);
+		if (!s) return ORT_ERROR_OUT_OF_MEMORY;
+		memset(s, 0, sizeof *s);
+		*sp = s;
+	}
+	s->built = false;
+	if (!s->packed) {
+		ORTHANT_NAME(packed_def) d = ORTHANT_NAME(packed_default_def)();
+		d.allocator = (ort_allocator){bp_snap_alloc, bp_snap_free_fn, t};
+		// The tree's region, if it names one, spares the build its bounding
+		// pass; boxes outside it are found as any other.
+		d.region = t->def.region;
+		d.use_region = t->def.use_region;
+		ort_result r = ORTHANT_NAME(packed_create)(&d, &s->packed);
+		if (r != ORT_OK) return r;
+	}
+	if (!bp_snap_reserve(t, s, t->live)) return ORT_ERROR_OUT_OF_MEMORY;
+	// The boxes are read node by node, each node's entries from its chunks:
+	// a walk of the pools in memory order, where reading each item's entry
+	// in item order would miss the cache once per item. An item of several
+	// entries (leaves) is taken at the entry it names as its own.
+	uint32_t k = 0;
+	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
+		const node *n = &t->nodes[ni];
+		if (n->flags & NODE_FREE) continue;
+		ENTRY_LOOP(t, n, c, j)
+		{
+			const entry *e = &t->chunks[c].e[j];
+			if (t->items[e->item].addr != c * CHUNK_CAP + j) continue;
+			assert(k < t->live && !(t->items[e->item].flags & (ITEM_PENDING | ITEM_DOOMED)));
+			s->boxes[k] = e->box;
+			s->item[k++] = e->item;
+		}
+	}
+	assert(k == t->live);
+	s->len = k;
+	// The tree's workers, if it has any: the packed build and pair finder cut
+	// their work into jobs and report in the serial order.
+	ORTHANT_NAME(packed_set_tasks)(s->packed, t->def.tasks);
+	ort_result r = ORTHANT_NAME(packed_build)(s->packed, s->boxes, (int)k);
+	if (r == ORT_ERROR_OUT_OF_MEMORY) return r;
+	s->built = r == ORT_OK;
+	return ORT_OK;
+}
+
+typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
+
+typedef struct bp_snap_run {
+	const tree_t *t;
+	const struct bp_snap *s;
+	bp_item_pair_fn *fn;
+	void *ctx;
+} bp_snap_run;
+
+static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
+{
+	const bp_snap_run *run = ctx;
+	const tree_t *t = run->t;
+	const struct bp_snap *s = run->s;
+	uint32_t a = s->item[x], b = s->item[y];
+	if ((t->statics || t->filters) && !items_pair(t, a, b)) return true;
+	if (t->spheres && !items_touch(t, a, b, &s->boxes[x], &s->boxes[y])) return true;
+	return a < b ? run->fn(run->ctx, a, b) : run->fn(run->ctx, b, a);
+}
+
+static bool bp_snap_tree_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	const bp_snap_run *run = ctx;
+	uint32_t x = a.id - 1, y = b.id - 1;
+	return x < y ? run->fn(run->ctx, x, y) : run->fn(run->ctx, y, x);
+}
+
+/// Every current pair of the tree to fn (lower item index first), until fn
+/// returns false; the snapshot is the one bp_snap_build made since the tree
+/// last changed. Deterministic: the same tree gives the same sequence, for
+/// any number of workers.
+static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx)
+{
+	bp_snap_run run = {t, s, fn, ctx};
+	if (s->built) return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
+	return ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_snap_tree_pair, &run);
+}
