@@ -16,6 +16,7 @@
 #include "contact.c"
 #include "packed.c"
 #include "packed_build.c"
+#include "packed_build_jobs.c"
 #include "packed_query.c"
 #include "packed_pairs.c"
 #include "packed_knn_batch.c"
