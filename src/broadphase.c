@@ -371,6 +371,11 @@ static void bp_flag_partners(tree_t *t, uint32_t i, bool on)
 	}
 }
 
+/// The begun step on the tree's tasks (broadphase_jobs.c): false when it did
+/// not run (no tasks, few movers, or a failure that changed nothing).
+static bool bp_begun_in_jobs(tree_t *t, bool by_content, ORTHANT_NAME(pair_event_fn) * begin, void *ctx,
+                             ort_result *result);
+
 /// update_pairs inside the readers' bracket: its callbacks may change the tree.
 static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
                             void *ctx)
@@ -407,6 +412,8 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
 	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
 	if (by_content) pairs_content(t, t->root);
+	ort_result split;
+	if (bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
 	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;
 	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {

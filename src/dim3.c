@@ -12,6 +12,7 @@
 #include "query_batch.c"
 #include "pairs.c"
 #include "broadphase.c"
+#include "broadphase_jobs.c"
 #include "defer.c"
 #include "contact.c"
 #include "packed.c"
