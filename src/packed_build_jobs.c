@@ -71,6 +71,7 @@ typedef struct pk_par {
 	pblock *blocks;
 	int depth, bucket;
 	pk_node_job *jobs;
+	const uint32_t *groups; ///< the sort's runs of top-digit buckets: ends
 } pk_par;
 
 static void pk_chunk_range(const pk_par *c, int j, uint32_t *lo, uint32_t *hi)
@@ -169,6 +170,71 @@ static void pk_job_fill(void *ctx, int j, tk_out *out)
 	assert(b.made == jb->base + jb->count);
 }
 
+/// Sort src[lo, hi) by key, stably, in three LSD passes through tmp (the
+/// same range of the other buffer): the result ends in tmp.
+static void pk_sort_run(uint64_t *src, uint64_t *tmp, uint32_t lo, uint32_t hi)
+{
+	uint32_t h[2048];
+	for (int pass = 0; pass < 3; ++pass) {
+		memset(h, 0, sizeof h);
+		for (uint32_t i = lo; i < hi; ++i) h[pk_digit(src[i], pass)]++;
+		uint32_t sum = lo;
+		for (int d = 0; d < 2048; ++d) {
+			uint32_t t = h[d];
+			h[d] = sum;
+			sum += t;
+		}
+		for (uint32_t i = lo; i < hi; ++i) tmp[h[pk_digit(src[i], pass)]++] = src[i];
+		uint64_t *t = src;
+		src = tmp;
+		tmp = t;
+	}
+}
+
+/// A run of whole top-digit buckets (c->groups: the runs' ends), sorted
+/// from c->dst into c->src.
+static void pk_job_run(void *ctx, int j, tk_out *out)
+{
+	(void)out;
+	pk_par *c = ctx;
+	pk_sort_run(c->dst, c->src, c->groups[j], c->groups[j + 1]);
+}
+
+/// When the top digit spreads the keys well (no bucket above n / 32), sort
+/// by it first — one scatter over all keys, offsets by digit then chunk,
+/// as an LSD pass makes them — and then each run of whole buckets in a job
+/// of its own, in cache (its three passes sort within the run, so back into
+/// *keys): no recount passes over the whole array, and the same stable order
+/// as three LSD passes over it. False (nothing done) when a bucket is too
+/// large for the jobs to balance.
+static bool pk_sort_top_first(ort_tasks *tasks, pk_par *c, int chunks, uint64_t *keys, uint64_t *other)
+{
+	uint32_t n = c->n, total[2048] = {0}, most = 0;
+	for (int d = 0; d < 2048; ++d) {
+		for (int k = 0; k < chunks; ++k) total[d] += c->chunks[k].hist[2][d];
+		most = total[d] > most ? total[d] : most;
+	}
+	if (most > n / 32) return false;
+	uint32_t sum = 0, job_items = n / TK_JOBS_TARGET < 4096 ? 4096 : n / TK_JOBS_TARGET, groups[2049];
+	int jobs = 0;
+	groups[0] = 0;
+	for (int d = 0; d < 2048; ++d) {
+		for (int k = 0; k < chunks; ++k) {
+			uint32_t t = c->chunks[k].hist[2][d];
+			c->chunks[k].hist[2][d] = sum;
+			sum += t;
+		}
+		if (sum - groups[jobs] >= job_items || (d == 2047 && sum > groups[jobs])) groups[++jobs] = sum;
+	}
+	c->src = keys;
+	c->dst = other;
+	c->pass = 2;
+	ort_tk_for(tasks, chunks, pk_job_scatter, c);
+	c->groups = groups;
+	ort_tk_for(tasks, jobs, pk_job_run, c); // from c->dst back into c->src
+	return true;
+}
+
 /// Sort the keys into a->sort_a (as pk_sort_keys), in chunks. With a region
 /// the boxes are checked and bounded into *all here.
 static ort_result pk_sort_in_jobs(ort_tasks *tasks, pk_par *c, bool growing, pk_arrays *a, box_t *all)
@@ -183,7 +249,8 @@ static ort_result pk_sort_in_jobs(ort_tasks *tasks, pk_par *c, bool growing, pk_
 		if (c->chunks[k].r != ORT_OK) return c->chunks[k].r;
 		pk_grow(all, &c->chunks[k].bounds);
 	}
-	for (int pass = 0; pass < 3; ++pass) {
+	bool top_first = pk_sort_top_first(tasks, c, chunks, keys, other);
+	for (int pass = 0; pass < 3 && !top_first; ++pass) {
 		uint32_t digit0 = pk_digit(keys[0], pass), total = 0;
 		for (int k = 0; k < chunks; ++k) total += c->chunks[k].hist[pass][digit0];
 		if (total == n) continue; // one bucket: the pass would not move anything
