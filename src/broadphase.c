@@ -411,9 +411,9 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	// Without the memory for the bounds, queries prune by cells as ever.
 	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
 	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
-	if (by_content) pairs_content(t, t->root);
 	ort_result split;
 	if (bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
+	if (by_content) pairs_content(t, t->root);
 	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;
 	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {

@@ -18,6 +18,8 @@
 // begun, their records and the begin events, in order, are the serial step's
 // for any number of workers. A failure before the replay (a job buffer
 // refused, a query's error) changes nothing: the serial step then runs.
+// When the queries prune by content bounds (loose cells, many movers), those
+// are made first as find_pairs makes them with tasks: subtrees as jobs.
 #include "task_int.h"
 #include "tree_int.h"
 
@@ -30,7 +32,7 @@ typedef struct bpj_ctx {
 	const tree_t *t;
 	const uint32_t *touched;
 	uint32_t n, rows; ///< touched entries, entries per job
-	bool by_content;  ///< query by content bounds (made before the jobs)
+	bool by_content;  ///< query by content bounds (made first, in jobs)
 	atomic_int failed; ///< the first error a query returned (0: none)
 } bpj_ctx;
 
@@ -98,6 +100,20 @@ static bool bpj_replay(tree_t *t, uint32_t i, const uint32_t **at, ORTHANT_NAME(
 	return ok;
 }
 
+/// The content bounds the movers' queries prune by, as find_pairs makes
+/// them with tasks (pairs.c): subtrees in jobs, then the nodes above them.
+static ort_result bpj_content(tree_t *t, ort_tasks *tasks)
+{
+	uint32_t limit = t->entries / TK_JOBS_TARGET < 1024 ? 1024 : t->entries / TK_JOBS_TARGET;
+	int roots = pairs_content_roots(t, t->root, limit, NULL, 0);
+	pair_jobs c = {NULL, t, 0, ort_tk_scratch(tasks, (size_t)roots * sizeof(uint32_t))};
+	if (!c.nodes) return ORT_ERROR_OUT_OF_MEMORY;
+	pairs_content_roots(t, t->root, limit, c.nodes, 0);
+	ort_tk_for(tasks, roots, pairs_content_job, &c);
+	pairs_content_walk(t, t->root, true, limit);
+	return ORT_OK;
+}
+
 static bool bp_begun_in_jobs(tree_t *t, bool by_content, ORTHANT_NAME(pair_event_fn) * begin, void *ctx,
                              ort_result *result)
 {
@@ -108,7 +124,8 @@ static bool bp_begun_in_jobs(tree_t *t, bool by_content, ORTHANT_NAME(pair_event
 	c.rows = c.n / TK_JOBS_TARGET < BPJ_MIN_ROWS ? BPJ_MIN_ROWS : c.n / TK_JOBS_TARGET;
 	atomic_init(&c.failed, 0);
 	int jobs = (int)((c.n + c.rows - 1) / c.rows);
-	ort_result r = ort_tk_run(tasks, jobs, 1, bpj_job, &c);
+	ort_result r = by_content ? bpj_content(t, tasks) : ORT_OK;
+	if (r == ORT_OK) r = ort_tk_run(tasks, jobs, 1, bpj_job, &c);
 	if (r != ORT_OK || atomic_load(&c.failed) != 0) {
 		ort_tk_release(tasks);
 		return false; // nothing changed: the serial step runs
