@@ -4,7 +4,9 @@
 // With tasks, every pass over the items runs in chunks of PK_CHUNK items, cut
 // by the count alone: checking and bounding; keying, with a histogram per
 // chunk; each radix pass as a count per chunk and a scatter per chunk whose
-// offsets (digit by digit, then chunk by chunk) keep the sort stable; and the
+// offsets (digit by digit, then chunk by chunk) keep the sort stable — or,
+// when the top digit spreads the keys, one such pass on it and then runs of
+// its buckets sorted in jobs of their own (pk_sort_top_first); and the
 // gather. Then the blocks: a walk of the top of the tree on the calling
 // thread (pk_node with a mode) stops at every subtree of at most job_items
 // items and lists it as a job; the workers count each job's blocks; a second
