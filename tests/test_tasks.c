@@ -493,7 +493,7 @@ static void test_update_pairs(void **st)
 static pair_list movers_events(int c, ort_placement placement, long fail)
 {
 	scene s = scene_make(1, 21);
-	s.n = 6000;
+	s.n = 3000;
 	toy_system toy;
 	tu_alloc talloc = {0}, alloc = {0};
 	def_t def = def_of(placement, -1);
