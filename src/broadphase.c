@@ -386,6 +386,11 @@ static void bp_flag_partners(tree_t *t, uint32_t i, bool on)
 	}
 }
 
+/// The begun step on the tree's tasks (broadphase_jobs.c): false when it did
+/// not run (no tasks, few movers, or a failure that changed nothing).
+static bool bp_begun_in_jobs(tree_t *t, bool by_content, ORTHANT_NAME(pair_event_fn) * begin, void *ctx,
+                             ort_result *result);
+
 /// update_pairs inside the readers' bracket: its callbacks may change the tree.
 static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTHANT_NAME(pair_event_fn) * end,
                             void *ctx)
@@ -421,6 +426,8 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	// Without the memory for the bounds, queries prune by cells as ever.
 	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
 	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
+	ort_result split;
+	if (bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
 	if (by_content) pairs_content(t, t->root);
 	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;

@@ -224,4 +224,72 @@ typedef struct pk_ref {
 	int lane;
 } pk_ref;
 
+// ---- build: what packed_build.c and packed_build_jobs.c share --------------------
+//
+// packed_build.c keys, sorts and lays out the tree on the calling thread;
+// packed_build_jobs.c runs the same steps as jobs (through an ort_tasks) and
+// reuses the node building, which stops at job subtrees by its mode.
+
+/// How build quantises: per axis, the origin, cells per unit and the extent.
+typedef struct pk_grid {
+	double lo[DIM], scale[DIM], extent[DIM];
+	int depth;
+	uint32_t cells; ///< 2^depth cells per axis
+} pk_grid;
+
+typedef struct pk_build {
+	const uint64_t *sorted;
+	box_t *boxes; ///< tree order; NULL when only counting (piles reorder it)
+	pblock *blocks;     ///< NULL when only counting
+	uint32_t made;      ///< blocks handed out
+	int depth, bucket;
+	/// When growable (a build into new arrays, the old ones still whole), the
+	/// blocks array grows as needed instead of being counted first.
+	packed_t *grow;
+	uint32_t cap;
+	bool failed; ///< growing it failed: the build is abandoned
+	/// With tasks (mode != 0): subtrees of at most job_items items are jobs,
+	/// which pk_job_edge handles as the mode says.
+	struct pk_node_job *jobs;
+	uint32_t job_items;
+	int mode, next_job;
+	uint32_t *ids; ///< tree order, beside boxes: piles reorder both
+	uint64_t *scratch; ///< sort_b: [lo, hi) is a pile's to order it by
+} pk_build;
+
+/// What a node puts in its parent's lane besides its bounds.
+typedef struct pk_lane_out {
+	uint32_t first, own, child;
+} pk_lane_out;
+
+/// The item arrays a build fills: the tree's own, or new ones that stay
+/// beside the old until the build can no longer fail.
+typedef struct pk_arrays {
+	box_t *boxes;
+	uint32_t *ids;
+	uint64_t *sort_a, *sort_b;
+	uint32_t cap;
+} pk_arrays;
+
+/// How pk_node treats a subtree of at most job_items items (packed_build_jobs.c).
+enum { PK_SERIAL, PK_COUNT_JOBS, PK_PLAN, PK_NUMBER, PK_FINISH };
+
+static inline uint32_t pk_key(const pk_grid *g, const box_t *b);
+static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t code, pk_lane_out *ln);
+static void pk_root(pk_build *b, uint32_t n);
+static void pk_gather(box_t *boxes, uint32_t *ids, const uint64_t *sorted, const char *base, size_t stride,
+                      uint32_t n);
+static inline box_t pk_load(const char *base, size_t stride, uint32_t i);
+static inline ort_result pk_box_ok(const box_t *b);
+static ort_result pk_bound_all(const char *base, size_t stride, uint32_t n, box_t *all);
+static void pk_arrays_free(packed_t *p, const pk_arrays *a);
+static ort_result pk_arrays_for(packed_t *p, uint32_t n, pk_arrays *a);
+static pk_grid pk_grid_make(const box_t *grid_box, int depth, uint32_t n);
+static void pk_sort_buffers(bool growing, pk_arrays *a, uint64_t **keys, uint64_t **other);
+static void pk_sort_end(bool growing, pk_arrays *a, uint64_t *keys, uint64_t *other, uint32_t n);
+/// A job subtree met by pk_node: what it does with it depends on b->mode.
+static box_t pk_job_edge(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t code, pk_lane_out *ln);
+/// pk_build_from's steps with tasks; the same tree, the same failures.
+static ort_result pk_build_in_jobs(packed_t *p, ort_tasks *tasks, const char *base, size_t stride, uint32_t n);
+
 #endif

@@ -4,11 +4,10 @@
 // For 1, 2, 3 and 8 workers of the built-in pool and for a toy task system of
 // the caller's (which runs the ranges it is given backwards, under made-up
 // worker numbers, only when finish is called), each parallel call must return
-// exactly the sequence the serial call returns — packed builds and find_pairs,
-// the tree's build (the same tree: handles, nodes, entry order) and find_pairs,
-// and the batched queries —, and the pairs must be the
-// set a sweep over the boxes finds. An allocator that fails the Nth request
-// proves a refused job buffer is reported and changes nothing.
+// the serial call's sequence — packed build and find_pairs, the tree's build
+// (the same tree: handles, nodes, entry order), find_pairs, update_pairs (many
+// movers or few), batched queries — with the pairs a sweep finds. An allocator
+// failing the Nth request proves a refused job buffer changes nothing.
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
@@ -487,6 +486,64 @@ static void test_update_pairs(void **st)
 	free(s.box);
 }
 
+/// The events (each frame ended by its result) of update_pairs with few movers
+/// (every 23rd item; on odd frames all on one spot, so the set must grow) on
+/// context c (-1: serial), the tree's allocator refusing its fail-th
+/// allocation of frame 3 (0: none); each set is checked against the sweep.
+static pair_list movers_events(int c, ort_placement placement, long fail)
+{
+	scene s = scene_make(1, 21);
+	s.n = 3000;
+	toy_system toy;
+	tu_alloc talloc = {0}, alloc = {0};
+	def_t def = def_of(placement, -1);
+	def.allocator = tu_allocator(&alloc);
+	def.tasks = c < 0 ? NULL : context_make(c, &toy, &talloc);
+	tree_t *t = NULL;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	ort_handle *h = malloc(sizeof *h * (size_t)s.n);
+	for (int i = 0; i < s.n; ++i) assert_int_equal(TU(tree_insert)(t, s.box[i], NULL, &h[i]), ORT_OK);
+	pair_list ev = {0};
+	assert_int_equal(TU(tree_update_pairs)(t, record_event, record_event, &ev), ORT_OK);
+	for (int frame = 0; frame < 5; ++frame) {
+		for (int i = frame % 23; i < s.n; i += 23) {
+			for (int d = 0; d < DIM; ++d) {
+				float lo = frame % 2 ? 300.0f + (float)(i % 3) : s.box[i].min[d] + (float)(i % 7) - 3.0f;
+				s.box[i].max[d] += lo - s.box[i].min[d], s.box[i].min[d] = lo;
+			}
+			assert_int_equal(TU(tree_move)(t, h[i], s.box[i]), ORT_OK);
+		}
+		if (fail && frame == 3) tu_alloc_fail_in(&alloc, fail, false);
+		if (c == 5) tu_alloc_fail_in(&talloc, 1 + frame % 3, frame == 2); // refuse a job buffer
+		ort_result r = TU(tree_update_pairs)(t, record_event, record_event, &ev);
+		tu_alloc_disarm(&alloc);
+		assert_true(r == ORT_OK || (fail && r == ORT_ERROR_OUT_OF_MEMORY));
+		pl_push(&ev, UINT64_MAX - (uint64_t)r), tu_check_valid(t);
+		pair_list now = {0}, sweep = r == ORT_OK ? sweep_pairs(&s) : now;
+		assert_int_equal(TU(tree_current_pairs)(t, collect_handle_pair, &now), ORT_OK);
+		if (r == ORT_OK) expect_pairs_are(&now, &sweep, "update_pairs with few movers");
+		free(now.v), free(sweep.v);
+	}
+	TU(tree_destroy)(t), ort_tasks_destroy(def.tasks), free(h), free(s.box);
+	return ev;
+}
+
+/// Movers queried in jobs: the serial events, in order, on every context.
+static void test_update_movers(void **st)
+{
+	(void)st;
+	const ort_placement placements[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT, ORT_PLACEMENT_LEAVES};
+	for (int p = 0; p < 3; ++p)
+		for (long fail = 0; fail < 3; ++fail) {
+			pair_list want = movers_events(-1, placements[p], fail);
+			for (int c = fail ? 2 : 0; c < (fail ? 3 : CONTEXTS); ++c) {
+				pair_list got = movers_events(c, placements[p], fail);
+				expect_same_sequence(&got, &want, "update_pairs events with few movers"), free(got.v);
+			}
+			free(want.v);
+		}
+}
+
 static void test_tree_loose(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_LOOSE, -1); }
 static void test_tree_clusters(void **st) { (void)st, tree_scene(1, ORT_PLACEMENT_LOOSE, -1); }
 static void test_tree_tight(void **st) { (void)st, tree_scene(0, ORT_PLACEMENT_TIGHT, -1); }
@@ -736,6 +793,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
 	    cmocka_unit_test(test_tree_flat),       cmocka_unit_test(test_packed_piles),
 	    cmocka_unit_test(test_tree_piles),      cmocka_unit_test(test_update_pairs),
+	    cmocka_unit_test(test_update_movers),
 	    cmocka_unit_test(test_build_uniform),   cmocka_unit_test(test_build_piles),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks"), tests, NULL, NULL);

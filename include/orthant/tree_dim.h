@@ -83,7 +83,7 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_create)(const ORTHANT_NAME(tree_def) * 
 /// Free the tree and everything it holds. NULL is ignored. Handles become stale.
 ORTHANT_API void ORTHANT_NAME(tree_destroy)(ORTHANT_NAME(tree) * tree);
 
-/// Use tasks (NULL: none) for build, find_pairs and the batched queries from now on,
+/// Use tasks (NULL: none) for build, find_pairs, update_pairs and the batched queries from now on,
 /// as if the definition had named it. Not from a callback or while another
 /// thread uses the tree.
 ORTHANT_API void ORTHANT_NAME(tree_set_tasks)(ORTHANT_NAME(tree) * tree, ort_tasks *tasks);
