@@ -78,7 +78,10 @@ b=$!
 sa=0 sb=0
 wait $a || sa=$?
 wait $b || sb=$?
-report $sa memcheck coverage && report $sb soak fuzz tsan python_tests
+status=0
+report $sa memcheck coverage || status=1
+report $sb soak fuzz tsan python_tests || status=1
+[ $status -eq 0 ] || { echo "test.sh: a step failed (its log is above, and in build/steps/)" >&2; exit 1; }
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 
 # Every stage above stops the script on failure, so reaching here means all passed.
