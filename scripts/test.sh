@@ -4,11 +4,12 @@
 #      (ORTHANT_REQUIRE_ALL: a missing package fails the configure, never skips tests);
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the soak: the bouncing-boxes scene for 1,000,000 frames of incremental updates;
-#   4. every library test under valgrind memcheck;
-#   5. the concurrent-readers test under ThreadSanitizer;
+#   4. every library test under valgrind memcheck (the heavy suites on smaller scenes);
+#   5. the concurrent-readers and split-calls tests under ThreadSanitizer;
 #   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
 #   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
+# Steps 3 to 8 run in two lanes at once (4 and 7; 3, 6, 5 and 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -28,31 +29,59 @@ run_suite build/release -DCMAKE_BUILD_TYPE=Release
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON
 
-echo "== soak" >&2
-build/release/tests/orthant_soak 1000000
-
-echo "== valgrind memcheck" >&2
-for t in build/release/tests/test_*_[23]d; do
-  case $t in *tsan*) continue ;; esac
-  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect "$t" >/dev/null
-  echo "valgrind clean: $(basename "$t")"
-done
-valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_scene_replay fuzz/corpus/scene >/dev/null
-valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_ops_replay fuzz/corpus/ops >/dev/null
-valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_packed_replay fuzz/corpus/packed >/dev/null
-echo "valgrind clean: fuzz replays"
-
-echo "== ThreadSanitizer" >&2
-bash scripts/tsan.sh
-
-echo "== fuzz (60 s)" >&2
-bash scripts/fuzz.sh 60
-
-echo "== coverage" >&2
-bash scripts/coverage.sh
-
-echo "== python" >&2
-bash scripts/python.sh | tee build/pytest.log
+# The rest runs in two lanes side by side, one a core: the soak, valgrind and
+# the fuzzers are single-threaded, so one after another they would leave the
+# second core idle. Each step's output lands in build/steps/<step>.log and is
+# printed when the lane ends; a failing step stops its lane and fails the script.
+mkdir -p build/steps
+soak() { build/release/tests/orthant_soak 1000000; }
+memcheck() {
+  # Under valgrind every instruction costs some fifty: ORTHANT_TEST_SHRINK makes the
+  # heavy suites' scenes smaller here (testutil.h, tu_size); both ctest runs above ran them full.
+  for t in build/release/tests/test_*_[23]d; do
+    case $t in *tsan*) continue ;; esac
+    ORTHANT_TEST_SHRINK=4 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+      "$t" >/dev/null
+    echo "valgrind clean: $(basename "$t")"
+  done
+  for f in scene ops packed; do
+    valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_${f}_replay fuzz/corpus/$f >/dev/null
+  done
+  echo "valgrind clean: fuzz replays"
+}
+python_tests() { bash scripts/python.sh >build/pytest.log && cat build/pytest.log; }
+lane() { # lane STEP...: the steps in order, each logged. Each runs as a job of
+  # its own, not as a condition, so that set -e still stops it at its first failure.
+  local step start
+  for step in "$@"; do
+    echo "== $step" >"build/steps/$step.log"
+    start=$SECONDS
+    "$step" >>"build/steps/$step.log" 2>&1 &
+    wait $! || { echo "FAILED: $step" >>"build/steps/$step.log"; return 1; }
+    echo "($step: $((SECONDS - start)) s)" >>"build/steps/$step.log"
+  done
+}
+report() { # the lane's logs, in order; fails if the lane did
+  local status=$1 step; shift
+  for step in "$@"; do [ -f "build/steps/$step.log" ] && cat "build/steps/$step.log"; done
+  return "$status"
+}
+tsan() { bash scripts/tsan.sh; }
+fuzz() { bash scripts/fuzz.sh 60; }
+coverage() { bash scripts/coverage.sh; }
+echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (60 s), coverage, python: two lanes" >&2
+rm -f build/steps/*.log
+lane memcheck coverage &
+a=$!
+lane soak fuzz tsan python_tests &
+b=$!
+sa=0 sb=0
+wait $a || sa=$?
+wait $b || sb=$?
+status=0
+report $sa memcheck coverage || status=1
+report $sb soak fuzz tsan python_tests || status=1
+[ $status -eq 0 ] || { echo "test.sh: a step failed (its log is above, and in build/steps/)" >&2; exit 1; }
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 
 # Every stage above stops the script on failure, so reaching here means all passed.

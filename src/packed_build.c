@@ -10,31 +10,11 @@
 // subtree's items form one run with the node's own items first — their padded
 // code is the run's smallest and their level the lowest — and children follow
 // in Morton order (Karras 2012's linear trees, with loose levels).
+#include "morton.h"
 #include "packed_int.h"
 #include "task_int.h"
 
 // ---- keys ---------------------------------------------------------------------
-
-/// Spread the low bits of x (32 in 2D, 21 in 3D) so that DIM - 1 zero bits separate them.
-static inline uint64_t pk_spread(uint64_t x)
-{
-#if ORTHANT_DIM == 2
-	x &= 0xffffffffu;
-	x = (x | (x << 16)) & 0x0000ffff0000ffffull;
-	x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
-	x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full;
-	x = (x | (x << 2)) & 0x3333333333333333ull;
-	x = (x | (x << 1)) & 0x5555555555555555ull;
-#else
-	x &= 0x1fffffu;
-	x = (x | (x << 32)) & 0x001f00000000ffffull;
-	x = (x | (x << 16)) & 0x001f0000ff0000ffull;
-	x = (x | (x << 8)) & 0x100f00f00f00f00full;
-	x = (x | (x << 4)) & 0x10c30c30c30c30c3ull;
-	x = (x | (x << 2)) & 0x1249249249249249ull;
-#endif
-	return x;
-}
 
 /// floor(log2(a / b)) for a >= 0 and b > 0 (normal doubles), exactly and
 /// without dividing: with a = 2^ea (1 + fa) and b = 2^eb (1 + fb), the
@@ -64,38 +44,11 @@ static inline uint32_t pk_key(const pk_grid *g, const box_t *b)
 		double c = 0.5 * ((double)b->min[d] + b->max[d]);
 		double q = (c - g->lo[d]) * g->scale[d];
 		uint32_t qi = q <= 0.0 ? 0u : q >= (double)(g->cells - 1) ? g->cells - 1 : (uint32_t)q;
-		code |= (uint32_t)pk_spread(qi) << d; // qi < 2^depth: the code fits
+		code |= (uint32_t)morton_spread(qi, DIM) << d; // qi < 2^depth: the code fits
 	}
 	int pad = DIM * (g->depth - level);
 	code &= ~((1u << pad) - 1u);
 	return code << PK_LEVEL_BITS | (uint32_t)level;
-}
-
-/// Sort a[0..n) by the high 32 bits, stably; the result ends in *a (the two
-/// buffers may swap). hist holds three 11-bit digit histograms.
-static void pk_radix(uint64_t **a, uint64_t **b, uint32_t n, uint32_t hist[3][2048])
-{
-	for (int pass = 0; pass < 3; ++pass) {
-		uint32_t *h = hist[pass];
-		int shift = 32 + 11 * pass;
-		uint32_t digit0 = (uint32_t)((*a)[0] >> shift) & 2047u;
-		if (h[digit0] == n) continue; // one bucket: the pass would not move anything
-		uint32_t sum = 0;
-		for (int k = 0; k < 2048; ++k) {
-			uint32_t c = h[k];
-			h[k] = sum;
-			sum += c;
-		}
-		const uint64_t *src = *a;
-		uint64_t *dst = *b;
-		for (uint32_t i = 0; i < n; ++i) {
-			uint64_t v = src[i];
-			dst[h[(uint32_t)(v >> shift) & 2047u]++] = v;
-		}
-		uint64_t *t = *a;
-		*a = *b;
-		*b = t;
-	}
 }
 
 // ---- node building -----------------------------------------------------------
@@ -258,7 +211,7 @@ static int pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi)
 		uint64_t code = 0;
 		for (int d = 0; d < DIM; ++d) {
 			double q = (pk_centre2(&b->boxes[lo + i], d) - cmin[d]) * scale;
-			code |= pk_spread((uint64_t)(q < top ? q : top)) << d;
+			code |= morton_spread((uint64_t)(q < top ? q : top), DIM) << d;
 		}
 		key[lo + i] = code << ib | i;
 	}
@@ -563,11 +516,9 @@ static ort_result pk_sort_keys(const pk_grid *g, const char *base, size_t stride
 		}
 		uint32_t key = pk_key(g, &b);
 		keys[i] = (uint64_t)key << 32 | i;
-		hist[0][key & 2047u]++;
-		hist[1][(key >> 11) & 2047u]++;
-		hist[2][key >> 22]++;
+		morton_hist_add(hist, key);
 	}
-	if (n) pk_radix(&keys, &other, n, hist);
+	morton_sort_counted(&keys, &other, n, hist);
 	pk_sort_end(growing, a, keys, other, n);
 	return ORT_OK;
 }

@@ -4,9 +4,9 @@
 // out); what the batch adds is speed, from three things:
 //
 // - Spatial order. The points are visited in the Morton order of their
-//   positions on a grid over the tree's bounds (a radix sort of their keys,
-//   skipped when they already come in that order), so consecutive searches
-//   walk the same blocks, still in cache.
+//   positions on a grid over the tree's bounds (morton.h: a radix sort of
+//   their keys, skipped when they already come in that order), so
+//   consecutive searches walk the same blocks, still in cache.
 // - A seeded bound. Distance to a box is 1-Lipschitz in the point, so the k-th
 //   distance of the previous point plus the distance between the two points
 //   bounds this point's k-th distance. The search starts with that bound (a
@@ -30,6 +30,7 @@
 #include <float.h>
 
 #include "knn_heap.h"
+#include "morton.h"
 #include "packed_int.h"
 #include "task_int.h"
 
@@ -235,52 +236,23 @@ static void kb_job(void *ctx, int job, tk_out *unused)
 	}
 }
 
-/// order[0..count) gets the points in the Morton order of their cells on a
-/// grid of 2^16 (2D) or 2^10 (3D) cells a side over the tree's bounds; keys
-/// and tmp are scratch of count entries. Points outside clamp to the edge.
+/// order[0..count) gets the points in the Morton order of their cells on
+/// morton.h's point grid over the tree's bounds (points outside clamp to the
+/// edge), equal cells in input order; keys and tmp are scratch of count
+/// entries. Points that come in that order already (the Python package hands
+/// them over so) are not sorted again.
 static void kb_order(const packed_t *p, const float (*points)[DIM], int count, uint64_t *keys, uint64_t *tmp,
                      uint32_t *order)
 {
-	const int bits = DIM == 2 ? 16 : 10;
-	const double cells = (double)((1u << bits) - 1);
-	double lo[DIM], scale[DIM];
-	for (int d = 0; d < DIM; ++d) {
-		lo[d] = p->bounds.min[d];
-		double w = (double)p->bounds.max[d] - p->bounds.min[d];
-		scale[d] = w > 0 ? cells / w : 0.0;
-	}
-	// Bits interleave through a table: chunk bits of a coordinate spread DIM apart.
-	enum { CHUNK = DIM == 2 ? 8 : 5 };
-	uint32_t spread[1 << CHUNK];
-	for (uint32_t v = 0; v < (1u << CHUNK); ++v) {
-		spread[v] = 0;
-		for (int b = 0; b < CHUNK; ++b) spread[v] |= ((v >> b) & 1u) << (b * DIM);
-	}
+	morton_grid g = morton_grid_make(p->bounds.min, p->bounds.max, DIM);
 	bool sorted = true;
 	for (int i = 0; i < count; ++i) {
-		uint64_t key = 0;
-		for (int d = 0; d < DIM; ++d) {
-			double g = ((double)points[i][d] - lo[d]) * scale[d];
-			uint32_t v = g <= 0 ? 0 : g >= cells ? (1u << bits) - 1 : (uint32_t)g;
-			uint32_t s = spread[v & ((1u << CHUNK) - 1)] | spread[v >> CHUNK] << (CHUNK * DIM);
-			key |= (uint64_t)s << d;
-		}
-		keys[i] = key << 32 | (uint32_t)i;
+		double x[DIM];
+		for (int d = 0; d < DIM; ++d) x[d] = points[i][d];
+		keys[i] = (uint64_t)morton_point_key(&g, x) << 32 | (uint32_t)i;
 		if (i && keys[i] < keys[i - 1]) sorted = false;
 	}
-	if (!sorted) {
-		// LSD radix sort on the 32 key bits, a byte at a time (an even number
-		// of passes, so the keys end in `keys`).
-		for (int shift = 32; shift < 64; shift += 8) {
-			size_t at[257] = {0};
-			for (int i = 0; i < count; ++i) at[((keys[i] >> shift) & 255) + 1]++;
-			for (int b = 0; b < 256; ++b) at[b + 1] += at[b];
-			for (int i = 0; i < count; ++i) tmp[at[(keys[i] >> shift) & 255]++] = keys[i];
-			uint64_t *sw = keys;
-			keys = tmp;
-			tmp = sw;
-		}
-	}
+	if (!sorted) morton_sort(&keys, &tmp, (size_t)count);
 	for (int i = 0; i < count; ++i) order[i] = (uint32_t)keys[i];
 }
 

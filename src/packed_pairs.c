@@ -15,9 +15,9 @@
 // find_pairs allocates, and only when some node owns SWEEP_MIN items or more;
 // without it the pile is tested pair by pair, as before.
 //
-// With tasks (task.h), pk_plan_self walks the top of that same recursion on
-// the calling thread and, instead of doing the work, lists it as jobs in the
-// order the recursion would do it: a subtree small enough (or a cross of two)
+// With tasks (task.h), the same recursion walks the top of the tree on the
+// calling thread with a plan and, instead of doing the work, lists it as jobs
+// in the order it would do it: a subtree small enough (or a cross of two)
 // becomes one job; a larger one becomes its own items' job, then its
 // children's crosses and selves, planned the same way. The workers run the
 // jobs, each into its own buffer (a sweep's keys in a second one, as the
@@ -36,6 +36,8 @@ typedef struct pk_pairs {
 	size_t keys_cap;
 	/// In a job: out[0] takes the pairs instead of fn, out[1] the sweep's keys.
 	tk_out *out;
+	/// Planning (with tasks): the walk lists its work as jobs instead of doing it.
+	struct pk_plan *plan;
 } pk_pairs;
 
 static inline bool pk_report(pk_pairs *r, uint32_t a, uint32_t b)
@@ -210,12 +212,53 @@ static inline bool pk_both_leaves(const packed_t *p, pk_ref x, pk_ref y)
 	return p->blocks[x.block].child[x.lane] == NIL && p->blocks[y.block].child[y.lane] == NIL;
 }
 
+// ---- planning: the walk's top as jobs -------------------------------------------
+
+enum { PK_JOB_SELF, PK_JOB_OWN, PK_JOB_CROSS, PK_JOB_OWN_VS };
+
+/// One job: pk_self(x), pk_self_own(x), pk_cross(x, y, xb, yb) or pk_own_vs(x, y, yb).
+typedef struct pk_job {
+	int kind;
+	pk_ref x, y;
+	box_t xb, yb;
+} pk_job;
+
+typedef struct pk_plan {
+	pk_job *jobs; ///< NULL while counting
+	int n;
+	uint32_t limit; ///< subtrees (or crosses) of at most this many items are one job
+} pk_plan;
+
+/// The items in the subtree of x.
+static uint32_t pk_subtree_items(const packed_t *p, pk_ref x)
+{
+	return pk_subtree_end(p, x.block, x.lane) - p->blocks[x.block].first[x.lane];
+}
+
+static void pk_plan_add(pk_plan *pl, int kind, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	if (pl->jobs) pl->jobs[pl->n] = (pk_job){kind, x, y, xb ? *xb : pk_empty_box(), yb ? *yb : pk_empty_box()};
+	pl->n++;
+}
+
+// ---- the walk ------------------------------------------------------------------
+//
+// pk_cross and pk_self do the work, or, planning (r->plan set), list it: a
+// part small enough becomes one job (the same call, run by a worker without
+// a plan), a larger one lists its own items' job and goes on down exactly as
+// the work would, so the jobs come in the order the work would be done.
+
 /// Every pair with one item in the subtree of x and one in that of y
 /// (disjoint subtrees whose bounds xb and yb meet).
 static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
 {
 	const packed_t *p = r->p;
-	if (pk_both_leaves(p, x, y)) {
+	bool leaves = pk_both_leaves(p, x, y);
+	if (r->plan && (leaves || pk_subtree_items(p, x) + pk_subtree_items(p, y) <= r->plan->limit)) {
+		pk_plan_add(r->plan, PK_JOB_CROSS, x, y, xb, yb);
+		return;
+	}
+	if (leaves) {
 		const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
 		uint64_t nx = bx->own[x.lane], ny = by->own[y.lane];
 		if (nx * ny < (uint64_t)SWEEP_MIN * (nx + ny) ||
@@ -224,9 +267,12 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 		return;
 	}
 	uint32_t cx = pk_cross_order(p, &x, &y, &xb, &yb);
-	pk_own_vs(r, x, y, yb);
+	if (!r->plan)
+		pk_own_vs(r, x, y, yb);
+	else if (p->blocks[x.block].own[x.lane])
+		pk_plan_add(r->plan, PK_JOB_OWN_VS, x, y, NULL, yb);
 	const pblock *c = &p->blocks[cx];
-	WORK_TESTS(c->kids);
+	WORK_TESTS(r->plan ? 0 : c->kids);
 	unsigned m = pk_lanes_meeting(c, yb);
 	while (m && !r->stop) {
 		int k = pk_next_lane(&m);
@@ -254,18 +300,27 @@ static void pk_self_own(pk_pairs *r, pk_ref x)
 	}
 }
 
+/// Every pair with both items in the subtree of x.
 static void pk_self(pk_pairs *r, pk_ref x)
 {
 	const packed_t *p = r->p;
-	uint32_t ci = p->blocks[x.block].child[x.lane];
-	pk_self_own(r, x);
+	const pblock *bx = &p->blocks[x.block];
+	uint32_t ci = bx->child[x.lane];
+	if (r->plan && (ci == NIL || pk_subtree_items(p, x) <= r->plan->limit)) {
+		pk_plan_add(r->plan, PK_JOB_SELF, x, x, NULL, NULL);
+		return;
+	}
+	if (!r->plan)
+		pk_self_own(r, x);
+	else if (bx->own[x.lane])
+		pk_plan_add(r->plan, PK_JOB_OWN, x, x, NULL, NULL);
 	if (r->stop || ci == NIL) return;
 	const pblock *c = &p->blocks[ci];
 	int kids = (int)c->kids;
 	for (int k = 0; k < kids && !r->stop; ++k) {
 		box_t kb = pk_lane_box(c, k);
 		// The later siblings that meet this one, all at once.
-		WORK_TESTS(c->kids);
+		WORK_TESTS(r->plan ? 0 : c->kids);
 		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
 		while (m && !r->stop) {
 			int l = pk_next_lane(&m);
@@ -278,83 +333,11 @@ static void pk_self(pk_pairs *r, pk_ref x)
 
 // ---- in jobs ---------------------------------------------------------------------
 
-enum { PK_JOB_SELF, PK_JOB_OWN, PK_JOB_CROSS, PK_JOB_OWN_VS };
-
-/// One job: pk_self(x), pk_self_own(x), pk_cross(x, y, xb, yb) or pk_own_vs(x, y, yb).
-typedef struct pk_job {
-	int kind;
-	pk_ref x, y;
-	box_t xb, yb;
-} pk_job;
-
-typedef struct pk_plan {
-	const packed_t *p;
-	pk_job *jobs; ///< NULL while counting
-	int n;
-	uint32_t limit; ///< subtrees (or crosses) of at most this many items are one job
-} pk_plan;
-
-/// The items in the subtree of x.
-static uint32_t pk_subtree_items(const packed_t *p, pk_ref x)
-{
-	return pk_subtree_end(p, x.block, x.lane) - p->blocks[x.block].first[x.lane];
-}
-
-static void pk_plan_add(pk_plan *pl, int kind, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
-{
-	if (pl->jobs) pl->jobs[pl->n] = (pk_job){kind, x, y, xb ? *xb : pk_empty_box(), yb ? *yb : pk_empty_box()};
-	pl->n++;
-}
-
-/// pk_cross's work, as jobs in its order.
-static void pk_plan_cross(pk_plan *pl, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
-{
-	const packed_t *p = pl->p;
-	if (pk_both_leaves(p, x, y) || pk_subtree_items(p, x) + pk_subtree_items(p, y) <= pl->limit) {
-		pk_plan_add(pl, PK_JOB_CROSS, x, y, xb, yb);
-		return;
-	}
-	uint32_t cx = pk_cross_order(p, &x, &y, &xb, &yb);
-	if (p->blocks[x.block].own[x.lane]) pk_plan_add(pl, PK_JOB_OWN_VS, x, y, NULL, yb);
-	const pblock *c = &p->blocks[cx];
-	unsigned m = pk_lanes_meeting(c, yb);
-	while (m) {
-		int k = pk_next_lane(&m);
-		box_t kb = pk_lane_box(c, k);
-		pk_plan_cross(pl, (pk_ref){cx, k}, y, &kb, yb);
-	}
-}
-
-/// pk_self's work, as jobs in its order.
-static void pk_plan_self(pk_plan *pl, pk_ref x)
-{
-	const packed_t *p = pl->p;
-	const pblock *bx = &p->blocks[x.block];
-	uint32_t ci = bx->child[x.lane];
-	if (ci == NIL || pk_subtree_items(p, x) <= pl->limit) {
-		pk_plan_add(pl, PK_JOB_SELF, x, x, NULL, NULL);
-		return;
-	}
-	if (bx->own[x.lane]) pk_plan_add(pl, PK_JOB_OWN, x, x, NULL, NULL);
-	const pblock *c = &p->blocks[ci];
-	int kids = (int)c->kids;
-	for (int k = 0; k < kids; ++k) {
-		box_t kb = pk_lane_box(c, k);
-		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
-		while (m) {
-			int l = pk_next_lane(&m);
-			box_t lb = pk_lane_box(c, l);
-			pk_plan_cross(pl, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
-		}
-	}
-	for (int k = 0; k < kids; ++k) pk_plan_self(pl, (pk_ref){ci, k});
-}
-
 static void pk_pairs_job(void *ctx, int j, tk_out *out)
 {
-	const pk_plan *pl = ctx;
-	const pk_job *jb = &pl->jobs[j];
-	pk_pairs r = {pl->p, NULL, NULL, false, NULL, 0, out};
+	const pk_pairs *plan = ctx;
+	const pk_job *jb = &plan->plan->jobs[j];
+	pk_pairs r = {plan->p, NULL, NULL, false, NULL, 0, out, NULL};
 	switch (jb->kind) {
 	case PK_JOB_SELF: pk_self(&r, jb->x); break;
 	case PK_JOB_OWN: pk_self_own(&r, jb->x); break;
@@ -366,13 +349,14 @@ static void pk_pairs_job(void *ctx, int j, tk_out *out)
 static ort_result pk_pairs_in_jobs(const packed_t *p, ort_tasks *tasks, ort_id_pair_fn *fn, void *ctx)
 {
 	uint32_t limit = p->count / TK_JOBS_TARGET;
-	pk_plan pl = {p, NULL, 0, limit < 1024 ? 1024 : limit};
-	pk_plan_self(&pl, (pk_ref){0, 0});
+	pk_plan pl = {NULL, 0, limit < 1024 ? 1024 : limit};
+	pk_pairs plan = {p, NULL, NULL, false, NULL, 0, NULL, &pl};
+	pk_self(&plan, (pk_ref){0, 0}); // counting
 	pl.jobs = ort_tk_scratch(tasks, (size_t)pl.n * sizeof *pl.jobs);
 	if (!pl.jobs) return ORT_ERROR_OUT_OF_MEMORY;
 	pl.n = 0;
-	pk_plan_self(&pl, (pk_ref){0, 0});
-	ort_result r = ort_tk_run(tasks, pl.n, 2, pk_pairs_job, &pl);
+	pk_self(&plan, (pk_ref){0, 0});
+	ort_result r = ort_tk_run(tasks, pl.n, 2, pk_pairs_job, &plan);
 	for (int j = 0; j < pl.n && r == ORT_OK; ++j) {
 		const tk_out *o = ort_tk_output(tasks, j);
 		const uint32_t *v = (const uint32_t *)(const void *)o->data;
@@ -393,7 +377,7 @@ ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn
 		res = pk_pairs_in_jobs(p, tasks, fn, ctx);
 		ort_tk_release(tasks);
 	} else {
-		pk_pairs r = {p, fn, ctx, false, NULL, 0, NULL};
+		pk_pairs r = {p, fn, ctx, false, NULL, 0, NULL, NULL};
 		pk_self(&r, (pk_ref){0, 0});
 		if (r.keys) allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
 	}

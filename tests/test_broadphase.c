@@ -188,6 +188,7 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 	tree_t *t = tu_tree_make(placement, 4);
 	tu_rng r = tu_rng_make(seed);
 	world w;
+	frames = tu_size(frames, 60); // at least six of the every-tenth-frame checks
 	tu_model_init(&w.m, n * 2);
 	w.filter = malloc(sizeof *w.filter * (size_t)n * 4);
 	const float size = 100.0f;

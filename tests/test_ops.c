@@ -9,7 +9,8 @@
 // compared with the model. Then the edges on their own: stale handles, bad
 // boxes, far coordinates, bad definitions, NULL arguments.
 //
-// ORTHANT_OPS_STEPS in the environment overrides the steps per configuration.
+// ORTHANT_OPS_STEPS in the environment overrides the steps per configuration
+// (ORTHANT_TEST_SHRINK divides the default: testutil.h, tu_size).
 // The harness is ops_harness.h; the minimal reproductions of the library bugs
 // these sequences found are test_ops_fixed.c.
 #include "ops_harness.h"
@@ -20,7 +21,7 @@ static int steps_per_config(void)
 {
 	const char *s = getenv("ORTHANT_OPS_STEPS");
 	int n = s ? atoi(s) : 0;
-	return n > 0 ? n : STEPS_DEFAULT;
+	return n > 0 ? n : tu_size(STEPS_DEFAULT, 2 * CHECK_EVERY);
 }
 
 static void run_config(ort_placement placement, bool region, int bucket, int prune, int merge, int variant)

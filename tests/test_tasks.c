@@ -14,7 +14,10 @@
 typedef TU(packed) packed_t;
 typedef TU(ray_hit) ray_hit_t;
 
-enum { N_UNIFORM = 30000, N_CLUSTER = 9000 };
+/// The scenes' sizes: the uniform one keeps two build pieces (16384 boxes
+/// each) however it is shrunk (tu_size).
+#define N_UNIFORM tu_size(30000, 17000)
+#define N_CLUSTER tu_size(9000, 4000) // test_alloc_failure takes 4000 of them
 
 // ---- scenes ------------------------------------------------------------------------
 

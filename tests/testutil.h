@@ -46,6 +46,23 @@ static char tu_context[256];
 		fail();                                                                                                   \
 	} while (0)
 
+// ---- sizes ------------------------------------------------------------------------
+
+/// A heavy suite's scene size or step count: n, or with ORTHANT_TEST_SHRINK=k
+/// (an integer > 1) in the environment n / k, but not below floor (nor above n).
+/// scripts/test.sh sets it for its valgrind pass alone, where every instruction
+/// costs some fifty: the suites still walk every path there, on smaller
+/// scenes; ctest (optimised and under the sanitizers) runs them full. Sizes a
+/// check depends on (failure sweeps, job thresholds) pass a floor that keeps it.
+static inline int tu_size(int n, int floor)
+{
+	const char *s = getenv("ORTHANT_TEST_SHRINK");
+	int k = s ? atoi(s) : 1;
+	if (k <= 1) return n;
+	int m = n / k;
+	return m > floor ? m : floor < n ? floor : n;
+}
+
 // ---- random -----------------------------------------------------------------------
 
 typedef struct tu_rng {

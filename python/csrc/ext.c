@@ -24,6 +24,9 @@
 #include <string.h>
 
 #include "orthant/orthant.h"
+// The library's Morton keys and sort (src/, on the include path): batches are
+// ordered exactly as the library orders them.
+#include "morton.h"
 
 #define COORD_LIMIT ((double)ORTHANT_COORD_LIMIT)
 

@@ -250,37 +250,17 @@ static bool XN(query_range)(const XN(core) * c, const void *queries, int q64, co
 	return true;
 }
 
-/// v's low bits spread XD apart (bit i to bit XD * i): 16 bits in 2D, 10 in 3D.
-static inline uint32_t XN(spread)(uint32_t v)
-{
-#if XD == 2
-	v = (v | (v << 8)) & 0x00FF00FFu;
-	v = (v | (v << 4)) & 0x0F0F0F0Fu;
-	v = (v | (v << 2)) & 0x33333333u;
-	return (v | (v << 1)) & 0x55555555u;
-#else
-	v = (v | (v << 16)) & 0x030000FFu;
-	v = (v | (v << 8)) & 0x0300F00Fu;
-	v = (v | (v << 4)) & 0x030C30C3u;
-	return (v | (v << 2)) & 0x09249249u;
-#endif
-}
-#define spread_bits XN(spread)
-
 /// Where rows lie in space: perm[0..m) gets the rows sorted by the Morton key
-/// of their centres (cols = XD: points; 2 * XD: boxes) on a grid over the
-/// tree's bounds, so that consecutive queries walk the same part of the tree.
-/// Only the order of work changes, never a result. False when out of memory.
+/// of their centres (cols = XD: points; 2 * XD: boxes) on morton.h's grid over
+/// the tree's bounds, so that consecutive queries walk the same part of the
+/// tree. Points are keyed as float, the way the library's batched nearest keys
+/// them, so it finds each chunk of them already in its order and does not sort
+/// it again. Only the order of work changes, never a result. False when out of
+/// memory.
 static bool XN(morton_perm)(const XN(core) * c, const void *data, int is64, int cols, size_t m, uint32_t *perm)
 {
 	XBOX bb = ORT_X(packed_bounds)(c->tree);
-	const int bits = XD == 2 ? 16 : 10;
-	double lo[XD], scale[XD];
-	for (int d = 0; d < XD; ++d) {
-		lo[d] = bb.min[d];
-		double w = (double)bb.max[d] - bb.min[d];
-		scale[d] = c->n > 0 && w > 0 ? ((1 << bits) - 1) / w : 0.0;
-	}
+	morton_grid g = morton_grid_make(bb.min, bb.max, XD);
 	uint64_t *k = malloc((m ? m : 1) * sizeof *k), *tmp = malloc((m ? m : 1) * sizeof *tmp);
 	if (!k || !tmp) {
 		free(k);
@@ -288,28 +268,20 @@ static bool XN(morton_perm)(const XN(core) * c, const void *data, int is64, int 
 		return false;
 	}
 	for (size_t i = 0; i < m; ++i) {
-		uint64_t key = 0;
+		double x[XD];
 		for (int d = 0; d < XD; ++d) {
 			size_t a = i * (size_t)cols + (size_t)d, b = a + (cols == XD ? 0 : XD);
-			double x = is64 ? (((const double *)data)[a] + ((const double *)data)[b]) * 0.5
-			                : ((double)((const float *)data)[a] + ((const float *)data)[b]) * 0.5;
-			double g = (x - lo[d]) * scale[d];
-			uint32_t v = g <= 0 ? 0 : g >= (1 << bits) - 1 ? (1u << bits) - 1 : (uint32_t)g;
-			key |= (uint64_t)spread_bits(v) << d;
+			if (cols == XD)
+				x[d] = is64 ? (float)((const double *)data)[a] : ((const float *)data)[a];
+			else
+				x[d] = is64 ? (((const double *)data)[a] + ((const double *)data)[b]) * 0.5
+				            : ((double)((const float *)data)[a] + ((const float *)data)[b]) * 0.5;
 		}
-		k[i] = key << 32 | (uint64_t)i;
+		k[i] = (uint64_t)morton_point_key(&g, x) << 32 | (uint64_t)i;
 	}
-	// LSD radix sort of the keys, a byte at a time (32 and 30 key bits).
-	for (int shift = 32; shift < 64; shift += 8) {
-		size_t count[257] = {0};
-		for (size_t i = 0; i < m; ++i) count[((k[i] >> shift) & 255) + 1]++;
-		for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
-		for (size_t i = 0; i < m; ++i) tmp[count[(k[i] >> shift) & 255]++] = k[i];
-		uint64_t *sw = k;
-		k = tmp;
-		tmp = sw;
-	}
-	for (size_t i = 0; i < m; ++i) perm[i] = (uint32_t)k[i];
+	uint64_t *sorted = k, *other = tmp;
+	morton_sort(&sorted, &other, m);
+	for (size_t i = 0; i < m; ++i) perm[i] = (uint32_t)sorted[i];
 	free(k);
 	free(tmp);
 	return true;
@@ -581,6 +553,5 @@ static bool XN(ray_range)(const XN(core) * c, const void *origins, const void *d
 	return true;
 }
 
-#undef spread_bits
 #undef XBOX
 #undef XN
