@@ -165,6 +165,7 @@ static void cap_fixup(tree_t *t)
 		(void)over;
 		assert(over);
 		cap_store(t, home, &box, i); // the item's entry is this one now, in no leaf
+		own_settle(t, home); // home is divided: no copy another note reads lies in it
 	}
 	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, false);
 	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, true);
@@ -184,6 +185,7 @@ static void cap_insert(tree_t *t, const box_t *box, uint32_t index)
 	uint32_t home;
 	if (cap_over(t, box, &home)) {
 		cap_store(t, home, box, index);
+		own_settle(t, home); // a big capped list gets its index as loose and tight lists do
 		return;
 	}
 	insert_leaves(t, home, box, index);
@@ -200,6 +202,7 @@ static uint32_t cap_detach(tree_t *t, uint32_t index)
 	total_add(t, ni, -1);
 	it->flags &= ~(uint32_t)ITEM_CAPPED;
 	t->capped--;
+	own_settle(t, ni);
 	return ni;
 }
 
@@ -259,6 +262,9 @@ static bool cap_split_entry(tree_t *t, const entry *e)
 	uint32_t home;
 	if (!cap_over(t, &e->box, &home)) return false;
 	cap_store(t, home, &e->box, e->item); // a chunk reserved by the split
+	// An indexed home (an ancestor: the splitting node dropped its index)
+	// folds its tail now; the split settles only the nodes it divides.
+	if (t->nodes[home].flags & NODE_OWNIDX) own_settle(t, home);
 	if (!(it->flags & ITEM_OVERCAP)) {
 		assert(t->overcap_len < t->overcap_cap);
 		it->flags |= ITEM_OVERCAP;

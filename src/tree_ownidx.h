@@ -46,7 +46,7 @@
 #endif
 #define OWN_MIN ORTHANT_OWNIDX_MIN
 /// Chunks the unindexed tail holds before it becomes a run.
-#define OWN_TAIL 4
+#define OWN_TAIL 8
 #define OWN_RUNS 32
 /// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
 #define OWN_LEVELS 12
