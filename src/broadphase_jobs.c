@@ -68,15 +68,22 @@ static void bpj_job(void *ctx, int job, tk_out *out)
 	const tree_t *t = c->t;
 	uint32_t lo, hi;
 	bpj_range(c, job, &lo, &hi);
+	// Every entry of the touched list ends its hits with NIL, an item no
+	// longer touched with no hits: the list may name an item twice (touched,
+	// its slot freed and reused, touched again), and the replay clears the
+	// flag at the first, so it must find the second's hits to skip them.
+	uint32_t end = NIL;
 	for (uint32_t k = lo; k < hi; ++k) {
 		uint32_t i = c->touched[k];
-		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+		if (!(t->items[i].flags & ITEM_TOUCHED)) {
+			tk_put(out, &end, sizeof end);
+			continue;
+		}
 		bpj_query q = {t, i, entry_at(t, t->items[i].addr)->box, out};
 		ort_result r = c->by_content ? query_box_by_content(t, &q.box, bpj_hit, &q)
 		                             : ORTHANT_NAME(tree_query_box)(t, q.box, ORT_MASK_ALL, bpj_hit, &q);
 		int none = 0;
 		if (r != ORT_OK) atomic_compare_exchange_strong(&c->failed, &none, (int)r);
-		uint32_t end = NIL;
 		tk_put(out, &end, sizeof end);
 	}
 }
@@ -138,7 +145,11 @@ static bool bp_begun_in_jobs(tree_t *t, bool by_content, ORTHANT_NAME(pair_event
 		bpj_range(&c, j, &lo, &hi);
 		for (uint32_t k = lo; k < hi; ++k) {
 			uint32_t i = bp->touched[k];
-			if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+			if (!(t->items[i].flags & ITEM_TOUCHED)) { // a second entry of an item replayed already
+				while (*at++ != NIL) {
+				}
+				continue;
+			}
 			if (*result == ORT_OK) {
 				if (bpj_replay(t, i, &at, begin, ctx)) {
 					t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;

@@ -180,12 +180,16 @@ static ort_filter random_filter(tu_rng *r)
 	return f;
 }
 
+/// The execution context run_frames_churn gives its trees (NULL: serial).
+static ort_tasks *g_tasks;
+
 /// Frames of random changes, up to n * churn / 4 per frame: churn 1 keeps most
 /// frames to a few movers (one query per touched item), churn 8 touches most
 /// items most frames (the all-pairs update and its diff).
 static void run_frames_churn(ort_placement placement, int frames, int n, uint64_t seed, int churn)
 {
 	tree_t *t = tu_tree_make(placement, 4);
+	TU(tree_set_tasks)(t, g_tasks);
 	tu_rng r = tu_rng_make(seed);
 	world w;
 	frames = tu_size(frames, 60); // at least six of the every-tenth-frame checks
@@ -259,6 +263,22 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
 {
 	run_frames_churn(placement, frames, n, seed, 1);
+}
+
+/// The churn frames on two workers of the built-in pool: the movers' queries in
+/// jobs (32 or more touched) and the all-pairs snapshot's build and pair pass in
+/// jobs, with filters and statics, against brute force as on one.
+static void test_churn_tasks(void **state)
+{
+	(void)state;
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	assert_int_equal(ort_tasks_create(&td, &g_tasks), ORT_OK);
+	run_frames_churn(ORT_PLACEMENT_LOOSE, 60, 300, 21, 1);
+	run_frames_churn(ORT_PLACEMENT_LOOSE, 60, 300, 22, 8);
+	run_frames_churn(ORT_PLACEMENT_LEAVES, 60, 300, 23, 2);
+	ort_tasks_destroy(g_tasks);
+	g_tasks = NULL;
 }
 
 static void test_loose(void **s) { (void)s, run_frames(ORT_PLACEMENT_LOOSE, 1000, 120, 1); }
@@ -669,6 +689,7 @@ int main(void)
 	    cmocka_unit_test(test_pair_array_empty),
 	    cmocka_unit_test(test_few_movers),
 	    cmocka_unit_test(test_all_move),
+	    cmocka_unit_test(test_churn_tasks),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }
