@@ -182,7 +182,6 @@ static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t ind
 		entry_append(t, ni, box, index);
 		total_add(t, ni, 1);
 		cats_up(t, ni, item_cat(t, index));
-		own_settle(t, ni);
 		return;
 	}
 	for (int c = 0; c < NCHILD; ++c) {
@@ -233,7 +232,6 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 	cats_up(t, ni, item_cat(t, index));
 	node *n = &t->nodes[ni];
 	if (wants_split(t, n)) split(t, ni);
-	own_settle(t, ni);
 }
 
 /// Give item i its bound: a sphere (sph) or just its box (sph NULL).
@@ -277,6 +275,7 @@ static ort_result insert_item(tree_t *t, box_t box, const sphere_t *sph, void *u
 	uint32_t i = item_new(t, user_data, true);
 	item_set_shape(t, i, sph);
 	insert_at(t, t->root, &box, i);
+	own_settle_pending(t);
 	if (out) *out = make_handle(t, i);
 	return ORT_OK;
 }
@@ -306,6 +305,7 @@ static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphe
 	if ((r = insert_reserve(t, box)) != ORT_OK) return r;
 	root_cover(t, box);
 	insert_at(t, t->root, box, i);
+	own_settle_pending(t);
 	if (t->bp) bp_touch(t, i);
 	return ORT_OK;
 }
@@ -323,7 +323,6 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 		{
 			if (t->chunks[c].e[k].item == index) {
 				entry_remove(t, ni, c * CHUNK_CAP + k);
-				own_settle(t, ni);
 				gone = 1;
 				goto done;
 			}
@@ -359,7 +358,6 @@ static uint32_t detach(tree_t *t, uint32_t index)
 	uint32_t ni = it->node;
 	entry_remove(t, ni, it->addr);
 	total_add(t, ni, -1);
-	own_settle(t, ni);
 	return ni;
 }
 
@@ -402,12 +400,14 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 	uint32_t ni = detach(t, i);
 	item_release(t, i);
 	tidy_after(t, ni, &box);
+	own_settle_pending(t);
 	return ORT_OK;
 }
 
 // ---- move -------------------------------------------------------------------
 
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
+static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 
 ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box) { return move_item(t, h, box, NULL); }
 
@@ -435,6 +435,13 @@ ort_result ORTHANT_NAME(tree_get_sphere)(const tree_t *t, ort_handle h, float ce
 
 /// Give item h a new bound: box, and sph when it is a sphere.
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
+{
+	ort_result r = move_now(t, h, box, sph);
+	if (t) own_settle_pending(t);
+	return r;
+}
+
+static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
@@ -470,7 +477,6 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 			e->box = box;
 			bound_grow(t, it->node, &box);
 			own_on_write(t, it->node, it->addr, &box);
-			own_settle(t, it->node);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
@@ -665,4 +671,5 @@ void ORTHANT_NAME(tree_tick)(tree_t *t)
 			tidy(t, parent);
 		}
 	}
+	own_settle_pending(t);
 }

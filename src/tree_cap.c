@@ -165,7 +165,6 @@ static void cap_fixup(tree_t *t)
 		(void)over;
 		assert(over);
 		cap_store(t, home, &box, i); // the item's entry is this one now, in no leaf
-		own_settle(t, home); // home is divided: no copy another note reads lies in it
 	}
 	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, false);
 	for (uint32_t k = 0; k < len; ++k) cap_sweep(t, t->root, &entry_at(t, t->items[t->overcap[k]].addr)->box, true);
@@ -185,7 +184,6 @@ static void cap_insert(tree_t *t, const box_t *box, uint32_t index)
 	uint32_t home;
 	if (cap_over(t, box, &home)) {
 		cap_store(t, home, box, index);
-		own_settle(t, home); // a big capped list gets its index as loose and tight lists do
 		return;
 	}
 	insert_leaves(t, home, box, index);
@@ -202,7 +200,6 @@ static uint32_t cap_detach(tree_t *t, uint32_t index)
 	total_add(t, ni, -1);
 	it->flags &= ~(uint32_t)ITEM_CAPPED;
 	t->capped--;
-	own_settle(t, ni);
 	return ni;
 }
 
@@ -216,7 +213,6 @@ static bool cap_move_in_place(tree_t *t, uint32_t index, const box_t *box)
 	if (!cell_holds(r->lo, r->hi, box) || !cap_over(t, box, &home) || home != it->node) return false;
 	entry_at(t, it->addr)->box = *box;
 	own_on_write(t, home, it->addr, box); // a big own list's index grows its groups
-	own_settle(t, home);
 	bound_grow(t, home, box);
 	return true;
 }
@@ -262,9 +258,6 @@ static bool cap_split_entry(tree_t *t, const entry *e)
 	uint32_t home;
 	if (!cap_over(t, &e->box, &home)) return false;
 	cap_store(t, home, &e->box, e->item); // a chunk reserved by the split
-	// An indexed home (an ancestor: the splitting node dropped its index)
-	// folds its tail now; the split settles only the nodes it divides.
-	if (t->nodes[home].flags & NODE_OWNIDX) own_settle(t, home);
 	if (!(it->flags & ITEM_OVERCAP)) {
 		assert(t->overcap_len < t->overcap_cap);
 		it->flags |= ITEM_OVERCAP;

@@ -68,6 +68,8 @@
 #include "mem.h"
 
 #define CHUNK_CAP 8
+/// Nodes owing an own-list settle the tree lists by name (tree_t.own_owed).
+#define OWN_OWED 32
 /// A node at max_depth holding more than this many buckets splits on
 /// (can_split in tree_shape.c).
 #define DEEP_SPLIT 8
@@ -101,6 +103,7 @@ enum node_flags {
 	NODE_WAITING = 4,     ///< empty, kept for the prune delay
 	NODE_OWNIDX = 8,      ///< its own list has an index (tree_ownidx.h)
 	NODE_SWEPT = 16,      ///< scratch bit of cap_fixup (tree_cap.c): leaf already swept
+	NODE_OWED = 32,       ///< its own-list index owes a settle (tree_ownidx.c: own_note)
 };
 
 typedef struct node {
@@ -209,6 +212,13 @@ struct ORTHANT_NAME(tree) {
 	uint32_t own_pool_cap, own_pool_len, own_pool_used;
 	void *own_scratch; ///< rebuild memory, kept between frames
 	size_t own_scratch_bytes;
+	/// Nodes whose index owes a settle (NODE_OWED), settled before every
+	/// mutation returns (own_settle_owed). Past OWN_OWED of them every node
+	/// is looked at instead (own_owed_all), so marking never allocates.
+	/// own_refused: the last settle left some owing for want of memory.
+	uint32_t own_owed[OWN_OWED];
+	uint32_t own_owed_len;
+	bool own_owed_all, own_refused;
 	/// leaves: items stored capped, and the items splits found over the cap,
 	/// waiting for cap_fixup (tree_cap.c).
 	uint32_t capped;
@@ -492,14 +502,21 @@ static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphe
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 
 // Indexes of big own lists (tree_ownidx.c). The on_ hooks keep an index
-// right as its node's chunks change; settle (after a change, never inside a
-// query) makes, rebuilds or drops it; all of them are no-ops where there is
-// none to keep, and settle may skip work it has no memory for.
+// right as its node's chunks change and mark the node when its index is due
+// to be made, folded, rebuilt or dropped; every public mutation settles the
+// marked nodes before it returns (own_settle_pending: never inside a query,
+// never half-way through a split or a store), and a settle that gets no
+// memory leaves its node marked, its index as it was and still right.
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk);
 static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box);
 static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci);
-static void own_settle(tree_t *t, uint32_t ni);
+static void own_on_remove(tree_t *t, uint32_t ni);
 static void own_settle_all(tree_t *t);
+static void own_settle_owed(tree_t *t);
+static inline void own_settle_pending(tree_t *t)
+{
+	if (t->own_owed_len || t->own_owed_all) own_settle_owed(t);
+}
 static void own_drop(tree_t *t, uint32_t ni);
 static void own_clear(tree_t *t);
 static void own_free_all(tree_t *t);

@@ -18,12 +18,23 @@
 // removals or grown bounds, O(log m) per change. A query tests at most
 // OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
 //
+// ## Settling
+//
+// The hooks keep an index right as entries come and go, and own_note marks a
+// node whose index is due work (made, folded, rebuilt, dropped) in a short
+// list on the tree. Every public mutation (insert, remove, move, the batched
+// build, tick, a deferred change applied) settles the marked nodes before it
+// returns, so no path that appends (a split, a merge, a capped store) has to
+// remember to, and none settles half-way through a change that holds entry
+// addresses. validate fails on an unmarked node that is due work, and on a
+// marked one after a public call unless the settle was refused memory.
+//
 // ## Failure
 //
 // Every rebuild reserves its memory first (the header, the position arrays,
 // the scratch the entries are sorted in) and changes nothing when it cannot
 // get it: the index stays as it was (a longer tail, stale bounds), still
-// right, and the next change tries again.
+// right, its node stays marked, and the next mutation tries again.
 #include "tree_ownidx.h"
 
 static inline void pairs_grow(box_t *into, const box_t *e); // pairs.c
@@ -87,6 +98,38 @@ static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, con
 	}
 }
 
+// ---- owing a settle -------------------------------------------------------------
+
+/// Whether ix, over a list of `chunks` chunks, is due a full rebuild: released
+/// chunks past a quarter, or as many grown bounds as chunks.
+static bool own_rebuild_due(const struct ownidx *ix, uint32_t chunks)
+{
+	return ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale > chunks + OWN_TAIL;
+}
+
+/// Whether own_settle would change node ni's index: make it (a list of
+/// OWN_MIN), drop it (below half), rebuild it, or fold a tail past OWN_TAIL.
+static bool own_owes(const tree_t *t, uint32_t ni)
+{
+	const node *n = &t->nodes[ni];
+	if (!(n->flags & NODE_OWNIDX)) return n->count >= OWN_MIN;
+	if (n->count < OWN_MIN / 2) return true;
+	const struct ownidx *ix = own_get(t, ni);
+	return ix->tail > OWN_TAIL || own_rebuild_due(ix, (n->count + CHUNK_CAP - 1) / CHUNK_CAP);
+}
+
+/// Mark node ni if its index owes a settle. Called wherever its list changes,
+/// so no caller has to remember to settle: the mutation's end does it.
+static void own_note(tree_t *t, uint32_t ni)
+{
+	if ((t->nodes[ni].flags & NODE_OWED) || !own_owes(t, ni)) return;
+	t->nodes[ni].flags |= NODE_OWED;
+	if (t->own_owed_len < OWN_OWED)
+		t->own_owed[t->own_owed_len++] = ni;
+	else
+		t->own_owed_all = true;
+}
+
 // ---- hooks --------------------------------------------------------------------
 
 static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box)
@@ -95,14 +138,19 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t r, pos;
 	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos)) own_grow(t, ix, r, pos, box);
+	own_note(t, ni);
 }
 
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
 {
-	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	if (!(t->nodes[ni].flags & NODE_OWNIDX)) {
+		if (t->nodes[ni].count >= OWN_MIN) own_note(t, ni);
+		return;
+	}
 	struct ownidx *ix = own_mut(t, ni);
 	if (fresh_chunk) {
 		ix->tail++;
+		own_note(t, ni);
 		return;
 	}
 	if (ix->tail > 0) return; // the head is a tail chunk
@@ -124,6 +172,13 @@ static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci)
 	bound_clear(&own_bounds(t, ix)[2 * ix->run[r].first + pos]);
 	ix->run[r].live--;
 	ix->dead++;
+}
+
+/// After an entry left node ni (entry_remove): a list that shrank below half
+/// of OWN_MIN, or released chunks, may make its index due.
+static void own_on_remove(tree_t *t, uint32_t ni)
+{
+	if (t->nodes[ni].flags & NODE_OWNIDX) own_note(t, ni);
 }
 
 // ---- headers and memory ---------------------------------------------------------------
@@ -182,6 +237,8 @@ static void own_clear(tree_t *t)
 		t->own_free = h;
 	}
 	t->own_pool_len = t->own_pool_used = 0;
+	t->own_owed_len = 0;
+	t->own_owed_all = t->own_refused = false;
 }
 
 static void own_free_all(tree_t *t)
@@ -455,9 +512,7 @@ static void own_settle(tree_t *t, uint32_t ni)
 	}
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t chunks = (n->count + CHUNK_CAP - 1) / CHUNK_CAP;
-	// Released chunks past a quarter, or as many grown bounds as chunks:
-	// rebuild all of it.
-	if (ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale > chunks + OWN_TAIL) {
+	if (own_rebuild_due(ix, chunks)) {
 		own_merge(t, ni, 0, 0);
 		return;
 	}
@@ -470,19 +525,57 @@ static void own_settle(tree_t *t, uint32_t ni)
 	own_merge(t, ni, 1, j);
 }
 
+/// Settle every marked node (every node, past OWN_OWED of them). A node
+/// whose settle gets no memory stays marked, and own_refused says so.
+static void own_settle_owed(tree_t *t)
+{
+	uint32_t len = t->own_owed_len;
+	bool all = t->own_owed_all;
+	t->own_owed_len = 0;
+	t->own_owed_all = false;
+	// Re-marking writes at most one entry per entry read, behind the reading.
+	for (uint32_t k = 0; k < (all ? t->node_len : len); ++k) {
+		uint32_t ni = all ? k : t->own_owed[k];
+		node *n = &t->nodes[ni];
+		// A node freed since its marking lost the mark (node_release, node_new).
+		if ((n->flags & NODE_FREE) || (!all && !(n->flags & NODE_OWED))) continue;
+		n->flags &= (uint8_t)~NODE_OWED;
+		if (!own_owes(t, ni)) continue;
+		own_settle(t, ni);
+		own_note(t, ni);
+	}
+	t->own_refused = t->own_owed_len || t->own_owed_all;
+}
+
 /// Index every big own list (after a batched build wrote the nodes directly).
 static void own_settle_all(tree_t *t)
 {
-	for (uint32_t i = 0; i < t->node_len; ++i)
-		if (!(t->nodes[i].flags & NODE_FREE)) own_settle(t, i);
+	t->own_owed_all = true;
+	own_settle_owed(t);
 }
 
 // ---- validate -----------------------------------------------------------------------
 
-/// Whether node ni's index describes its chain; a message when not.
+/// Whether node ni is marked in the tree's list of nodes owing a settle.
+static bool own_listed(const tree_t *t, uint32_t ni)
+{
+	if (t->own_owed_all) return true;
+	for (uint32_t k = 0; k < t->own_owed_len && k < OWN_OWED; ++k)
+		if (t->own_owed[k] == ni) return true;
+	return false;
+}
+
+/// Whether node ni's index describes its chain and is settled (between
+/// public calls only a settle refused memory leaves it owing); a message when not.
 static const char *own_check(const tree_t *t, uint32_t ni)
 {
 	const node *n = &t->nodes[ni];
+	if (n->flags & NODE_OWED) {
+		if (!own_listed(t, ni)) return "marked owing a settle, but not in the tree's list";
+		if (!t->own_refused) return "still owes a settle after a mutation returned";
+	} else if (!(n->flags & NODE_OWNIDX) && n->count >= OWN_MIN) {
+		return "own list of OWN_MIN entries or more has no index, and no mark";
+	}
 	if (!(n->flags & NODE_OWNIDX)) return NULL;
 	if (ni >= t->own_of_cap || t->own_of[ni] >= t->own_len) return "own-list index out of range";
 	const struct ownidx *ix = own_get(t, ni);
@@ -537,5 +630,9 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	}
 	if (c != NIL) return "own-list index: chain chunks in no run and not in the tail";
 	if (dead != ix->dead) return "own-list index: dead count";
+	if (!(n->flags & NODE_OWED)) {
+		if (ix->tail > OWN_TAIL) return "own-list index: unindexed tail past the fold limit, and no mark";
+		if (own_owes(t, ni)) return "own-list index: due a rebuild or a drop, and no mark";
+	}
 	return NULL;
 }

@@ -205,6 +205,7 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		own_on_release(t, ni, c);
 		chunk_release(t, c);
 	}
+	own_on_remove(t, ni);
 }
 
 // ---- items ------------------------------------------------------------------

@@ -278,9 +278,7 @@ static void split(tree_t *t, uint32_t ni)
 		if (ci == NIL || !moved[c]) continue;
 		node *ch = &t->nodes[ci];
 		if (wants_split(t, ch)) split(t, ci);
-		own_settle(t, ci);
 	}
-	own_settle(t, ni);
 }
 
 // ---- merge and prune ----------------------------------------------------------
@@ -355,7 +353,6 @@ static bool merge(tree_t *t, uint32_t ni)
 	n->cats = 0;
 	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
 	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
-	own_settle(t, ni);
 	return true;
 }
 
