@@ -90,6 +90,7 @@ struct broadphase {
 	struct bp_snap *snap;
 	uint64_t *key[3];
 	uint32_t key_cap;
+	struct bp_fat *fat; ///< the movers' fat boxes and candidate lists (bp_fat.c)
 };
 
 static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b.id : r->a.id) - 1; }
@@ -106,6 +107,17 @@ typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
 static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp);
 static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx);
 static void bp_snap_free(tree_t *t, struct bp_snap *s);
+
+// The movers' fat boxes (bp_fat.c).
+struct bp_fat;
+typedef struct bp_run bp_run;
+static void fat_free(tree_t *t, struct bp_fat *f);
+static void fat_drop(struct bp_fat *f);
+static void fat_forget(struct bp_fat *f, uint32_t index);
+static bool fat_refresh(tree_t *t);
+static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, void *ctx);
+static void fat_reserve(tree_t *t, uint32_t n);
+static bool fat_begun(tree_t *t, bp_run *run, ort_result *r);
 
 /// Make *arr hold exactly want elements (want > *cap), keeping the first *cap.
 static bool bp_resize(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t want)
@@ -265,6 +277,7 @@ static inline void bp_report(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const 
 static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
 {
 	struct broadphase *bp = t->bp;
+	if (n) fat_reserve(t, n);
 	uint64_t need = (uint64_t)bp->touched_len + n, limit = (uint64_t)t->live / 4 + 64;
 	if (!bp->all && need > bp->touched_cap && bp->touched_cap < limit &&
 	    !bp_grow_array(t, (void **)&bp->touched, &bp->touched_cap, sizeof(uint32_t), need < limit ? need : limit))
@@ -304,6 +317,7 @@ static void bp_detach(tree_t *t, uint32_t index)
 		bp->ended[bp->ended_len++] = bp->pairs[p];
 		bp_del(bp, p);
 	}
+	fat_forget(bp->fat, index);
 	// A touched entry of this slot is skipped at update: the flag goes with the item.
 	t->items[index].flags &= ~(uint32_t)ITEM_TOUCHED;
 }
@@ -315,6 +329,7 @@ static void bp_reset(tree_t *t)
 	bp->linked = false;
 	bp->all = true;
 	bp->touched_len = bp->ended_len = 0;
+	fat_drop(bp->fat);
 }
 
 static void bp_free(tree_t *t)
@@ -327,6 +342,7 @@ static void bp_free(tree_t *t)
 	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
 	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
 	bp_snap_free(t, bp->snap);
+	fat_free(t, bp->fat);
 	for (int k = 0; k < 3; ++k) mem_free(t, bp->key[k], bp->key_cap * sizeof *bp->key[k]);
 	mem_free(t, bp, sizeof *bp);
 	t->bp = NULL;
@@ -346,14 +362,14 @@ static ort_result bp_start(tree_t *t)
 
 // ---- the incremental update ------------------------------------------------------------
 
-typedef struct bp_run {
+struct bp_run {
 	tree_t *t;
 	uint32_t self;
 	box_t box;
 	ORTHANT_NAME(pair_event_fn) * begin;
 	void *ctx;
 	ort_result result;
-} bp_run;
+};
 
 static bool bp_partner(void *ctx, ort_handle h, void *user)
 {
@@ -427,8 +443,10 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
 	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
 	ort_result split;
-	if (bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
+	if (!fat_refresh(t) && bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
 	if (by_content) pairs_content(t, t->root);
+	ort_result hot = fat_hot_pairs(t, begin, ctx);
+	if (hot != ORT_OK) return hot; // every item still touched: the next update goes on
 	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;
 	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {
@@ -437,8 +455,10 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 		run.self = i;
 		run.box = entry_at(t, t->items[i].addr)->box;
 		bp_flag_partners(t, i, true);
-		ort_result r = by_content ? query_box_by_content(t, &run.box, bp_partner, &run)
-		                          : ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
+		ort_result r;
+		if (!fat_begun(t, &run, &r))
+			r = by_content ? query_box_by_content(t, &run.box, bp_partner, &run)
+			               : ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
 		bp_flag_partners(t, i, false);
 		if (r != ORT_OK) run.result = r;
 		if (run.result == ORT_OK) t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;
@@ -758,6 +778,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		if (r != ORT_OK) return r;
 	}
 	if (bp_wants_all(t)) {
+		fat_drop(t->bp->fat); // the all-pairs update does not see the movers one by one
 		bool first = t->bp->len == 0;
 		ort_result r = bp_update_all(t, begin, end, ctx);
 		if (r == ORT_OK && first) bp_link_first(t);

@@ -14,6 +14,7 @@
 #include "query_batch.c"
 #include "pairs.c"
 #include "broadphase.c"
+#include "bp_fat.c"
 #include "bp_snapshot.c"
 #include "broadphase_jobs.c"
 #include "defer.c"

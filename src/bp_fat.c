@@ -1,0 +1,413 @@
+// bp_fat.c: the movers' shortcut of the incremental broad phase. A mover that
+// stays inside its enlarged ("fat") box re-tests the few items it met there
+// instead of querying the tree, and its pairs stay exact.
+//
+// In a big world where few things move, an update's cost is its movers'
+// queries, and a query is a walk from the root that misses the cache at every
+// level (about 30 misses a mover in a 2M-box world). Box2D stores fat boxes in
+// its tree and re-queries a proxy only when it leaves its fat box; the tree
+// here must keep the true boxes (its queries are exact), so the broad phase
+// keeps the fat boxes beside it.
+//
+// ## Records
+//
+// An item touched by a recent update has a record (`rec`, found through
+// `of`): its box at its last change (the true box: its entries hold the
+// same), the update that saw that change (`stamp`), and, when it has one, a
+// candidate list: the fat box `fat` and a copy of every other item whose box
+// met `fat` at update `made`, with that box. The records form the hot set:
+// every item changed within the last FAT_AGE updates (an older record is
+// dropped at the next update's refresh).
+//
+// ## Why a list is enough
+//
+// Let item i be touched now (update `now`), its box inside its fat box, its
+// list made at update U with now - U < FAT_AGE. An item j meets i now when:
+//   - j did not change since U: its box then is its box now, and it met i's
+//     box, so it met the fat box: j is in the list, with its box of now;
+//   - j changed after U: its stamp is after U, so within the last FAT_AGE
+//     updates, so j is in the hot set, whose records hold every box of now.
+// So each update first finds every overlapping pair of hot items of which one
+// changed now (a sweep along x over the hot set: fat_hot_pairs), then each
+// touched item tests its list. A list entry's box may be stale (its item
+// moved, or was removed and its slot reused): an entry that meets the item is
+// checked against the item's own entry before it begins a pair, and one that
+// misses is either right or a hot item the sweep covers. A touched item
+// outside its fat box, or whose list is too old, or has none, queries the
+// tree with a new fat box, grown by its last step (4 steps ahead) and an
+// eighth of its size, and keeps what it met as its new list.
+//
+// ## Failures and limits
+//
+// Nothing here may make the pair set wrong, so every shortfall falls back to
+// the tree query, which needs none of this: without memory for the records
+// (fat_refresh) every record is dropped and the update queries; a sweep that
+// meets too many x-overlaps (a column of hot items) or cannot get memory for
+// its pairs turns the lists off for the update; a list that would exceed
+// FAT_MAX_CAND entries, or lacks room, is not kept. Memory is kept between
+// updates: in steady state nothing is allocated (the candidate lists live in
+// one arena, compacted into its spare when full). An all-pairs update and a
+// reset drop every record: they do not see the touched items one by one.
+
+/// Updates a candidate list stays usable; items changed within as many
+/// updates are hot.
+#define FAT_AGE 8u
+/// The shortcut serves updates that touch at most one item in this many: a
+/// few movers in a big world. More movers query the tree (in jobs, when the
+/// tree has tasks), as the records would be most of what they read.
+#define FAT_SHARE 32u
+/// A list longer than this is not kept: the item queries the tree each time.
+#define FAT_MAX_CAND 32u
+/// No candidate list.
+#define FAT_NONE UINT32_MAX
+
+typedef struct fat_rec {
+	box_t box;         ///< the item's box at its last change; inverted once removed
+	box_t fat;         ///< the box the candidates were gathered in
+	float step[DIM];   ///< how far its centre moved at its last change, per axis
+	uint32_t item;
+	uint32_t stamp;    ///< the update that saw its last change
+	uint32_t made;     ///< the update its list was gathered at, or FAT_NONE
+	uint32_t off, len; ///< its list: cand[off, off + len)
+} fat_rec;
+
+struct bp_fat {
+	uint32_t now;        ///< incremental updates so far
+	bool broken;         ///< this update runs without records (memory ran short)
+	bool on;             ///< this update uses the shortcut
+	bool lists;          ///< this update may use the candidate lists (the sweep ran)
+	uint32_t *of;        ///< per item slot: its record, or NIL
+	uint32_t of_cap;
+	fat_rec *rec;        ///< the hot set
+	uint32_t len, cap;
+	uint64_t *key, *tmp; ///< the sweep's order, cap each
+	entry *cand, *spare; ///< the candidate lists, and the room compaction copies into
+	uint32_t cand_len, cand_cap;
+	uint32_t cand_want; ///< the arena was found short: grow it to this at the next reserve
+};
+
+static void fat_free(tree_t *t, struct bp_fat *f)
+{
+	if (!f) return;
+	mem_free(t, f->of, f->of_cap * sizeof *f->of);
+	mem_free(t, f->rec, f->cap * sizeof *f->rec);
+	mem_free(t, f->key, f->cap * sizeof *f->key);
+	mem_free(t, f->tmp, f->cap * sizeof *f->tmp);
+	mem_free(t, f->cand, f->cand_cap * sizeof *f->cand);
+	mem_free(t, f->spare, f->cand_cap * sizeof *f->spare);
+	mem_free(t, f, sizeof *f);
+}
+
+/// Drop every record (their lists with them); the memory stays.
+static void fat_drop(struct bp_fat *f)
+{
+	if (!f) return;
+	for (uint32_t s = 0; s < f->len; ++s) f->of[f->rec[s].item] = NIL;
+	f->len = f->cand_len = 0;
+}
+
+/// Item index is being removed: its list goes, and its box meets nothing (a
+/// slot reused before the next update gets its record refreshed).
+static void fat_forget(struct bp_fat *f, uint32_t index)
+{
+	if (!f || index >= f->of_cap || f->of[index] == NIL) return;
+	fat_rec *r = &f->rec[f->of[index]];
+	r->made = FAT_NONE;
+	bound_clear(&r->box);
+}
+
+/// Room for n records (and their sweep keys); false, with the old arrays
+/// kept, when memory is short.
+static bool fat_rec_room(tree_t *t, struct bp_fat *f, uint64_t n)
+{
+	if (n <= f->cap) return true;
+	uint64_t want = n + n / 2 + 64;
+	if (want > UINT32_MAX / 2) return false;
+	fat_rec *rec = mem_alloc(t, (size_t)want * sizeof *rec);
+	uint64_t *key = mem_alloc(t, (size_t)want * sizeof *key), *tmp = mem_alloc(t, (size_t)want * sizeof *tmp);
+	if (!rec || !key || !tmp) {
+		mem_free(t, rec, (size_t)want * sizeof *rec);
+		mem_free(t, key, (size_t)want * sizeof *key);
+		mem_free(t, tmp, (size_t)want * sizeof *tmp);
+		return false;
+	}
+	if (f->len) memcpy(rec, f->rec, f->len * sizeof *rec);
+	mem_free(t, f->rec, f->cap * sizeof *f->rec);
+	mem_free(t, f->key, f->cap * sizeof *f->key);
+	mem_free(t, f->tmp, f->cap * sizeof *f->tmp);
+	f->rec = rec;
+	f->key = key;
+	f->tmp = tmp;
+	f->cap = (uint32_t)want;
+	return true;
+}
+
+/// The arena holds cand_want entries (twice, with its spare), the live lists
+/// kept; false, with the old arena kept, when memory is short.
+static bool fat_cand_grow(tree_t *t, struct bp_fat *f)
+{
+	uint64_t want = f->cand_want;
+	entry *to = mem_alloc(t, (size_t)want * sizeof *to), *other = mem_alloc(t, (size_t)want * sizeof *other);
+	if (!to || !other) {
+		mem_free(t, to, (size_t)want * sizeof *to);
+		mem_free(t, other, (size_t)want * sizeof *other);
+		return false;
+	}
+	if (f->cand_len) memcpy(to, f->cand, f->cand_len * sizeof *to);
+	mem_free(t, f->cand, f->cand_cap * sizeof *f->cand);
+	mem_free(t, f->spare, f->cand_cap * sizeof *f->spare);
+	f->cand = to;
+	f->spare = other;
+	f->cand_cap = (uint32_t)want;
+	f->cand_want = 0;
+	return true;
+}
+
+/// Memory the next update will want, taken where the tree reserves before it
+/// changes (bp_reserve: n more items to be touched), so an update allocates
+/// nothing. Best effort: what it cannot get, the update does without (its
+/// items query the tree), so a refusal here fails nothing.
+static void fat_reserve(tree_t *t, uint32_t n)
+{
+	struct broadphase *bp = t->bp;
+	struct bp_fat *f = bp->fat;
+	if (!f) {
+		if (!(f = mem_alloc(t, sizeof *f))) return;
+		memset(f, 0, sizeof *f);
+		bp->fat = f;
+	}
+	if (f->of_cap < t->item_cap) {
+		uint32_t *of = mem_alloc(t, (size_t)t->item_cap * sizeof *of);
+		if (!of) return;
+		if (f->of_cap) memcpy(of, f->of, f->of_cap * sizeof *of);
+		for (uint32_t k = f->of_cap; k < t->item_cap; ++k) of[k] = NIL;
+		mem_free(t, f->of, f->of_cap * sizeof *f->of);
+		f->of = of;
+		f->of_cap = t->item_cap;
+	}
+	if (!fat_rec_room(t, f, (uint64_t)f->len + bp->touched_len + n)) return;
+	if (f->cand_want > f->cand_cap) (void)fat_cand_grow(t, f);
+}
+
+/// The update's first step: the hot set brought up to date with the touched
+/// items (records made, boxes and stamps renewed, old records dropped).
+/// Without the room (fat_reserve did not get it) every record is dropped and
+/// `broken` holds for the update. Returns whether the update uses the
+/// shortcut: a choice made from the items and the tree's memory alone, never
+/// from its tasks, so the events come in the same order with and without
+/// them (the update's jobs query the tree for every mover).
+static bool fat_refresh(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	struct bp_fat *f = bp->fat;
+	if (!f) return false;
+	f->now++;
+	f->lists = f->on = false;
+	f->broken = true;
+	for (uint32_t s = 0; s < f->len;) { // old records go: a swap-remove
+		if (f->now - f->rec[s].stamp < FAT_AGE) {
+			s++;
+			continue;
+		}
+		f->of[f->rec[s].item] = NIL;
+		f->rec[s] = f->rec[--f->len];
+		if (s < f->len) f->of[f->rec[s].item] = s;
+	}
+	if (f->of_cap < t->item_len || (uint64_t)f->len + bp->touched_len > f->cap) {
+		fat_drop(f);
+		return false;
+	}
+	for (uint32_t k = 0; k < bp->touched_len; ++k) {
+		uint32_t i = bp->touched[k];
+		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+		box_t box = entry_at(t, t->items[i].addr)->box;
+		fat_rec *r;
+		if (f->of[i] == NIL) {
+			f->of[i] = f->len;
+			r = &f->rec[f->len++];
+			r->item = i;
+			r->made = FAT_NONE;
+			r->box = box;
+		}
+		r = &f->rec[f->of[i]];
+		bool was = r->box.min[0] <= r->box.max[0]; // not inverted: a step is known
+		for (int d = 0; d < DIM; ++d)
+			r->step[d] = was ? fabsf((box.min[d] + box.max[d]) - (r->box.min[d] + r->box.max[d])) * 0.5f : 0.0f;
+		r->box = box;
+		r->stamp = f->now;
+	}
+	f->broken = false;
+	f->on = (uint64_t)bp->touched_len * FAT_SHARE <= t->live;
+	return f->on;
+}
+
+/// A key of the sweep's order: min x, as bits that sort like the float, above
+/// the record's slot.
+static inline uint64_t fat_sweep_key(float x, uint32_t slot, int shift)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	u ^= (u >> 31) ? UINT32_MAX : 0x80000000u;
+	return (uint64_t)u << shift | slot;
+}
+
+/// Whether items a and b are a pair of the set (a walk of a's list).
+static bool fat_paired(const struct broadphase *bp, uint32_t a, uint32_t b)
+{
+	for (uint32_t r = bp->head[a]; r != NIL; r = bp->links[r >> 1].next[r & 1])
+		if (rec_item(&bp->pairs[r >> 1], 1 - (int)(r & 1)) == b) return true;
+	return false;
+}
+
+/// Hot items a and b overlap and one changed now: begin their pair unless it
+/// is one. False without memory for it.
+static bool fat_hot_pair(tree_t *t, const fat_rec *a, const fat_rec *b, ORTHANT_NAME(pair_event_fn) * begin,
+                         void *ctx)
+{
+	struct broadphase *bp = t->bp;
+	if (!items_pair(t, a->item, b->item) || fat_paired(bp, a->item, b->item)) return true;
+	if (t->spheres && !items_touch(t, a->item, b->item, &a->box, &b->box)) return true;
+	if (!bp_pair_reserve(t)) return false;
+	bp_report(begin, ctx, &bp->pairs[bp_add(t, a->item, b->item)]);
+	return true;
+}
+
+/// The begun pairs among hot items, before the touched items' own step: every
+/// overlapping pair of hot items of which one changed now, found by a sweep
+/// along x over the hot set in min x order. Sets `lists` when the sweep ran
+/// to its end, so the lists may be used; past a budget of x-overlaps it stops
+/// (the tree queries find the rest). Out of memory for a pair: the update
+/// stops there, everything still touched, and the next one finds the rest.
+static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, void *ctx)
+{
+	struct bp_fat *f = t->bp->fat;
+	if (!f || !f->on) return ORT_OK;
+	int shift = 1;
+	while (shift < 32 && f->len > (1u << shift)) shift++;
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < f->len; ++s)
+		if (f->rec[s].box.min[0] <= f->rec[s].box.max[0]) f->key[n++] = fat_sweep_key(f->rec[s].box.min[0], s, shift);
+	bp_radix(&f->key, &f->tmp, n, 32 + shift);
+	uint64_t budget = 16 * (uint64_t)n + 4096, steps = 0, slot_mask = (1ull << shift) - 1;
+	for (uint32_t k = 0; k < n; ++k) {
+		// Copies: a begin callback may insert (deferred), which leaves these alone,
+		// but the records are read after reports all the same.
+		fat_rec a = f->rec[f->key[k] & slot_mask];
+		for (uint32_t m = k + 1; m < n; ++m) {
+			const fat_rec *b = &f->rec[f->key[m] & slot_mask];
+			if (b->box.min[0] > a.box.max[0]) break;
+			if (++steps > budget) return ORT_OK;
+			if ((a.stamp == f->now || b->stamp == f->now) && box_overlap(&a.box, &b->box) &&
+			    !fat_hot_pair(t, &a, b, begin, ctx))
+				return ORT_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	f->lists = true;
+	return ORT_OK;
+}
+
+/// Room for one more list of FAT_MAX_CAND entries in the arena: the lists
+/// still usable are compacted into the spare. When they fill more than half
+/// of it, the next fat_reserve grows it. Allocates nothing; false when there
+/// is no room (the item keeps no list).
+static bool fat_cand_room(struct bp_fat *f)
+{
+	if (f->cand_len + FAT_MAX_CAND <= f->cand_cap) return true;
+	uint64_t live = 0;
+	for (uint32_t s = 0; s < f->len; ++s) {
+		fat_rec *r = &f->rec[s];
+		if (r->made != FAT_NONE && f->now - r->made >= FAT_AGE) r->made = FAT_NONE;
+		if (r->made != FAT_NONE) live += r->len;
+	}
+	if (2 * live + FAT_MAX_CAND > f->cand_cap) {
+		uint64_t want = 2 * live + 4 * FAT_MAX_CAND;
+		if (want < 2 * (uint64_t)f->cand_cap) want = 2 * (uint64_t)f->cand_cap;
+		if (want < 1024) want = 1024;
+		if (want <= UINT32_MAX / 2 && want > f->cand_want) f->cand_want = (uint32_t)want;
+	}
+	if (live + FAT_MAX_CAND > f->cand_cap) return false;
+	uint32_t at = 0;
+	for (uint32_t s = 0; s < f->len; ++s) {
+		fat_rec *r = &f->rec[s];
+		if (r->made == FAT_NONE) continue;
+		memcpy(&f->spare[at], &f->cand[r->off], r->len * sizeof *f->spare);
+		r->off = at;
+		at += r->len;
+	}
+	entry *old = f->cand;
+	f->cand = f->spare;
+	f->spare = old;
+	f->cand_len = at;
+	return true;
+}
+
+/// A tree query gathering a new list while it pairs the item.
+typedef struct fat_gather {
+	bp_run *run;
+	box_t box; ///< the item's own box
+	entry *out;
+	uint32_t len;
+	bool keep; ///< room for the list, and not past FAT_MAX_CAND
+} fat_gather;
+
+static bool fat_gather_hit(void *ctx, ort_handle h, void *user)
+{
+	fat_gather *g = ctx;
+	tree_t *t = g->run->t;
+	uint32_t o = h.id - 1;
+	if (o == g->run->self) return true;
+	box_t bo = entry_at(t, t->items[o].addr)->box;
+	if (g->keep) {
+		if (g->len == FAT_MAX_CAND)
+			g->keep = false;
+		else
+			g->out[g->len++] = (entry){bo, o};
+	}
+	return !box_overlap(&bo, &g->box) || bp_partner(g->run, h, user);
+}
+
+/// Item run->self's begun step by its record: its list when it may be used,
+/// else a query with a new fat box that makes the list. False when the item
+/// has no record (the caller queries as ever); else *r is the query's result.
+static bool fat_begun(tree_t *t, bp_run *run, ort_result *r)
+{
+	struct bp_fat *f = t->bp->fat;
+	uint32_t i = run->self;
+	if (!f || !f->on || i >= f->of_cap || f->of[i] == NIL) return false;
+	fat_rec *rec = &f->rec[f->of[i]];
+	*r = ORT_OK;
+	if (f->lists && rec->made != FAT_NONE && f->now - rec->made < FAT_AGE &&
+	    box_within(&run->box, rec->fat.min, rec->fat.max)) {
+		for (uint32_t k = rec->off, end = rec->off + rec->len; k < end && run->result == ORT_OK; ++k) {
+			const entry *c = &f->cand[k];
+			if (!box_overlap(&c->box, &run->box)) continue;
+			const item *it = &t->items[c->item];
+			if ((it->flags & (ITEM_LIVE | ITEM_PENDING | ITEM_PAIRED)) != ITEM_LIVE) continue;
+			if (!box_overlap(&entry_at(t, it->addr)->box, &run->box)) continue; // it moved: the sweep's
+			bp_partner(run, make_handle(t, c->item), it->user);
+		}
+		return true;
+	}
+	fat_gather g = {run, run->box, NULL, 0, fat_cand_room(f)};
+	rec = &f->rec[f->of[i]];
+	rec->made = FAT_NONE;
+	float ext = 0.0f;
+	for (int d = 0; d < DIM; ++d)
+		if (run->box.max[d] - run->box.min[d] > ext) ext = run->box.max[d] - run->box.min[d];
+	for (int d = 0; d < DIM; ++d) {
+		float ahead = 4.0f * rec->step[d];
+		float m = (ahead < 2.0f * ext ? ahead : 2.0f * ext) + 0.125f * ext;
+		rec->fat.min[d] = run->box.min[d] - m;
+		rec->fat.max[d] = run->box.max[d] + m;
+	}
+	if (g.keep) g.out = &f->cand[f->cand_len];
+	*r = query_box_by_content(t, &rec->fat, fat_gather_hit, &g);
+	rec = &f->rec[f->of[i]];
+	if (*r == ORT_OK && run->result == ORT_OK && g.keep) {
+		rec->made = f->now;
+		rec->off = f->cand_len;
+		rec->len = g.len;
+		f->cand_len += g.len;
+	}
+	return true;
+}
