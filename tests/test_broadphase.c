@@ -265,6 +265,135 @@ static void run_frames(ort_placement placement, int frames, int n, uint64_t seed
 	run_frames_churn(placement, frames, n, seed, 1);
 }
 
+/// The model index of handle h, or -1.
+static int model_find(const world *w, ort_handle h)
+{
+	for (int i = 0; i < w->m.n; ++i)
+		if (w->m.handle[i].id == h.id && w->m.handle[i].gen == h.gen) return i;
+	return -1;
+}
+
+/// A begin callback that also moves one item of every seventh pair begun (a
+/// deferred move, applied when the update returns: the model follows after
+/// the update's events are checked).
+typedef struct mover_ctx {
+	pairset set; ///< first: on_begin and on_end take the context as a pairset
+	tree_t *t;
+	world *w;
+	int calls;
+	ort_handle moved[64];
+	box_t to[64];
+	int moved_n;
+} mover_ctx;
+
+/// The model takes the boxes the callbacks' moves gave.
+static void apply_moves(mover_ctx *c)
+{
+	for (int k = 0; k < c->moved_n; ++k) c->w->m.box[model_find(c->w, c->moved[k])] = c->to[k];
+	c->moved_n = 0;
+}
+
+static void on_begin_move(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	mover_ctx *c = ctx;
+	on_begin(&c->set, a, b, ua, ub);
+	if (++c->calls % 7 || c->moved_n == 64) return;
+	box_t box;
+	assert_int_equal(TU(tree_get_box)(c->t, a, &box), ORT_OK); // the newest, a move waiting included
+	for (int d = 0; d < DIM; ++d) box.min[d] += 0.75f, box.max[d] += 0.75f;
+	assert_int_equal(TU(tree_move)(c->t, a, box), ORT_OK);
+	c->moved[c->moved_n] = a;
+	c->to[c->moved_n++] = box;
+}
+
+/// A few movers in a bigger world (at most one item in 32 moves: the broad
+/// phase re-tests what a mover met inside its enlarged box instead of querying
+/// the tree), against brute force every frame: movers walking small steps into
+/// each other and past still items, an odd jump, movers resting long enough to
+/// be forgotten and starting again, removals and inserts reusing the slots
+/// (new items beside movers), filters and statics changing on movers and on
+/// still items, and moves made from inside the begin callback.
+static void fat_frames(ort_placement placement, uint64_t seed)
+{
+	enum { N = 1200, M = 30 };
+	tree_t *t = tu_tree_make(placement, 4);
+	tu_rng r = tu_rng_make(seed);
+	world w;
+	tu_model_init(&w.m, 2 * N);
+	w.filter = malloc(sizeof *w.filter * 2 * N);
+	const float size = DIM == 2 ? 400.0f : 120.0f;
+	world_fill(t, &w, &r, N, size);
+	mover_ctx c;
+	memset(&c, 0, sizeof c);
+	c.t = t;
+	c.w = &w;
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin_move, on_end, &c), ORT_OK);
+	compare(&c.set.keys, &w, "first update");
+	apply_moves(&c);
+	ort_handle mover[M];
+	for (int k = 0; k < M; ++k) mover[k] = w.m.handle[k];
+	int frames = tu_size(80, 40);
+	for (int f = 0; f < frames; ++f) {
+		TU_CONTEXT("few movers, fat boxes, %s, frame %d", ort_placement_string(placement), f);
+		for (int k = 0; k < M; ++k) {
+			if ((k + f / 12) % 5 == 0 && f % 24 >= 12) continue; // resting
+			int i = model_find(&w, mover[k]);
+			assert_true(i >= 0);
+			world_step(t, &w, &r, i, (f + k) % 17 == 0 ? size * 0.2f : 1.0f);
+		}
+		if (f % 3 == 1) { // a still item goes, a new one comes beside a mover (its slot reused)
+			int i = tu_int(&r, M, w.m.n - 1);
+			if (model_find(&w, w.m.handle[i]) >= 0) {
+				bool is_mover = false;
+				for (int k = 0; k < M; ++k) is_mover |= w.m.handle[i].id == mover[k].id;
+				if (!is_mover) {
+					assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+					w.filter[i] = w.filter[w.m.n - 1];
+					tu_model_remove_at(&w.m, i);
+					box_t b = w.m.box[model_find(&w, mover[f % M])];
+					for (int d = 0; d < DIM; ++d) b.min[d] += 2.0f, b.max[d] += 2.0f;
+					ort_handle h;
+					assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+					w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+					tu_model_add(&w.m, h, b);
+				}
+			}
+		}
+		if (f % 11 == 6) { // a mover goes; a new item in its slot moves from now on
+			int k = tu_int(&r, 0, M - 1), i = model_find(&w, mover[k]);
+			assert_int_equal(TU(tree_remove)(t, mover[k]), ORT_OK);
+			w.filter[i] = w.filter[w.m.n - 1];
+			tu_model_remove_at(&w.m, i);
+			box_t b = small_box(&r, size);
+			assert_int_equal(TU(tree_insert)(t, b, NULL, &mover[k]), ORT_OK);
+			w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+			tu_model_add(&w.m, mover[k], b);
+		}
+		if (f % 4 == 2) { // a filter changes, on a mover or near one
+			int i = f % 8 == 2 ? model_find(&w, mover[tu_int(&r, 0, M - 1)]) : tu_int(&r, 0, w.m.n - 1);
+			w.filter[i] = random_filter(&r);
+			assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+		}
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin_move, on_end, &c), ORT_OK);
+		assert_int_equal(c.set.errors, 0);
+		compare(&c.set.keys, &w, "replayed events");
+		apply_moves(&c);
+		if (f % 10 == 0) tu_check_valid(t);
+	}
+	free(c.set.keys.v);
+	free(w.filter);
+	tu_model_free(&w.m);
+	TU(tree_destroy)(t);
+}
+
+static void test_fat_movers(void **state)
+{
+	(void)state;
+	fat_frames(ORT_PLACEMENT_LOOSE, 31);
+	fat_frames(ORT_PLACEMENT_TIGHT, 32);
+	fat_frames(ORT_PLACEMENT_LEAVES, 33);
+}
+
 /// The churn frames on two workers of the built-in pool: the movers' queries in
 /// jobs (32 or more touched) and the all-pairs snapshot's build and pair pass in
 /// jobs, with filters and statics, against brute force as on one.
@@ -688,6 +817,7 @@ int main(void)
 	    cmocka_unit_test(test_identical),
 	    cmocka_unit_test(test_pair_array_empty),
 	    cmocka_unit_test(test_few_movers),
+	    cmocka_unit_test(test_fat_movers),
 	    cmocka_unit_test(test_all_move),
 	    cmocka_unit_test(test_churn_tasks),
 	};
