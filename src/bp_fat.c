@@ -75,6 +75,7 @@ struct bp_fat {
 	uint32_t now;        ///< incremental updates so far
 	bool broken;         ///< this update runs without records (memory ran short)
 	bool on;             ///< this update uses the shortcut
+	bool full;           ///< this update found the arena full: no more lists
 	bool lists;          ///< this update may use the candidate lists (the sweep ran)
 	uint32_t *of;        ///< per item slot: its record, or NIL
 	uint32_t of_cap;
@@ -202,7 +203,7 @@ static bool fat_refresh(tree_t *t)
 	struct bp_fat *f = bp->fat;
 	if (!f) return false;
 	f->now++;
-	f->lists = f->on = false;
+	f->lists = f->on = f->full = false;
 	f->broken = true;
 	for (uint32_t s = 0; s < f->len;) { // old records go: a swap-remove
 		if (f->now - f->rec[s].stamp < FAT_AGE) {
@@ -309,10 +310,12 @@ static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 /// Room for one more list of FAT_MAX_CAND entries in the arena: the lists
 /// still usable are compacted into the spare. When they fill more than half
 /// of it, the next fat_reserve grows it. Allocates nothing; false when there
-/// is no room (the item keeps no list).
+/// is no room (the item keeps no list, and neither do the update's next ones:
+/// a compaction that cannot help is not tried again).
 static bool fat_cand_room(struct bp_fat *f)
 {
 	if (f->cand_len + FAT_MAX_CAND <= f->cand_cap) return true;
+	if (f->full) return false;
 	uint64_t live = 0;
 	for (uint32_t s = 0; s < f->len; ++s) {
 		fat_rec *r = &f->rec[s];
@@ -323,9 +326,13 @@ static bool fat_cand_room(struct bp_fat *f)
 		uint64_t want = 2 * live + 4 * FAT_MAX_CAND;
 		if (want < 2 * (uint64_t)f->cand_cap) want = 2 * (uint64_t)f->cand_cap;
 		if (want < 1024) want = 1024;
+		if (want < 8 * (uint64_t)f->len) want = 8 * (uint64_t)f->len; // lists average a few entries
 		if (want <= UINT32_MAX / 2 && want > f->cand_want) f->cand_want = (uint32_t)want;
 	}
-	if (live + FAT_MAX_CAND > f->cand_cap) return false;
+	if (live + FAT_MAX_CAND > f->cand_cap) {
+		f->full = true;
+		return false;
+	}
 	uint32_t at = 0;
 	for (uint32_t s = 0; s < f->len; ++s) {
 		fat_rec *r = &f->rec[s];
@@ -338,6 +345,7 @@ static bool fat_cand_room(struct bp_fat *f)
 	f->cand = f->spare;
 	f->spare = old;
 	f->cand_len = at;
+	if (2 * live + FAT_MAX_CAND > f->cand_cap) f->full = true; // too little freed to try again
 	return true;
 }
 
