@@ -82,14 +82,22 @@ static void pk_chunk_range(const pk_par *c, int j, uint32_t *lo, uint32_t *hi)
 	*hi = c->n - *lo > PK_CHUNK ? *lo + PK_CHUNK : c->n;
 }
 
+/// Chunk j's items [*lo, *hi) and its findings, bounds emptied.
+static pk_chunk *pk_chunk_begin(const pk_par *c, int j, uint32_t *lo, uint32_t *hi)
+{
+	pk_chunk_range(c, j, lo, hi);
+	pk_chunk *ch = &c->chunks[j];
+	ch->bounds = pk_empty_box();
+	ch->r = ORT_OK;
+	return ch;
+}
+
 static void pk_job_bound(void *ctx, int j, tk_out *out)
 {
 	(void)out;
 	pk_par *c = ctx;
 	uint32_t lo, hi;
-	pk_chunk_range(c, j, &lo, &hi);
-	pk_chunk *ch = &c->chunks[j];
-	ch->bounds = pk_empty_box();
+	pk_chunk *ch = pk_chunk_begin(c, j, &lo, &hi);
 	ch->r = pk_bound_all(c->base + (size_t)lo * c->stride, c->stride, hi - lo, &ch->bounds);
 }
 
@@ -98,11 +106,8 @@ static void pk_job_keys(void *ctx, int j, tk_out *out)
 	(void)out;
 	pk_par *c = ctx;
 	uint32_t lo, hi;
-	pk_chunk_range(c, j, &lo, &hi);
-	pk_chunk *ch = &c->chunks[j];
+	pk_chunk *ch = pk_chunk_begin(c, j, &lo, &hi);
 	memset(ch->hist, 0, sizeof ch->hist);
-	ch->bounds = pk_empty_box();
-	ch->r = ORT_OK;
 	for (uint32_t i = lo; i < hi; ++i) {
 		box_t b = pk_load(c->base, c->stride, i);
 		if (c->check) {
@@ -172,21 +177,30 @@ static void pk_job_fill(void *ctx, int j, tk_out *out)
 	assert(b.made == jb->base + jb->count);
 }
 
-/// Sort src[lo, hi) by key, stably, in three LSD passes through tmp (the
-/// same range of the other buffer): the result ends in tmp.
+/// Sort src[lo, hi), whose keys come grouped by top digit in ascending
+/// order, by key, stably, in three LSD passes through tmp (the same range
+/// of the other buffer): the result ends in tmp. One counting pass makes
+/// all three histograms; the top digit's spans only the digits the run holds.
 static void pk_sort_run(uint64_t *src, uint64_t *tmp, uint32_t lo, uint32_t hi)
 {
-	uint32_t h[2048];
+	uint32_t h[3][2048], top0 = pk_digit(src[lo], 2), top1 = pk_digit(src[hi - 1], 2);
+	assert(top0 <= top1);
+	memset(h, 0, sizeof h[0] * 2);
+	memset(&h[2][top0], 0, sizeof h[2][0] * (top1 - top0 + 1));
+	for (uint32_t i = lo; i < hi; ++i) {
+		uint64_t v = src[i];
+		h[0][pk_digit(v, 0)]++;
+		h[1][pk_digit(v, 1)]++;
+		h[2][pk_digit(v, 2)]++;
+	}
 	for (int pass = 0; pass < 3; ++pass) {
-		memset(h, 0, sizeof h);
-		for (uint32_t i = lo; i < hi; ++i) h[pk_digit(src[i], pass)]++;
-		uint32_t sum = lo;
-		for (int d = 0; d < 2048; ++d) {
-			uint32_t t = h[d];
-			h[d] = sum;
+		uint32_t sum = lo, *hp = h[pass];
+		for (uint32_t d = pass == 2 ? top0 : 0, e = pass == 2 ? top1 : 2047; d <= e; ++d) {
+			uint32_t t = hp[d];
+			hp[d] = sum;
 			sum += t;
 		}
-		for (uint32_t i = lo; i < hi; ++i) tmp[h[pk_digit(src[i], pass)]++] = src[i];
+		for (uint32_t i = lo; i < hi; ++i) tmp[hp[pk_digit(src[i], pass)]++] = src[i];
 		uint64_t *t = src;
 		src = tmp;
 		tmp = t;
