@@ -22,6 +22,8 @@ ort_result ORTHANT_NAME(packed_create)(const pdef_t *def, packed_t **out)
 	memset(p, 0, sizeof *p);
 	atomic_init(&p->readers, 0);
 	atomic_init(&p->destroy_pending, false);
+	atomic_init(&p->keys_taken, false);
+	atomic_init(&p->keys_bytes, 0);
 	p->def = *def;
 	p->bounds = pk_empty_box();
 	p->bytes = p->bytes_peak = sizeof *p;
@@ -33,6 +35,7 @@ static void pk_destroy_now(packed_t *p)
 {
 	pk_free_items(p, p->boxes, p->ids, p->sort_a, p->sort_b, p->cap);
 	pk_free(p, p->blocks, (size_t)p->block_cap * sizeof *p->blocks);
+	if (p->keys) allocator_free(&p->def.allocator, p->keys, p->keys_cap * sizeof *p->keys);
 	ort_allocator a = p->def.allocator;
 	allocator_free(&a, p, sizeof *p);
 }
@@ -79,8 +82,9 @@ void ORTHANT_NAME(packed_get_stats)(const packed_t *p, ort_tree_stats *out)
 	memset(out, 0, sizeof *out);
 	if (!p) return;
 	out->items = out->entries = (int)p->count;
-	out->bytes = p->bytes;
-	out->bytes_peak = p->bytes_peak;
+	size_t keys = atomic_load_explicit(&((packed_t *)p)->keys_bytes, memory_order_relaxed);
+	out->bytes = p->bytes + keys;
+	out->bytes_peak = p->bytes_peak > out->bytes ? p->bytes_peak : out->bytes;
 	if (p->block_count) pk_stats_walk(p, (pk_ref){0, 0}, 0, out);
 }
 

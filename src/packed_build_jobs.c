@@ -2,11 +2,12 @@
 // (task_int.h); the serial steps it mirrors are in packed_build.c.
 //
 // With tasks, every pass over the items runs in chunks of PK_CHUNK items, cut
-// by the count alone: checking and bounding; keying, with a histogram per
-// chunk; each radix pass as a count per chunk and a scatter per chunk whose
-// offsets (digit by digit, then chunk by chunk) keep the sort stable — or,
-// when the top digit spreads the keys, one such pass on it and then runs of
-// its buckets sorted in jobs of their own (pk_sort_top_first); and the
+// by the count alone: checking and bounding; keying, with a histogram of the
+// top digit per chunk; when the top digit spreads the keys, one radix pass on
+// it (a scatter per chunk whose offsets, digit by digit, then chunk by chunk,
+// keep the sort stable) and then runs of its buckets sorted in jobs of their
+// own (pk_sort_top_first) — else each radix pass as a count per chunk and
+// such a scatter per chunk; and the
 // gather. Then the blocks: a walk of the top of the tree on the calling
 // thread (pk_node with a mode) stops at every subtree of at most job_items
 // items and lists it as a job; the workers count each job's blocks; a second
@@ -82,14 +83,22 @@ static void pk_chunk_range(const pk_par *c, int j, uint32_t *lo, uint32_t *hi)
 	*hi = c->n - *lo > PK_CHUNK ? *lo + PK_CHUNK : c->n;
 }
 
+/// Chunk j's items [*lo, *hi) and its findings, bounds emptied.
+static pk_chunk *pk_chunk_begin(const pk_par *c, int j, uint32_t *lo, uint32_t *hi)
+{
+	pk_chunk_range(c, j, lo, hi);
+	pk_chunk *ch = &c->chunks[j];
+	ch->bounds = pk_empty_box();
+	ch->r = ORT_OK;
+	return ch;
+}
+
 static void pk_job_bound(void *ctx, int j, tk_out *out)
 {
 	(void)out;
 	pk_par *c = ctx;
 	uint32_t lo, hi;
-	pk_chunk_range(c, j, &lo, &hi);
-	pk_chunk *ch = &c->chunks[j];
-	ch->bounds = pk_empty_box();
+	pk_chunk *ch = pk_chunk_begin(c, j, &lo, &hi);
 	ch->r = pk_bound_all(c->base + (size_t)lo * c->stride, c->stride, hi - lo, &ch->bounds);
 }
 
@@ -98,11 +107,8 @@ static void pk_job_keys(void *ctx, int j, tk_out *out)
 	(void)out;
 	pk_par *c = ctx;
 	uint32_t lo, hi;
-	pk_chunk_range(c, j, &lo, &hi);
-	pk_chunk *ch = &c->chunks[j];
-	memset(ch->hist, 0, sizeof ch->hist);
-	ch->bounds = pk_empty_box();
-	ch->r = ORT_OK;
+	pk_chunk *ch = pk_chunk_begin(c, j, &lo, &hi);
+	memset(ch->hist[2], 0, sizeof ch->hist[2]);
 	for (uint32_t i = lo; i < hi; ++i) {
 		box_t b = pk_load(c->base, c->stride, i);
 		if (c->check) {
@@ -111,9 +117,7 @@ static void pk_job_keys(void *ctx, int j, tk_out *out)
 		}
 		uint32_t key = pk_key(c->g, &b);
 		c->dst[i] = (uint64_t)key << 32 | i;
-		ch->hist[0][key & 2047u]++;
-		ch->hist[1][(key >> 11) & 2047u]++;
-		ch->hist[2][key >> 22]++;
+		ch->hist[2][key >> 22]++; // the other digits: counted when a pass needs them
 	}
 }
 
@@ -172,21 +176,30 @@ static void pk_job_fill(void *ctx, int j, tk_out *out)
 	assert(b.made == jb->base + jb->count);
 }
 
-/// Sort src[lo, hi) by key, stably, in three LSD passes through tmp (the
-/// same range of the other buffer): the result ends in tmp.
+/// Sort src[lo, hi), whose keys come grouped by top digit in ascending
+/// order, by key, stably, in three LSD passes through tmp (the same range
+/// of the other buffer): the result ends in tmp. One counting pass makes
+/// all three histograms; the top digit's spans only the digits the run holds.
 static void pk_sort_run(uint64_t *src, uint64_t *tmp, uint32_t lo, uint32_t hi)
 {
-	uint32_t h[2048];
+	uint32_t h[3][2048], top0 = pk_digit(src[lo], 2), top1 = pk_digit(src[hi - 1], 2);
+	assert(top0 <= top1);
+	memset(h, 0, sizeof h[0] * 2);
+	memset(&h[2][top0], 0, sizeof h[2][0] * (top1 - top0 + 1));
+	for (uint32_t i = lo; i < hi; ++i) {
+		uint64_t v = src[i];
+		h[0][pk_digit(v, 0)]++;
+		h[1][pk_digit(v, 1)]++;
+		h[2][pk_digit(v, 2)]++;
+	}
 	for (int pass = 0; pass < 3; ++pass) {
-		memset(h, 0, sizeof h);
-		for (uint32_t i = lo; i < hi; ++i) h[pk_digit(src[i], pass)]++;
-		uint32_t sum = lo;
-		for (int d = 0; d < 2048; ++d) {
-			uint32_t t = h[d];
-			h[d] = sum;
+		uint32_t sum = lo, *hp = h[pass];
+		for (uint32_t d = pass == 2 ? top0 : 0, e = pass == 2 ? top1 : 2047; d <= e; ++d) {
+			uint32_t t = hp[d];
+			hp[d] = sum;
 			sum += t;
 		}
-		for (uint32_t i = lo; i < hi; ++i) tmp[h[pk_digit(src[i], pass)]++] = src[i];
+		for (uint32_t i = lo; i < hi; ++i) tmp[hp[pk_digit(src[i], pass)]++] = src[i];
 		uint64_t *t = src;
 		src = tmp;
 		tmp = t;
@@ -253,14 +266,15 @@ static ort_result pk_sort_in_jobs(ort_tasks *tasks, pk_par *c, bool growing, pk_
 	}
 	bool top_first = pk_sort_top_first(tasks, c, chunks, keys, other);
 	for (int pass = 0; pass < 3 && !top_first; ++pass) {
-		uint32_t digit0 = pk_digit(keys[0], pass), total = 0;
-		for (int k = 0; k < chunks; ++k) total += c->chunks[k].hist[pass][digit0];
-		if (total == n) continue; // one bucket: the pass would not move anything
 		c->src = keys;
 		c->dst = other;
 		c->pass = pass;
-		// Pass 0 counts as the keys were made; later ones count the array as it is now.
-		if (pass > 0) ort_tk_for(tasks, chunks, pk_job_recount, c);
+		// The keys were made counting the top digit alone (all that the
+		// top-first sort needs): the passes count the array as it is now.
+		ort_tk_for(tasks, chunks, pk_job_recount, c);
+		uint32_t digit0 = pk_digit(keys[0], pass), total = 0;
+		for (int k = 0; k < chunks; ++k) total += c->chunks[k].hist[pass][digit0];
+		if (total == n) continue; // one bucket: the pass would not move anything
 		uint32_t sum = 0;
 		for (int d = 0; d < 2048; ++d)
 			for (int k = 0; k < chunks; ++k) {

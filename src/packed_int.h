@@ -82,6 +82,14 @@ struct ORTHANT_NAME(packed) {
 	/// walk that called it.
 	atomic_int readers;
 	atomic_bool destroy_pending;
+	/// The pair finder's sweep keys, kept from call to call so that piles
+	/// cost no allocation per frame. One call at a time holds them (taken
+	/// set); a concurrent second call takes keys of its own and gives them
+	/// back. keys_bytes is their size, read by stats from any thread.
+	uint64_t *keys;
+	size_t keys_cap;
+	atomic_bool keys_taken;
+	atomic_size_t keys_bytes;
 };
 
 static void pk_destroy_now(packed_t *p);

@@ -13,7 +13,10 @@
 // swept (sweep.h) instead of tested pair by pair, and so are two such piles
 // crossed: O(m log m + k1), not m^2. The keys of a sweep are the one memory
 // find_pairs allocates, and only when some node owns SWEEP_MIN items or more;
-// without it the pile is tested pair by pair, as before.
+// the tree keeps them for the next call (a concurrent second call takes its
+// own), so a steady scene allocates nothing per frame; without them the pile
+// is tested pair by pair, as before. Piles whose boxes all meet (duplicates)
+// are neither swept nor tested: their pairs are written out (pk_report_all).
 //
 // With tasks (task.h), the same recursion walks the top of the tree on the
 // calling thread with a plan and, instead of doing the work, lists it as jobs
@@ -130,6 +133,90 @@ static void pk_list_vs_list(pk_pairs *r, uint32_t a0, uint32_t na, const box_t *
 	}
 }
 
+// ---- piles of boxes that all meet --------------------------------------------
+//
+// A pile of identical boxes (or a speck of boxes that all overlap) meets
+// itself everywhere: every pair of two of its leaves is a hit. Testing such
+// a cross pair by pair costs a test and a branch per pair for nothing; when
+// every box of one list meets every box of the other the pairs are written
+// straight out, in the order the tests would find them. Whether they all meet
+// is exact and linear: on each axis, the highest low face of either list must
+// lie at or below the lowest high face of the other (two intervals meet when
+// each starts before the other ends). Two box tests of the lists' ends sort
+// out nearly every cross of a spread scene before the linear check is made.
+
+/// On each axis, the highest low face and the lowest high face of items [a0, a0 + n).
+static void pk_faces(const box_t *boxes, uint32_t a0, uint32_t n, float *top_lo, float *low_hi)
+{
+	for (int d = 0; d < DIM; ++d) {
+		top_lo[d] = -INFINITY;
+		low_hi[d] = INFINITY;
+	}
+	for (uint32_t a = a0; a < a0 + n; ++a)
+		for (int d = 0; d < DIM; ++d) {
+			top_lo[d] = boxes[a].min[d] > top_lo[d] ? boxes[a].min[d] : top_lo[d];
+			low_hi[d] = boxes[a].max[d] < low_hi[d] ? boxes[a].max[d] : low_hi[d];
+		}
+}
+
+/// pk_all_meet past the test of the lists' ends.
+static bool pk_all_meet_faces(const box_t *boxes, uint32_t a0, uint32_t na, uint32_t b0, uint32_t nb)
+{
+	WORK_TESTS(na + nb);
+	float alo[DIM], ahi[DIM], blo[DIM], bhi[DIM];
+	pk_faces(boxes, a0, na, alo, ahi);
+	pk_faces(boxes, b0, nb, blo, bhi);
+	int ok = 1;
+	for (int d = 0; d < DIM; ++d) ok &= (alo[d] <= bhi[d]) & (blo[d] <= ahi[d]);
+	return ok;
+}
+
+/// Whether every item of [a0, a0 + na) meets every item of [b0, b0 + nb)
+/// (the same list for a self: then every two of its items meet).
+static inline bool pk_all_meet(const box_t *boxes, uint32_t a0, uint32_t na, uint32_t b0, uint32_t nb)
+{
+	return pk_overlap(&boxes[a0], &boxes[b0 + nb - 1]) &&
+	       (a0 == b0 || pk_overlap(&boxes[a0 + na - 1], &boxes[b0])) && pk_all_meet_faces(boxes, a0, na, b0, nb);
+}
+
+/// Every pair of items a in [a0, a1), b in [b0, b1), a-major (as
+/// pk_list_vs_list finds them); for a self (the rows of one list: b0 == a0
+/// of its first row) only b > a.
+static void pk_report_rows(pk_pairs *r, uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, bool self)
+{
+	const uint32_t *ids = r->p->ids;
+	if (r->out) {
+		// Room for all of them at once; the ids straight into the job's buffer.
+		tk_out *o = &r->out[0];
+		size_t pairs = 0;
+		for (uint32_t a = a0; a < a1; ++a) pairs += b1 - (self ? a + 1 : b0);
+		size_t size = pairs * 2 * sizeof(uint32_t);
+		if (o->used + size <= o->cap) {
+			uint32_t *w = (uint32_t *)(void *)(o->data + o->used);
+			for (uint32_t a = a0; a < a1; ++a)
+				for (uint32_t b = self ? a + 1 : b0; b < b1; ++b) {
+					w[0] = ids[a];
+					w[1] = ids[b];
+					w += 2;
+				}
+		}
+		o->used += size;
+		return;
+	}
+	for (uint32_t a = a0; a < a1; ++a)
+		for (uint32_t b = self ? a + 1 : b0; b < b1; ++b)
+			if (!r->fn(r->ctx, ids[a], ids[b])) {
+				r->stop = true;
+				return;
+			}
+}
+
+/// pk_report_rows for two whole lists (one, a0 == b0: its pairs).
+static void pk_report_all(pk_pairs *r, uint32_t a0, uint32_t na, uint32_t b0, uint32_t nb)
+{
+	pk_report_rows(r, a0, a0 + na, b0, b0 + nb, a0 == b0);
+}
+
 /// Item a against every item below block bi (the children of some node).
 static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
 {
@@ -214,13 +301,16 @@ static inline bool pk_both_leaves(const packed_t *p, pk_ref x, pk_ref y)
 
 // ---- planning: the walk's top as jobs -------------------------------------------
 
-enum { PK_JOB_SELF, PK_JOB_OWN, PK_JOB_CROSS, PK_JOB_OWN_VS };
+enum { PK_JOB_SELF, PK_JOB_OWN, PK_JOB_CROSS, PK_JOB_OWN_VS, PK_JOB_ROWS };
 
-/// One job: pk_self(x), pk_self_own(x), pk_cross(x, y, xb, yb) or pk_own_vs(x, y, yb).
+/// One job: pk_self(x), pk_self_own(x), pk_cross(x, y, xb, yb),
+/// pk_own_vs(x, y, yb), or rows [a0, a1) of a subtree ending at `end` whose
+/// boxes all meet (pk_report_rows, a self).
 typedef struct pk_job {
 	int kind;
 	pk_ref x, y;
 	box_t xb, yb;
+	uint32_t a0, a1, end;
 } pk_job;
 
 typedef struct pk_plan {
@@ -237,8 +327,29 @@ static uint32_t pk_subtree_items(const packed_t *p, pk_ref x)
 
 static void pk_plan_add(pk_plan *pl, int kind, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
 {
-	if (pl->jobs) pl->jobs[pl->n] = (pk_job){kind, x, y, xb ? *xb : pk_empty_box(), yb ? *yb : pk_empty_box()};
+	if (pl->jobs)
+		pl->jobs[pl->n] = (pk_job){kind, x, y, xb ? *xb : pk_empty_box(), yb ? *yb : pk_empty_box(), 0, 0, 0};
 	pl->n++;
+}
+
+/// The pairs of items [first, end), which all meet, as jobs of whole rows,
+/// each of about an equal share of the pairs (and at least 64k of them).
+static void pk_plan_rows(pk_plan *pl, uint32_t first, uint32_t end)
+{
+	uint64_t m = end - first, share = m * (m - 1) / 2 / TK_JOBS_TARGET, sum = 0;
+	if (share < 65536) share = 65536;
+	uint32_t a0 = first;
+	for (uint32_t a = first; a < end; ++a) {
+		sum += end - a - 1;
+		if (sum >= share || a + 1 == end) {
+			if (pl->jobs) {
+				pl->jobs[pl->n] = (pk_job){PK_JOB_ROWS, {0, 0}, {0, 0}, pk_empty_box(), pk_empty_box(), a0, a + 1, end};
+			}
+			pl->n++;
+			a0 = a + 1;
+			sum = 0;
+		}
+	}
 }
 
 // ---- the walk ------------------------------------------------------------------
@@ -261,8 +372,10 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 	if (leaves) {
 		const pblock *bx = &p->blocks[x.block], *by = &p->blocks[y.block];
 		uint64_t nx = bx->own[x.lane], ny = by->own[y.lane];
-		if (nx * ny < (uint64_t)SWEEP_MIN * (nx + ny) ||
-		    !pk_sweep(r, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny))
+		if (pk_all_meet(p->boxes, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny))
+			pk_report_all(r, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny);
+		else if (nx * ny < (uint64_t)SWEEP_MIN * (nx + ny) ||
+		         !pk_sweep(r, bx->first[x.lane], (uint32_t)nx, by->first[y.lane], (uint32_t)ny))
 			pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
 		return;
 	}
@@ -289,13 +402,17 @@ static void pk_self_own(pk_pairs *r, pk_ref x)
 	const box_t *boxes = p->boxes;
 	uint32_t ci = bx->child[x.lane];
 	uint32_t first = bx->first[x.lane], own = bx->own[x.lane];
-	// A pile: among itself, then against everything below it (one run of
-	// items), swept.
-	bool swept = own >= SWEEP_MIN && pk_sweep(r, first, own, 0, 0);
+	// Own items that all meet are written out without a test; a pile
+	// otherwise swept among itself. A pile against everything below it (one
+	// run of items) is swept.
+	bool all = own >= 2 && pk_all_meet(boxes, first, own, first, own);
+	if (all) pk_report_all(r, first, own, first, own);
+	bool swept = !all && own >= SWEEP_MIN && pk_sweep(r, first, own, 0, 0);
 	uint32_t below = ci == NIL ? 0 : pk_subtree_end(p, x.block, x.lane) - first - own;
-	bool swept_below = swept && below && !r->stop && pk_sweep(r, first, own, first + own, below);
+	bool swept_below = own >= SWEEP_MIN && (all || swept) && below && !r->stop &&
+	                   pk_sweep(r, first, own, first + own, below);
 	for (uint32_t a = first, e = a + own; a < e && !r->stop; ++a) {
-		if (!swept) pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
+		if (!all && !swept) pk_list_vs_list(r, a, 1, &boxes[a], a + 1, e - a - 1);
 		if (!r->stop && ci != NIL && !swept_below) pk_item_vs_block(r, a, ci);
 	}
 }
@@ -309,6 +426,18 @@ static void pk_self(pk_pairs *r, pk_ref x)
 	if (r->plan && (ci == NIL || pk_subtree_items(p, x) <= r->plan->limit)) {
 		pk_plan_add(r->plan, PK_JOB_SELF, x, x, NULL, NULL);
 		return;
+	}
+	if (ci != NIL) {
+		// A pile whose boxes all meet (duplicates, a speck): its pairs at
+		// once, without a test each. (A leaf: pk_self_own sees to it.)
+		uint32_t first = bx->first[x.lane], end = pk_subtree_end(p, x.block, x.lane);
+		if (pk_all_meet(p->boxes, first, end - first, first, end - first)) {
+			if (r->plan)
+				pk_plan_rows(r->plan, first, end);
+			else
+				pk_report_all(r, first, end - first, first, end - first);
+			return;
+		}
 	}
 	if (!r->plan)
 		pk_self_own(r, x);
@@ -342,7 +471,8 @@ static void pk_pairs_job(void *ctx, int j, tk_out *out)
 	case PK_JOB_SELF: pk_self(&r, jb->x); break;
 	case PK_JOB_OWN: pk_self_own(&r, jb->x); break;
 	case PK_JOB_CROSS: pk_cross(&r, jb->x, jb->y, &jb->xb, &jb->yb); break;
-	default: pk_own_vs(&r, jb->x, jb->y, &jb->yb); break;
+	case PK_JOB_OWN_VS: pk_own_vs(&r, jb->x, jb->y, &jb->yb); break;
+	default: pk_report_rows(&r, jb->a0, jb->a1, jb->a0, jb->end, true); break;
 	}
 }
 
@@ -378,8 +508,23 @@ ort_result ORTHANT_NAME(packed_find_pairs)(const packed_t *p, ort_id_pair_fn *fn
 		ort_tk_release(tasks);
 	} else {
 		pk_pairs r = {p, fn, ctx, false, NULL, 0, NULL, NULL};
+		// The tree's kept keys when no other call holds them, else keys of
+		// this call's own.
+		packed_t *q = (packed_t *)p;
+		bool kept = !atomic_exchange_explicit(&q->keys_taken, true, memory_order_acquire);
+		if (kept) {
+			r.keys = q->keys;
+			r.keys_cap = q->keys_cap;
+		}
 		pk_self(&r, (pk_ref){0, 0});
-		if (r.keys) allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
+		if (kept) {
+			q->keys = r.keys;
+			q->keys_cap = r.keys_cap;
+			atomic_store_explicit(&q->keys_bytes, r.keys_cap * sizeof *r.keys, memory_order_relaxed);
+			atomic_store_explicit(&q->keys_taken, false, memory_order_release);
+		} else if (r.keys) {
+			allocator_free(&p->def.allocator, r.keys, r.keys_cap * sizeof *r.keys);
+		}
 	}
 	pk_reading_end(p);
 	return res;

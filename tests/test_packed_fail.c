@@ -331,6 +331,57 @@ static void test_queries_allocate_nothing(void **state)
 	}
 }
 
+/// find_pairs keeps a pile's sweep keys in the tree: a second call over the
+/// same tree asks the allocator for nothing, finds the same pairs (the
+/// oracle's), and the stats count the kept keys until destroy gives them
+/// back. With the largest bucket, the root keeps 120 strips across the
+/// scene as its own items (more than the sweep's minimum, fewer than a pile
+/// needs), which it sweeps; the scenes' kinds add what they have.
+static void test_pairs_keep_their_keys(void **state)
+{
+	(void)state;
+	long first_asked = 0;
+	for (int kind = 0; kind < KINDS; ++kind) {
+		tu_alloc *c = calloc(1, sizeof *c);
+		pdef_t def = TU(packed_default_def)();
+		def.allocator = tu_allocator(c);
+		def.bucket_size = 64;
+		packed_t *t;
+		EXPECT(TU(packed_create)(&def, &t), ORT_OK);
+		enum { N = 2000, STRIPS = 120 };
+		box_t *boxes = malloc(sizeof *boxes * (N + STRIPS));
+		tu_rng r = tu_rng_make(970u + (unsigned)kind);
+		for (int i = 0; i < N; ++i) kinds[kind].gen(&r, i, N, &boxes[i]);
+		box_t world = boxes[0];
+		for (int i = 1; i < N; ++i)
+			for (int d = 0; d < DIM; ++d) {
+				world.min[d] = boxes[i].min[d] < world.min[d] ? boxes[i].min[d] : world.min[d];
+				world.max[d] = boxes[i].max[d] > world.max[d] ? boxes[i].max[d] : world.max[d];
+			}
+		for (int i = N; i < N + STRIPS; ++i) {
+			boxes[i] = world;
+			boxes[i].min[1] = tu_float(&r, world.min[1], world.max[1]);
+			boxes[i].max[1] = boxes[i].min[1];
+		}
+		scene s;
+		scene_init(&s, kinds[kind].name, boxes, N + STRIPS, 971u);
+		EXPECT(TU(packed_build)(t, s.box, s.n), ORT_OK);
+		TU_CONTEXT("find_pairs twice on %.60s, bucket 64", s.name);
+		long calls = c->calls;
+		check_pairs(t, &s);
+		first_asked += c->calls - calls;
+		check_bytes(t, c);
+		calls = c->calls;
+		check_pairs(t, &s);
+		if (c->calls != calls) TU_FAIL("the second find_pairs asked for %ld allocations\n", c->calls - calls);
+		check_bytes(t, c);
+		scene_free(&s);
+		destroy_counted(t, c);
+	}
+	// Some scene must have swept a pile, or this tested nothing.
+	assert_true(first_asked > 0);
+}
+
 /// The documented defaults: bucket 16, the deepest max_depth, malloc/free, no region.
 static void test_defaults(void **state)
 {
@@ -391,6 +442,7 @@ int main(void)
 	    cmocka_unit_test(test_out_of_memory),
 	    cmocka_unit_test(test_rebuild_allocates_nothing),
 	    cmocka_unit_test(test_queries_allocate_nothing),
+	    cmocka_unit_test(test_pairs_keep_their_keys),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("packed fail"), tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@ typedef TU(ray_hit) ray_hit_t;
 /// each) however it is shrunk (tu_size).
 #define N_UNIFORM tu_size(30000, 17000)
 #define N_CLUSTER tu_size(9000, 4000) // test_alloc_failure takes 4000 of them
+#define N_PILES tu_size(3000, 1500)      // about n * n / 9 pairs
 
 // ---- scenes ------------------------------------------------------------------------
 
@@ -28,11 +29,13 @@ typedef struct scene {
 
 /// kind 0: uniform small boxes; 1: a few dense clusters of equal and nested
 /// boxes plus some large ones (every subtree's crosses are busy); 2: points
-/// on a line (many items share one key).
+/// on a line (many items share one key); 3: piles whose boxes all meet — a
+/// third identical, a third a speck of overlapping tiny boxes — among
+/// uniform ones.
 static scene scene_make(int kind, uint64_t seed)
 {
 	tu_rng r = tu_rng_make(seed);
-	scene s = {NULL, kind == 0 ? N_UNIFORM : N_CLUSTER};
+	scene s = {NULL, kind == 0 ? N_UNIFORM : kind == 3 ? N_PILES : N_CLUSTER};
 	s.box = malloc(sizeof *s.box * (size_t)s.n);
 	for (int i = 0; i < s.n; ++i) {
 		box_t *b = &s.box[i];
@@ -45,9 +48,12 @@ static scene scene_make(int kind, uint64_t seed)
 				float c = (float)(i % 5) * 200.0f;
 				lo = c + tu_float(&r, 0, 40);
 				size = i % 97 == 0 ? tu_float(&r, 100, 600) : i % 3 == 0 ? 0.0f : tu_float(&r, 0, 4);
-			} else {
+			} else if (kind == 2) {
 				lo = d == 0 ? (float)(i % 3000) * 0.25f : 5.0f;
 				size = 0.0f;
+			} else {
+				lo = i % 3 == 0 ? 100.0f : i % 3 == 1 ? 500.0f + tu_float(&r, 0, 0.01f) : tu_float(&r, 0, 1000);
+				size = i % 3 == 0 ? 2.0f : i % 3 == 1 ? 0.02f : tu_float(&r, 0, 6);
 			}
 			b->min[d] = lo;
 			b->max[d] = lo + size;
@@ -258,6 +264,7 @@ static void test_packed_uniform(void **st) { (void)st, packed_scene(0, 0); }
 static void test_packed_clusters(void **st) { (void)st, packed_scene(1, 0); }
 static void test_packed_line(void **st) { (void)st, packed_scene(2, 0); }
 static void test_packed_piles(void **st) { (void)st, packed_scene(1, 2); }
+static void test_packed_meeting_piles(void **st) { (void)st, packed_scene(3, 0); }
 
 /// A callback that stops: the parallel call stops at the same pair.
 static bool stop_after(void *ctx, uint32_t a, uint32_t b)
@@ -791,7 +798,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bad_definitions), cmocka_unit_test(test_packed_uniform),
 	    cmocka_unit_test(test_packed_clusters), cmocka_unit_test(test_packed_line),
-	    cmocka_unit_test(test_packed_stop),     cmocka_unit_test(test_tree_loose),
+	    cmocka_unit_test(test_packed_stop),     cmocka_unit_test(test_packed_meeting_piles),
+	    cmocka_unit_test(test_tree_loose),
 	    cmocka_unit_test(test_tree_clusters),   cmocka_unit_test(test_tree_tight),
 	    cmocka_unit_test(test_tree_leaves),     cmocka_unit_test(test_alloc_failure),
 	    cmocka_unit_test(test_tree_flat),       cmocka_unit_test(test_packed_piles),

@@ -1,6 +1,8 @@
 // test_threads.c: concurrent readers. Several threads query one tree at once
 // (box, point, sphere, ray cast, ray records, nearest, planes, box cast and
-// batches) and compare every answer with brute force, for each placement. The
+// batches) and compare every answer with brute force, for each placement; and
+// find_pairs on one packed tree from several threads (the tree keeps a sweep's
+// keys for one call at a time). The
 // queries only read the tree, so this must be race-free: the ORTHANT_TSAN
 // build (scripts/tsan.sh) runs it under ThreadSanitizer against an
 // instrumented library.
@@ -201,6 +203,88 @@ static void readers(ort_placement placement)
 	TU(tree_destroy)(t);
 }
 
+// ---- the packed tree's pair finder, from several threads at once ----------------------
+
+/// What a call reported: how many pairs, and a sum that depends on their order.
+typedef struct pk_tally {
+	uint64_t n, sum;
+} pk_tally;
+
+static bool pk_tally_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	pk_tally *t = ctx;
+	t->n++;
+	t->sum = t->sum * 1000003u + ((uint64_t)a << 32 | b);
+	return true;
+}
+
+typedef struct pk_reader {
+	const TU(packed) * p;
+	pthread_barrier_t *start;
+	pk_tally want;
+	int mismatches;
+} pk_reader;
+
+static void *pk_reader_main(void *arg)
+{
+	pk_reader *rd = arg;
+	pthread_barrier_wait(rd->start);
+	for (int round = 0; round < 20; ++round) {
+		pk_tally got = {0, 0};
+		if (TU(packed_find_pairs)(rd->p, pk_tally_pair, &got) != ORT_OK || got.n != rd->want.n ||
+		    got.sum != rd->want.sum)
+			rd->mismatches++;
+	}
+	return NULL;
+}
+
+/// find_pairs keeps a sweep's keys in the tree, held by one call at a time:
+/// calls from several threads (the root of this tree owns strips it sweeps)
+/// must each find the serial sequence, race-free.
+static void test_packed_pairs(void **s)
+{
+	(void)s;
+	enum { N = 1500, STRIPS = 120 };
+	box_t *boxes = malloc(sizeof *boxes * (N + STRIPS));
+	tu_rng r = tu_rng_make(9);
+	for (int i = 0; i < N + STRIPS; ++i) {
+		for (int d = 0; d < DIM; ++d) {
+			boxes[i].min[d] = tu_float(&r, 0.0f, 1000.0f);
+			boxes[i].max[d] = boxes[i].min[d] + tu_float(&r, 0.0f, 8.0f);
+		}
+		if (i >= N) { // across the whole scene, thin in y
+			boxes[i].min[0] = 0.0f;
+			boxes[i].max[0] = 1008.0f;
+			boxes[i].max[1] = boxes[i].min[1];
+		}
+	}
+	TU(packed_def) def = TU(packed_default_def)();
+	def.bucket_size = 64;
+	TU(packed) * p;
+	assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+	assert_int_equal(TU(packed_build)(p, boxes, N + STRIPS), ORT_OK);
+	ort_tree_stats before, after;
+	TU(packed_get_stats)(p, &before);
+	pk_tally want = {0, 0};
+	assert_int_equal(TU(packed_find_pairs)(p, pk_tally_pair, &want), ORT_OK);
+	TU(packed_get_stats)(p, &after);
+	assert_true(after.bytes > before.bytes); // it swept, and kept the keys
+	pthread_barrier_t start;
+	assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
+	pthread_t threads[THREADS];
+	pk_reader rd[THREADS];
+	for (int i = 0; i < THREADS; ++i) {
+		rd[i] = (pk_reader){p, &start, want, 0};
+		assert_int_equal(pthread_create(&threads[i], NULL, pk_reader_main, &rd[i]), 0);
+	}
+	for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < THREADS; ++i)
+		if (rd[i].mismatches) fail_msg("packed reader %d: %d calls differ from the serial one", i, rd[i].mismatches);
+	TU(packed_destroy)(p);
+	free(boxes);
+}
+
 static void test_loose(void **s) { (void)s, readers(ORT_PLACEMENT_LOOSE); }
 static void test_tight(void **s) { (void)s, readers(ORT_PLACEMENT_TIGHT); }
 static void test_leaves(void **s) { (void)s, readers(ORT_PLACEMENT_LEAVES); }
@@ -211,6 +295,7 @@ int main(void)
 	    cmocka_unit_test(test_loose),
 	    cmocka_unit_test(test_tight),
 	    cmocka_unit_test(test_leaves),
+	    cmocka_unit_test(test_packed_pairs),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("threads"), tests, NULL, NULL);
 }

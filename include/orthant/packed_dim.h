@@ -17,8 +17,9 @@
 /// - a rebuild allocates only when the count, or the node blocks the scene's
 ///   shape needs, outgrow what earlier builds made room for.
 ///
-/// Reads (every query and find_pairs) never write to the tree, so any number of
-/// threads may query it at once while nobody builds it.
+/// Reads (every query and find_pairs) never change the tree (find_pairs keeps
+/// scratch in it, held by one call at a time), so any number of threads may
+/// query it at once while nobody builds it.
 #ifndef ORTHANT_DIM
 #error "include <orthant/orthant2.h> or <orthant/orthant3.h>, not packed_dim.h"
 #endif
@@ -153,8 +154,11 @@ ORTHANT_API ort_result ORTHANT_NAME(packed_nearest_batch)(const ORTHANT_NAME(pac
 /// out (96 or more items of its own: a speck of boxes far smaller than the
 /// scene, strips across split lines, duplicates): such piles are sorted and
 /// swept, with 16 bytes per item of the largest, through the tree's allocator,
-/// given back before it returns; when that fails, the pile is tested pair by
-/// pair (slower, the same pairs).
+/// kept by the tree for the next call (so a steady scene allocates nothing per
+/// call; a call made while another holds them takes its own and gives them
+/// back); when that fails, the pile is tested pair by pair (slower, the same
+/// pairs). Leaves whose boxes all meet each other are reported without a test
+/// per pair.
 /// With tasks (task.h) the pairs are found by the workers (a sweep's keys in
 /// the context's job buffers), buffered in the context, and reported here, on
 /// the calling thread, in the order the serial call reports them.
