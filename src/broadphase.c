@@ -62,7 +62,14 @@
 // the tree reserves room before it mutates (bp_reserve).
 #include "tree_int.h"
 
-typedef ORTHANT_NAME(pair) bp_rec;
+/// A pair of the set: its items' handle ids (slot + 1), a the item whose
+/// query found it (in an all-pairs update: the lower one). 8 bytes, where the
+/// public record (handles and user data) is 32: the set is written, diffed and
+/// read four times faster, and the public records are made from it only when
+/// pair_array asks (their handles and user data cannot change while the items
+/// live, and every item of the set is live).
+typedef ort_id_pair bp_rec;
+typedef ORTHANT_NAME(pair) bp_pub;
 
 /// A pair's place in its two items' lists: next/prev refs per side.
 typedef struct bp_link {
@@ -83,21 +90,29 @@ struct broadphase {
 	uint32_t head_cap;
 	uint32_t *touched;
 	uint32_t touched_len, touched_cap;
-	bp_rec *ended; ///< pairs of removed items, waiting for the next update
+	bp_pub *pub; ///< pair_array's records, made from pairs when it asks
+	uint32_t pub_cap;
+	bool pub_ok; ///< pub[0, len) are the set's records
+	bp_pub *ended; ///< pairs of removed items, waiting for the next update
 	uint32_t ended_len, ended_cap;
 	/// The all-pairs update's: a packed snapshot of the items (bp_snapshot.c)
 	/// and the sort keys, [0] the old set, [1] the found, [2] spare.
 	struct bp_snap *snap;
 	uint64_t *key[3];
 	uint32_t key_cap;
+	uint32_t quiet; ///< incremental updates since the last all-pairs one
 };
 
-static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b.id : r->a.id) - 1; }
+static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b : r->a) - 1; }
 
-/// The record of the pair of live items a and b.
-static inline bp_rec bp_make(const tree_t *t, uint32_t a, uint32_t b)
+/// The pair of items a and b.
+static inline bp_rec bp_make(uint32_t a, uint32_t b) { return (bp_rec){a + 1, b + 1}; }
+
+/// The public record of a pair of live items.
+static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
 {
-	return (bp_rec){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+	uint32_t a = rec_item(r, 0), b = rec_item(r, 1);
+	return (bp_pub){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
 }
 
 // The snapshot (bp_snapshot.c).
@@ -225,7 +240,8 @@ static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 	struct broadphase *bp = t->bp;
 	assert(bp->linked && bp->len < bp->cap && bp->len < bp->link_cap);
 	uint32_t p = bp->len++;
-	bp->pairs[p] = bp_make(t, a, b);
+	bp->pairs[p] = bp_make(a, b);
+	bp->pub_ok = false;
 	bp_link_in(bp, p, 0, a);
 	bp_link_in(bp, p, 1, b);
 	return p;
@@ -238,6 +254,7 @@ static void bp_del(struct broadphase *bp, uint32_t p)
 	bp_unlink(bp, p, 0, rec_item(&bp->pairs[p], 0));
 	bp_unlink(bp, p, 1, rec_item(&bp->pairs[p], 1));
 	uint32_t last = --bp->len;
+	bp->pub_ok = false;
 	if (p == last) return;
 	bp->pairs[p] = bp->pairs[last];
 	bp->links[p] = bp->links[last];
@@ -251,9 +268,17 @@ static inline uint32_t bp_ref_after_del(uint32_t ref, uint32_t p, uint32_t old_l
 	return ref != NIL && ref >> 1 == old_last ? p << 1 | (ref & 1) : ref;
 }
 
-static inline void bp_report(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_rec *r)
+static inline void bp_report_pub(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_pub *r)
 {
 	if (fn) fn(ctx, r->a, r->b, r->user_a, r->user_b);
+}
+
+/// Report pair r of two live items (made afresh: a callback may move the item pool).
+static inline void bp_report(const tree_t *t, ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_rec *r)
+{
+	if (!fn) return;
+	bp_pub e = bp_public(t, r);
+	fn(ctx, e.a, e.b, e.user_a, e.user_b);
 }
 
 // ---- the tree's hooks ------------------------------------------------------------------
@@ -276,7 +301,7 @@ static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
 	if (!bp_link_all(t)) return false;
 	uint64_t k = 0;
 	for (uint32_t r = bp->head[removing]; r != NIL; r = bp->links[r >> 1].next[r & 1]) k++;
-	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_rec), bp->ended_len + k);
+	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_pub), bp->ended_len + k);
 }
 
 static void bp_touch(tree_t *t, uint32_t index)
@@ -301,7 +326,7 @@ static void bp_detach(tree_t *t, uint32_t index)
 	while (bp->linked && bp->head[index] != NIL) {
 		uint32_t p = bp->head[index] >> 1;
 		assert(bp->ended_len < bp->ended_cap);
-		bp->ended[bp->ended_len++] = bp->pairs[p];
+		bp->ended[bp->ended_len++] = bp_public(t, &bp->pairs[p]);
 		bp_del(bp, p);
 	}
 	// A touched entry of this slot is skipped at update: the flag goes with the item.
@@ -312,6 +337,7 @@ static void bp_reset(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = 0;
+	bp->pub_ok = false;
 	bp->linked = false;
 	bp->all = true;
 	bp->touched_len = bp->ended_len = 0;
@@ -326,10 +352,22 @@ static void bp_free(tree_t *t)
 	mem_free(t, bp->head, bp->head_cap * sizeof *bp->head);
 	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
 	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
+	mem_free(t, bp->pub, bp->pub_cap * sizeof *bp->pub);
 	bp_snap_free(t, bp->snap);
 	for (int k = 0; k < 3; ++k) mem_free(t, bp->key[k], bp->key_cap * sizeof *bp->key[k]);
 	mem_free(t, bp, sizeof *bp);
 	t->bp = NULL;
+}
+
+/// Bytes that grow with the pairs: their records (both forms), their index's
+/// links, the ended pairs waiting and the all-pairs update's three key arrays;
+/// not the per-item heads, touched list and snapshot, which follow the items.
+static size_t bp_pair_bytes(const tree_t *t)
+{
+	const struct broadphase *bp = t->bp;
+	return (size_t)bp->cap * sizeof *bp->pairs + (size_t)bp->pub_cap * sizeof *bp->pub +
+	       (size_t)bp->link_cap * sizeof *bp->links + (size_t)bp->ended_cap * sizeof *bp->ended +
+	       3 * (size_t)bp->key_cap * sizeof *bp->key[0];
 }
 
 /// Start the broad phase: every item counts as touched, so the first update
@@ -369,7 +407,7 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 	}
 	t->items[o].flags |= ITEM_PAIRED;
 	uint32_t p = bp_add(t, run->self, o);
-	bp_report(run->begin, run->ctx, &t->bp->pairs[p]);
+	bp_report(t, run->begin, run->ctx, &t->bp->pairs[p]);
 	return true;
 }
 
@@ -398,7 +436,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	struct broadphase *bp = t->bp;
 	if (!bp_link_all(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	// 1. ended: pairs of removed items, then touched items' pairs that broke.
-	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
+	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report_pub(end, ctx, &bp->ended[k]);
 	bp->ended_len = 0;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) {
 		uint32_t i = bp->touched[k];
@@ -413,7 +451,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 				uint32_t last = bp->len - 1;
 				bp_del(bp, p);
 				next = bp_ref_after_del(next, p, last);
-				bp_report(end, ctx, &e);
+				bp_report(t, end, ctx, &e);
 			}
 			r = next;
 		}
@@ -498,9 +536,10 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	return true;
 }
 
-/// Records a pair record's memory holds keys of: the first update stages its
-/// keys in the set's own array, then turns them into records in place.
+/// Keys a pair record's memory holds: the first update stages its keys in the
+/// set's own array, then turns them into records in place.
 #define BP_KEYS_PER_REC (sizeof(bp_rec) / sizeof(uint64_t))
+_Static_assert(BP_KEYS_PER_REC >= 1 && sizeof(bp_rec) % sizeof(uint64_t) == 0, "a record holds whole keys");
 
 /// The empty set's array, used as room for keys: at least `need` records
 /// (the first `keep` keys kept). False, with the array as it was, without
@@ -595,9 +634,9 @@ static void bp_radix(uint64_t **k, uint64_t **tmp, uint32_t n, int bits)
 }
 
 /// The record of the pair a key names.
-static inline bp_rec bp_key_rec(const tree_t *t, uint64_t key, int shift)
+static inline bp_rec bp_key_rec(uint64_t key, int shift)
 {
-	return bp_make(t, (uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
+	return bp_make((uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
 }
 
 /// The set is now what was found: every item counts as updated.
@@ -605,6 +644,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = n;
+	bp->pub_ok = false;
 	bp->linked = false;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
 	bp->touched_len = 0;
@@ -615,7 +655,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 static void bp_report_removed(tree_t *t, ORTHANT_NAME(pair_event_fn) * end, void *ctx)
 {
 	struct broadphase *bp = t->bp;
-	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
+	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report_pub(end, ctx, &bp->ended[k]);
 	bp->ended_len = 0;
 }
 
@@ -675,17 +715,18 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	int shift = c.shift;
 	if (first) {
 		// Every pair begins, in the order the pass found them. Key p lies in
-		// the bytes of record p / 4, so turning keys into records from the
-		// last one down reads each key before a record covers it.
+		// the bytes of record p / BP_KEYS_PER_REC, so turning keys into
+		// records from the last one down reads each key before a record
+		// covers it.
 		const uint64_t *keys = (const uint64_t *)(const void *)bp->pairs;
 		for (uint32_t p = n_new; p-- > 0;) {
-			bp_rec rec = bp_key_rec(t, keys[p], shift);
+			bp_rec rec = bp_key_rec(keys[p], shift);
 			bp->pairs[p] = rec;
 		}
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
-		for (uint32_t p = 0; p < n_new; ++p) bp_report(begin, ctx, &bp->pairs[p]);
+		for (uint32_t p = 0; p < n_new && begin; ++p) bp_report(t, begin, ctx, &bp->pairs[p]);
 		reading_end(t);
 		return ORT_OK;
 	}
@@ -717,23 +758,43 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The set, in ascending key order. A pair's record is the same whenever it
 	// is made: both items are live throughout (removals took theirs out), and
 	// neither handles nor user data change while an item lives.
-	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(t, kn[p], shift);
+	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(kn[p], shift);
 	bp_all_done(t, n_new);
 	reading_begin(t);
 	bp_report_removed(t, end, ctx);
 	// The keys are read through bp: a callback changes nothing here (its
 	// changes wait for reading_end), but the records are made afresh as
 	// the item pool may move under a deferred insert.
-	for (uint32_t k = 0; k < ended; ++k) {
-		bp_rec e = bp_key_rec(t, bp->key[0][k], shift);
-		bp_report(end, ctx, &e);
+	for (uint32_t k = 0; k < ended && end; ++k) {
+		bp_rec e = bp_key_rec(bp->key[0][k], shift);
+		bp_report(t, end, ctx, &e);
 	}
-	for (uint32_t k = 0; k < begun; ++k) {
-		bp_rec e = bp_key_rec(t, bp->key[2][k], shift);
-		bp_report(begin, ctx, &e);
+	for (uint32_t k = 0; k < begun && begin; ++k) {
+		bp_rec e = bp_key_rec(bp->key[2][k], shift);
+		bp_report(t, begin, ctx, &e);
 	}
 	reading_end(t);
 	return ORT_OK;
+}
+
+/// Incremental updates in a row after which the all-pairs update's memory
+/// (the snapshot, ~70 bytes an item, and the diff's keys, 24 bytes a pair) is
+/// given back: a world that moves few things keeps only what its frames use.
+/// A world switching between the two kinds of update more often keeps it (no
+/// allocation per frame); one switching less often takes it anew once per
+/// switch.
+#define BP_QUIET_RELEASE 8
+
+static void bp_release_all_pairs(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	bp_snap_free(t, bp->snap);
+	bp->snap = NULL;
+	for (int k = 0; k < 3; ++k) {
+		mem_free(t, bp->key[k], (size_t)bp->key_cap * sizeof *bp->key[k]);
+		bp->key[k] = NULL;
+	}
+	bp->key_cap = 0;
 }
 
 /// After the update that made the set from nothing (the first, or the first
@@ -757,8 +818,10 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		ort_result r = bp_start(t);
 		if (r != ORT_OK) return r;
 	}
+	struct broadphase *bp = t->bp;
 	if (bp_wants_all(t)) {
-		bool first = t->bp->len == 0;
+		bool first = bp->len == 0;
+		bp->quiet = 0;
 		ort_result r = bp_update_all(t, begin, end, ctx);
 		if (r == ORT_OK && first) bp_link_first(t);
 		return r;
@@ -766,6 +829,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 	reading_begin(t);
 	ort_result r = bp_update(t, begin, end, ctx);
 	reading_end(t);
+	if (r == ORT_OK && bp->quiet < BP_QUIET_RELEASE && ++bp->quiet == BP_QUIET_RELEASE) bp_release_all_pairs(t);
 	return r;
 }
 
@@ -774,20 +838,36 @@ ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_f
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (!t->bp) return ORT_OK;
 	reading_begin(t);
+	// Read through bp: a callback's changes wait for reading_end.
 	const struct broadphase *bp = t->bp;
 	for (uint32_t p = 0; p < bp->len; ++p) {
-		const bp_rec *r = &bp->pairs[p];
-		assert(r->a.gen == make_handle(t, r->a.id - 1).gen && r->b.gen == make_handle(t, r->b.id - 1).gen);
-		if (!fn(ctx, r->a, r->b, r->user_a, r->user_b)) break;
+		bp_pub r = bp_public(t, &bp->pairs[p]);
+		if (!fn(ctx, r.a, r.b, r.user_a, r.user_b)) break;
 	}
 	reading_end(t);
 	return ORT_OK;
 }
 
-const ORTHANT_NAME(pair) * ORTHANT_NAME(tree_pair_array)(const tree_t *t, size_t *count)
+const ort_id_pair *ORTHANT_NAME(tree_pair_ids)(const tree_t *t, size_t *count)
 {
 	if (count) *count = t && t->bp ? t->bp->len : 0;
 	return t && t->bp && t->bp->len ? t->bp->pairs : NULL;
+}
+
+const ORTHANT_NAME(pair) * ORTHANT_NAME(tree_pair_array)(const tree_t *t, size_t *count)
+{
+	if (count) *count = t && t->bp ? t->bp->len : 0;
+	if (!t || !t->bp || !t->bp->len) return NULL;
+	// The records are a cache of the set, made here (see the header: this
+	// call counts as a mutation for threads). Their room grows with the
+	// set's and is kept, so a steady frame allocates nothing.
+	tree_t *w = (tree_t *)t;
+	struct broadphase *bp = w->bp;
+	if (bp->pub_ok) return bp->pub;
+	if (bp->pub_cap < bp->len && !bp_resize(w, (void **)&bp->pub, &bp->pub_cap, sizeof(bp_pub), bp->cap)) return NULL;
+	for (uint32_t p = 0; p < bp->len; ++p) bp->pub[p] = bp_public(t, &bp->pairs[p]);
+	bp->pub_ok = true;
+	return bp->pub;
 }
 
 int ORTHANT_NAME(tree_pair_count)(const tree_t *t) { return t && t->bp ? (int)t->bp->len : 0; }

@@ -386,6 +386,9 @@ static void test_pair_array_empty(void **state)
 	assert_null(TU(tree_pair_array)(NULL, &n));
 	assert_int_equal(n, 0);
 	assert_null(TU(tree_pair_array)(NULL, NULL));
+	n = 7;
+	assert_null(TU(tree_pair_ids)(NULL, &n));
+	assert_int_equal(n, 0);
 	tree_t *t = tu_tree_make(ORT_PLACEMENT_LOOSE, 4);
 	box_t b;
 	for (int d = 0; d < DIM; ++d) {
@@ -397,11 +400,18 @@ static void test_pair_array_empty(void **state)
 	n = 7;
 	assert_null(TU(tree_pair_array)(t, &n));
 	assert_int_equal(n, 0);
+	n = 7;
+	assert_null(TU(tree_pair_ids)(t, &n));
+	assert_int_equal(n, 0);
 	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
 	assert_non_null(TU(tree_pair_array)(t, &n));
 	assert_int_equal(n, 3);
+	assert_non_null(TU(tree_pair_ids)(t, &n));
+	assert_int_equal(n, 3);
 	TU(tree_clear)(t);
 	assert_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 0);
+	assert_null(TU(tree_pair_ids)(t, &n));
 	assert_int_equal(n, 0);
 	TU(tree_destroy)(t);
 }
