@@ -19,6 +19,7 @@ typedef struct BF(state) {
 	ort_handle *handles;
 	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode)
 	void **user;     // user data = the box id
+	bool ids_in_order; // handles[i].id == i + 1: a pair's handle ids name its boxes
 } BF(state);
 
 static OT(box) BF(box)(const ort3_box *b)
@@ -58,6 +59,8 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		fprintf(stderr, "orthant: tree_build failed: %s\n", ort_result_string(r));
 		exit(3);
 	}
+	s->ids_in_order = true;
+	for (int i = 0; i < f->count; ++i) s->ids_in_order &= s->handles[i].id == (uint32_t)i + 1;
 	if (incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
@@ -90,9 +93,15 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(state) *s = st;
-	if (s->incremental == 2) {
-		// The current set as the dense array the broad phase keeps: read at
-		// memory speed, as the peers read theirs.
+	if (s->incremental == 2 && s->ids_in_order) {
+		// The current set as the dense array of handle ids the broad phase
+		// keeps, read at memory speed, as the peers read theirs (Jolt's
+		// body indices name the boxes the same way).
+		size_t count;
+		const ort_id_pair *p = OT(tree_pair_ids)(s->tree, &count);
+		for (size_t k = 0; k < count; ++k) bench_sink_pair(sink, p[k].a - 1, p[k].b - 1);
+	} else if (s->incremental == 2) {
+		// The public records, with the user data that names the boxes.
 		size_t count;
 		const OT(pair) *p = OT(tree_pair_array)(s->tree, &count);
 		for (size_t k = 0; k < count; ++k)
@@ -117,6 +126,14 @@ static size_t BF(bytes)(void *st)
 	ort_tree_stats stats;
 	OT(tree_get_stats)(s->tree, &stats);
 	return stats.bytes;
+}
+
+static size_t BF(pair_bytes)(void *st)
+{
+	BF(state) *s = st;
+	ort_tree_stats stats;
+	OT(tree_get_stats)(s->tree, &stats);
+	return stats.bytes_pairs;
 }
 
 static bool BF(id_cb)(void *ctx, ort_handle h, void *user)
