@@ -3,11 +3,15 @@
 //
 // ## The pair set
 //
-// The current pairs are one dense array of public records (ortN_pair: both
-// handles and user data, cached at the pair's start, which cannot change while
-// the items live), without holes: a pair that ends takes the last record into
-// its slot (swap-remove). Reporting the set (current_pairs, pair_array) walks
-// this array alone, at memory speed, never the items.
+// The current pairs are one dense array of 8-byte records (the two items'
+// handle ids), without holes: a pair that ends takes the last record into its
+// slot (swap-remove). pair_ids hands this array out as it is, read at memory
+// speed. The public records (ortN_pair: handles and user data, which cannot
+// change while the items live, and every item of the set is live) are made
+// from it when asked: by each event and current_pairs call as it reports, and
+// by pair_array into an array of its own, made once per change of the set. A
+// 32-byte record kept per pair would cost four times the memory traffic to
+// write (50M pairs of a pile: 1.6 GB), diff and read.
 //
 // Beside it, the index: per pair a link record (next/prev in each of its two
 // items' lists), per item the head of its list. A link names a record and the
@@ -47,11 +51,11 @@
 // hurt by the shape the tree's history gave it). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
-// On the first update (the set empty) the keys are staged in the set's own
-// array and turned into its records in place, last first, in the order the
-// pass found them: every pair begins. A pile (past 8 pairs per item) stops
-// the staging's growth: the pass then counts, and a second one fills an
-// array made once for the count, so 50M pairs write their pages once. Otherwise both sets'
+// On the first update (the set empty) the pass writes the set's records
+// straight into its array, in the order it finds them: every pair begins. A
+// pile (past 8 pairs per item) stops the array's growth: the pass then
+// counts, and a second one fills an array made once for the count, so 50M
+// pairs write their pages once. Otherwise both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -59,7 +63,10 @@
 // lived) (bp_update_all).
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
-// the tree reserves room before it mutates (bp_reserve).
+// the tree reserves room before it mutates (bp_reserve). The all-pairs
+// update's snapshot and keys are the exception by design: after 8 incremental
+// updates in a row they are given back (bp_release_all_pairs), so a world that
+// moves few things does not keep ~70 bytes an item it no longer uses.
 #include "tree_int.h"
 
 /// A pair of the set: its items' handle ids (slot + 1), a the item whose
@@ -536,14 +543,9 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	return true;
 }
 
-/// Keys a pair record's memory holds: the first update stages its keys in the
-/// set's own array, then turns them into records in place.
-#define BP_KEYS_PER_REC (sizeof(bp_rec) / sizeof(uint64_t))
-_Static_assert(BP_KEYS_PER_REC >= 1 && sizeof(bp_rec) % sizeof(uint64_t) == 0, "a record holds whole keys");
-
-/// The empty set's array, used as room for keys: at least `need` records
-/// (the first `keep` keys kept). False, with the array as it was, without
-/// memory.
+/// The empty set's array, grown to at least `need` records as the first
+/// update writes them (the first `keep` kept). False, with the array as it
+/// was, without memory.
 static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
@@ -555,8 +557,8 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 	if (need > want) return false;
 	bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
 	if (!p) return false;
-	// Only the keys staged so far are copied, never the whole old array.
-	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof(uint64_t));
+	// Only the records written so far are copied, never the whole old array.
+	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof *p);
 	mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
 	bp->pairs = p;
 	bp->cap = (uint32_t)want;
@@ -564,17 +566,17 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 }
 
 /// One pass over every current pair: its keys into key[1], or on the first
-/// update into the empty set's own array; either grows (at least doubling)
-/// when full. The first update's staging stops growing at 8 keys per item:
+/// update its records straight into the empty set; either grows (at least
+/// doubling) when full. The first update's set stops growing at 8 pairs per item:
 /// past that (a pile), it only counts, and a second pass fills an array
 /// made once for the count, so the records' pages are written once and no
-/// earlier staging array's are.
+/// earlier, smaller array's are.
 typedef struct bp_collect_run {
 	tree_t *t;
 	uint32_t n;
 	int shift;
 	bool in_set;
-	bool counting; ///< the staging is full: count only
+	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
@@ -584,16 +586,16 @@ static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
 	struct broadphase *bp = c->t->bp;
 	uint64_t *keys;
 	if (c->in_set) {
-		if (!c->counting && c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC) {
-			if ((uint64_t)bp->cap * BP_KEYS_PER_REC >= 8 * (uint64_t)c->t->live + 256)
+		if (!c->counting && c->n == bp->cap) {
+			if (bp->cap >= 8 * (uint64_t)c->t->live + 256)
 				c->counting = true;
-			else if (!bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
+			else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 				c->failed = true;
 				return false;
 			}
 		}
-		if (c->counting) return ++c->n < BP_MAX_PAIRS;
-		keys = (uint64_t *)(void *)bp->pairs;
+		if (!c->counting) bp->pairs[c->n] = bp_make(a, b);
+		return ++c->n < BP_MAX_PAIRS;
 	} else {
 		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
 			c->failed = true;
@@ -691,7 +693,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
 	if (c.counting) {
-		// The room for the count, made once (nothing staged is kept), and the
+		// The room for the count, made once (nothing written is kept), and the
 		// pass again to fill it.
 		uint32_t count = c.n;
 		if (!bp_stage_in_set(t, count, 0)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -704,7 +706,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	}
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
-	// then (on the first update: the keys it holds).
+	// then (on the first update: it holds the new set already).
 	if (first ? !bp_stage_in_set(t, n_new, n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
@@ -714,15 +716,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
 	int shift = c.shift;
 	if (first) {
-		// Every pair begins, in the order the pass found them. Key p lies in
-		// the bytes of record p / BP_KEYS_PER_REC, so turning keys into
-		// records from the last one down reads each key before a record
-		// covers it.
-		const uint64_t *keys = (const uint64_t *)(const void *)bp->pairs;
-		for (uint32_t p = n_new; p-- > 0;) {
-			bp_rec rec = bp_key_rec(keys[p], shift);
-			bp->pairs[p] = rec;
-		}
+		// Every pair begins, in the order the pass found them (and wrote them).
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
@@ -804,9 +798,13 @@ static void bp_release_all_pairs(tree_t *t)
 /// world with 1M pairs that pass cost five times a steady frame. A world where
 /// most things move pays the pass once, here. Its memory was taken by the
 /// update, so this allocates nothing; without it the index waits, as before.
+/// A pile (past 8 pairs per item) waits too: there the links (16 bytes a
+/// pair) would cost twice what writing the set did, for an incremental update
+/// that may never come; the first one that does builds them.
 static void bp_link_first(tree_t *t)
 {
-	if (t->bp->len > 0 && !t->bp->linked) (void)bp_link_all(t);
+	const struct broadphase *bp = t->bp;
+	if (bp->len > 0 && !bp->linked && bp->len <= 8 * (uint64_t)t->live + 256) (void)bp_link_all(t);
 }
 
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
