@@ -692,6 +692,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
+	bool pile = c.counting;
 	if (c.counting) {
 		// The room for the count, made once (nothing written is kept), and the
 		// pass again to fill it.
@@ -706,8 +707,11 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	}
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
-	// then (on the first update: it holds the new set already).
-	if (first ? !bp_stage_in_set(t, n_new, n_new)
+	// then (on the first update: it holds the new set already). The first
+	// update leaves room for half as many pairs again (a pile excepted, sized
+	// by its count): a moving world's count wanders above its first one, and
+	// growing later would allocate in what is already a steady state.
+	if (first ? !bp_stage_in_set(t, pile ? n_new : (uint64_t)n_new + n_new / 2, n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
 		return ORT_ERROR_OUT_OF_MEMORY;
