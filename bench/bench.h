@@ -112,6 +112,8 @@ typedef struct bench_impl {
 	void (*destroy)(void *state);
 	/// Bytes the structure holds by its own account (NULL: only heap growth is known).
 	size_t (*bytes)(void *state);
+	/// Of those, the bytes that grow with the pairs (NULL: not known apart).
+	size_t (*pair_bytes)(void *state);
 	/// Static queries over the created structure.
 	void (*query_boxes)(void *state, const bench_frame *frame, bench_queries *q);
 	void (*ray_all)(void *state, const bench_frame *frame, bench_queries *q);

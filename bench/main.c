@@ -284,6 +284,7 @@ static void run_dynamic(const bench_scenario *sc)
 			}
 			size_t heap1 = bench_heap();
 			if (r == 0 && im->bytes) res->lib_bytes_per_obj = (double)im->bytes(st) / n;
+			if (r == 0 && im->pair_bytes) res->lib_pair_bytes_per_obj = (double)im->pair_bytes(st) / n;
 			im->destroy(st);
 			run_end(&run);
 			double tpf = spent / nf;

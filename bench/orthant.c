@@ -55,6 +55,7 @@ static void bench_o_ray_all(void *st, const bench_frame *f, bench_queries *q) { 
 static void bench_o_ray_first(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(ray_first, f, q); }
 static void bench_o_knn(void *st, const bench_frame *f, bench_queries *q) { BENCH_O_DISPATCH(knn, f, q); }
 static size_t bench_o_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_bytes(st) : bench_o2_bytes(st); }
+static size_t bench_o_pair_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_pair_bytes(st) : bench_o2_pair_bytes(st); }
 
 // The packed tree: one more variant, rebuilt every frame.
 static void *bench_p_create(const bench_frame *f) { return f->dim == 3 ? bench_o3_packed_create(f) : bench_o2_packed_create(f); }
@@ -101,7 +102,7 @@ int bench_orthant_register(bench_impl *list, int max)
 		bench_impl im = {.name = variants[v].name, .family = "orthant", .dims = BENCH_DIM2 | BENCH_DIM3,
 		                 .dynamic_only = variants[v].incremental != 0, .create = variants[v].create,
 		                 .update = bench_o_update, .pairs = bench_o_pairs, .destroy = bench_o_destroy,
-		                 .bytes = bench_o_bytes};
+		                 .bytes = bench_o_bytes, .pair_bytes = bench_o_pair_bytes};
 		if (!variants[v].incremental) {
 			im.query_boxes = bench_o_query_boxes;
 			im.ray_all = bench_o_ray_all;

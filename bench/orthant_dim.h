@@ -19,6 +19,7 @@ typedef struct BF(state) {
 	ort_handle *handles;
 	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode)
 	void **user;     // user data = the box id
+	uint32_t *box_of_id; // handle id -> box, as a user indexes its objects by id (NULL: id - 1)
 } BF(state);
 
 static OT(box) BF(box)(const ort3_box *b)
@@ -58,6 +59,18 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		fprintf(stderr, "orthant: tree_build failed: %s\n", ort_result_string(r));
 		exit(3);
 	}
+	// The build hands out handles in its own order: a user reading the pair
+	// ids keeps a table from id to object, as here (skipped when they agree).
+	uint32_t max_id = 0;
+	bool in_order = true;
+	for (int i = 0; i < f->count; ++i) {
+		in_order &= s->handles[i].id == (uint32_t)i + 1;
+		if (s->handles[i].id > max_id) max_id = s->handles[i].id;
+	}
+	if (!in_order) {
+		s->box_of_id = calloc((size_t)max_id + 1, sizeof *s->box_of_id);
+		for (int i = 0; i < f->count; ++i) s->box_of_id[s->handles[i].id] = (uint32_t)i;
+	}
 	if (incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
@@ -91,12 +104,15 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 	(void)f;
 	BF(state) *s = st;
 	if (s->incremental == 2) {
-		// The current set as the dense array the broad phase keeps: read at
-		// memory speed, as the peers read theirs.
+		// The current set as the dense array of handle ids the broad phase
+		// keeps, read at memory speed, as the peers read theirs (Jolt's
+		// body indices name the boxes the same way).
 		size_t count;
-		const OT(pair) *p = OT(tree_pair_array)(s->tree, &count);
-		for (size_t k = 0; k < count; ++k)
-			bench_sink_pair(sink, (uint32_t)(uintptr_t)p[k].user_a, (uint32_t)(uintptr_t)p[k].user_b);
+		const ort_id_pair *p = OT(tree_pair_ids)(s->tree, &count);
+		if (s->box_of_id)
+			for (size_t k = 0; k < count; ++k) bench_sink_pair(sink, s->box_of_id[p[k].a], s->box_of_id[p[k].b]);
+		else
+			for (size_t k = 0; k < count; ++k) bench_sink_pair(sink, p[k].a - 1, p[k].b - 1);
 	} else
 		OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(pair_cb), sink);
 }
@@ -108,6 +124,7 @@ static void BF(destroy)(void *st)
 	free(s->handles);
 	free(s->boxes);
 	free(s->user);
+	free(s->box_of_id);
 	free(s);
 }
 
@@ -117,6 +134,14 @@ static size_t BF(bytes)(void *st)
 	ort_tree_stats stats;
 	OT(tree_get_stats)(s->tree, &stats);
 	return stats.bytes;
+}
+
+static size_t BF(pair_bytes)(void *st)
+{
+	BF(state) *s = st;
+	ort_tree_stats stats;
+	OT(tree_get_stats)(s->tree, &stats);
+	return stats.bytes_pairs;
 }
 
 static bool BF(id_cb)(void *ctx, ort_handle h, void *user)

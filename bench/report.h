@@ -21,6 +21,7 @@ typedef struct bench_result {
 	double t[BENCH_MAX_ROUNDS];    // seconds per frame (or per phase), NAN when not run
 	double bytes_per_obj;          // heap growth while the structure lived, per object
 	double lib_bytes_per_obj;      // the structure's own count (orthant: stats.bytes), 0 if unknown
+	double lib_pair_bytes_per_obj; // of which grow with the pairs (orthant: stats.bytes_pairs), 0 if unknown
 	double per_unit;               // pairs per frame, hits per query...
 	int status;
 	int frames;                    // frames in the first round

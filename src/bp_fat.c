@@ -269,7 +269,7 @@ static bool fat_hot_pair(tree_t *t, const fat_rec *a, const fat_rec *b, ORTHANT_
 	if (!items_pair(t, a->item, b->item) || fat_paired(bp, a->item, b->item)) return true;
 	if (t->spheres && !items_touch(t, a->item, b->item, &a->box, &b->box)) return true;
 	if (!bp_pair_reserve(t)) return false;
-	bp_report(begin, ctx, &bp->pairs[bp_add(t, a->item, b->item)]);
+	bp_report(t, begin, ctx, &bp->pairs[bp_add(t, a->item, b->item)]);
 	return true;
 }
 

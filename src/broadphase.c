@@ -3,11 +3,15 @@
 //
 // ## The pair set
 //
-// The current pairs are one dense array of public records (ortN_pair: both
-// handles and user data, cached at the pair's start, which cannot change while
-// the items live), without holes: a pair that ends takes the last record into
-// its slot (swap-remove). Reporting the set (current_pairs, pair_array) walks
-// this array alone, at memory speed, never the items.
+// The current pairs are one dense array of 8-byte records (the two items'
+// handle ids), without holes: a pair that ends takes the last record into its
+// slot (swap-remove). pair_ids hands this array out as it is, read at memory
+// speed. The public records (ortN_pair: handles and user data, which cannot
+// change while the items live, and every item of the set is live) are made
+// from it when asked: by each event and current_pairs call as it reports, and
+// by pair_array into an array of its own, made once per change of the set. A
+// 32-byte record kept per pair would cost four times the memory traffic to
+// write (50M pairs of a pile: 1.6 GB), diff and read.
 //
 // Beside it, the index: per pair a link record (next/prev in each of its two
 // items' lists), per item the head of its list. A link names a record and the
@@ -47,11 +51,11 @@
 // hurt by the shape the tree's history gave it). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
-// On the first update (the set empty) the keys are staged in the set's own
-// array and turned into its records in place, last first, in the order the
-// pass found them: every pair begins. A pile (past 8 pairs per item) stops
-// the staging's growth: the pass then counts, and a second one fills an
-// array made once for the count, so 50M pairs write their pages once. Otherwise both sets'
+// On the first update (the set empty) the pass writes the set's records
+// straight into its array, in the order it finds them: every pair begins. A
+// pile (past 8 pairs per item) stops the array's growth: the pass then
+// counts, and a second one fills an array made once for the count, so 50M
+// pairs write their pages once. Otherwise both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -59,10 +63,20 @@
 // lived) (bp_update_all).
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
-// the tree reserves room before it mutates (bp_reserve).
+// the tree reserves room before it mutates (bp_reserve). The all-pairs
+// update's snapshot and keys are the exception by design: after 8 incremental
+// updates in a row they are given back (bp_release_all_pairs), so a world that
+// moves few things does not keep ~70 bytes an item it no longer uses.
 #include "tree_int.h"
 
-typedef ORTHANT_NAME(pair) bp_rec;
+/// A pair of the set: its items' handle ids (slot + 1), a the item whose
+/// query found it (in an all-pairs update: the lower one). 8 bytes, where the
+/// public record (handles and user data) is 32: the set is written, diffed and
+/// read four times faster, and the public records are made from it only when
+/// pair_array asks (their handles and user data cannot change while the items
+/// live, and every item of the set is live).
+typedef ort_id_pair bp_rec;
+typedef ORTHANT_NAME(pair) bp_pub;
 
 /// A pair's place in its two items' lists: next/prev refs per side.
 typedef struct bp_link {
@@ -83,7 +97,10 @@ struct broadphase {
 	uint32_t head_cap;
 	uint32_t *touched;
 	uint32_t touched_len, touched_cap;
-	bp_rec *ended; ///< pairs of removed items, waiting for the next update
+	bp_pub *pub; ///< pair_array's records, made from pairs when it asks
+	uint32_t pub_cap;
+	bool pub_ok; ///< pub[0, len) are the set's records
+	bp_pub *ended; ///< pairs of removed items, waiting for the next update
 	uint32_t ended_len, ended_cap;
 	/// The all-pairs update's: a packed snapshot of the items (bp_snapshot.c)
 	/// and the sort keys, [0] the old set, [1] the found, [2] spare.
@@ -91,14 +108,19 @@ struct broadphase {
 	uint64_t *key[3];
 	uint32_t key_cap;
 	struct bp_fat *fat; ///< the movers' fat boxes and candidate lists (bp_fat.c)
+	uint32_t quiet; ///< incremental updates since the last all-pairs one
 };
 
-static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b.id : r->a.id) - 1; }
+static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b : r->a) - 1; }
 
-/// The record of the pair of live items a and b.
-static inline bp_rec bp_make(const tree_t *t, uint32_t a, uint32_t b)
+/// The pair of items a and b.
+static inline bp_rec bp_make(uint32_t a, uint32_t b) { return (bp_rec){a + 1, b + 1}; }
+
+/// The public record of a pair of live items.
+static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
 {
-	return (bp_rec){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
+	uint32_t a = rec_item(r, 0), b = rec_item(r, 1);
+	return (bp_pub){make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user};
 }
 
 // The snapshot (bp_snapshot.c).
@@ -237,7 +259,8 @@ static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 	struct broadphase *bp = t->bp;
 	assert(bp->linked && bp->len < bp->cap && bp->len < bp->link_cap);
 	uint32_t p = bp->len++;
-	bp->pairs[p] = bp_make(t, a, b);
+	bp->pairs[p] = bp_make(a, b);
+	bp->pub_ok = false;
 	bp_link_in(bp, p, 0, a);
 	bp_link_in(bp, p, 1, b);
 	return p;
@@ -250,6 +273,7 @@ static void bp_del(struct broadphase *bp, uint32_t p)
 	bp_unlink(bp, p, 0, rec_item(&bp->pairs[p], 0));
 	bp_unlink(bp, p, 1, rec_item(&bp->pairs[p], 1));
 	uint32_t last = --bp->len;
+	bp->pub_ok = false;
 	if (p == last) return;
 	bp->pairs[p] = bp->pairs[last];
 	bp->links[p] = bp->links[last];
@@ -263,9 +287,17 @@ static inline uint32_t bp_ref_after_del(uint32_t ref, uint32_t p, uint32_t old_l
 	return ref != NIL && ref >> 1 == old_last ? p << 1 | (ref & 1) : ref;
 }
 
-static inline void bp_report(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_rec *r)
+static inline void bp_report_pub(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_pub *r)
 {
 	if (fn) fn(ctx, r->a, r->b, r->user_a, r->user_b);
+}
+
+/// Report pair r of two live items (made afresh: a callback may move the item pool).
+static inline void bp_report(const tree_t *t, ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_rec *r)
+{
+	if (!fn) return;
+	bp_pub e = bp_public(t, r);
+	fn(ctx, e.a, e.b, e.user_a, e.user_b);
 }
 
 // ---- the tree's hooks ------------------------------------------------------------------
@@ -289,7 +321,7 @@ static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
 	if (!bp_link_all(t)) return false;
 	uint64_t k = 0;
 	for (uint32_t r = bp->head[removing]; r != NIL; r = bp->links[r >> 1].next[r & 1]) k++;
-	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_rec), bp->ended_len + k);
+	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_pub), bp->ended_len + k);
 }
 
 static void bp_touch(tree_t *t, uint32_t index)
@@ -314,7 +346,7 @@ static void bp_detach(tree_t *t, uint32_t index)
 	while (bp->linked && bp->head[index] != NIL) {
 		uint32_t p = bp->head[index] >> 1;
 		assert(bp->ended_len < bp->ended_cap);
-		bp->ended[bp->ended_len++] = bp->pairs[p];
+		bp->ended[bp->ended_len++] = bp_public(t, &bp->pairs[p]);
 		bp_del(bp, p);
 	}
 	fat_forget(bp->fat, index);
@@ -326,6 +358,7 @@ static void bp_reset(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = 0;
+	bp->pub_ok = false;
 	bp->linked = false;
 	bp->all = true;
 	bp->touched_len = bp->ended_len = 0;
@@ -341,11 +374,23 @@ static void bp_free(tree_t *t)
 	mem_free(t, bp->head, bp->head_cap * sizeof *bp->head);
 	mem_free(t, bp->touched, bp->touched_cap * sizeof *bp->touched);
 	mem_free(t, bp->ended, bp->ended_cap * sizeof *bp->ended);
+	mem_free(t, bp->pub, bp->pub_cap * sizeof *bp->pub);
 	bp_snap_free(t, bp->snap);
 	fat_free(t, bp->fat);
 	for (int k = 0; k < 3; ++k) mem_free(t, bp->key[k], bp->key_cap * sizeof *bp->key[k]);
 	mem_free(t, bp, sizeof *bp);
 	t->bp = NULL;
+}
+
+/// Bytes that grow with the pairs: their records (both forms), their index's
+/// links, the ended pairs waiting and the all-pairs update's three key arrays;
+/// not the per-item heads, touched list and snapshot, which follow the items.
+static size_t bp_pair_bytes(const tree_t *t)
+{
+	const struct broadphase *bp = t->bp;
+	return (size_t)bp->cap * sizeof *bp->pairs + (size_t)bp->pub_cap * sizeof *bp->pub +
+	       (size_t)bp->link_cap * sizeof *bp->links + (size_t)bp->ended_cap * sizeof *bp->ended +
+	       3 * (size_t)bp->key_cap * sizeof *bp->key[0];
 }
 
 /// Start the broad phase: every item counts as touched, so the first update
@@ -385,7 +430,7 @@ static bool bp_partner(void *ctx, ort_handle h, void *user)
 	}
 	t->items[o].flags |= ITEM_PAIRED;
 	uint32_t p = bp_add(t, run->self, o);
-	bp_report(run->begin, run->ctx, &t->bp->pairs[p]);
+	bp_report(t, run->begin, run->ctx, &t->bp->pairs[p]);
 	return true;
 }
 
@@ -414,7 +459,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	struct broadphase *bp = t->bp;
 	if (!bp_link_all(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	// 1. ended: pairs of removed items, then touched items' pairs that broke.
-	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
+	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report_pub(end, ctx, &bp->ended[k]);
 	bp->ended_len = 0;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) {
 		uint32_t i = bp->touched[k];
@@ -429,7 +474,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 				uint32_t last = bp->len - 1;
 				bp_del(bp, p);
 				next = bp_ref_after_del(next, p, last);
-				bp_report(end, ctx, &e);
+				bp_report(t, end, ctx, &e);
 			}
 			r = next;
 		}
@@ -518,13 +563,9 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	return true;
 }
 
-/// Records a pair record's memory holds keys of: the first update stages its
-/// keys in the set's own array, then turns them into records in place.
-#define BP_KEYS_PER_REC (sizeof(bp_rec) / sizeof(uint64_t))
-
-/// The empty set's array, used as room for keys: at least `need` records
-/// (the first `keep` keys kept). False, with the array as it was, without
-/// memory.
+/// The empty set's array, grown to at least `need` records as the first
+/// update writes them (the first `keep` kept). False, with the array as it
+/// was, without memory.
 static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
@@ -536,8 +577,8 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 	if (need > want) return false;
 	bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
 	if (!p) return false;
-	// Only the keys staged so far are copied, never the whole old array.
-	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof(uint64_t));
+	// Only the records written so far are copied, never the whole old array.
+	if (keep) memcpy(p, bp->pairs, (size_t)keep * sizeof *p);
 	mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
 	bp->pairs = p;
 	bp->cap = (uint32_t)want;
@@ -545,17 +586,17 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 }
 
 /// One pass over every current pair: its keys into key[1], or on the first
-/// update into the empty set's own array; either grows (at least doubling)
-/// when full. The first update's staging stops growing at 8 keys per item:
+/// update its records straight into the empty set; either grows (at least
+/// doubling) when full. The first update's set stops growing at 8 pairs per item:
 /// past that (a pile), it only counts, and a second pass fills an array
 /// made once for the count, so the records' pages are written once and no
-/// earlier staging array's are.
+/// earlier, smaller array's are.
 typedef struct bp_collect_run {
 	tree_t *t;
 	uint32_t n;
 	int shift;
 	bool in_set;
-	bool counting; ///< the staging is full: count only
+	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
@@ -565,16 +606,16 @@ static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
 	struct broadphase *bp = c->t->bp;
 	uint64_t *keys;
 	if (c->in_set) {
-		if (!c->counting && c->n == (uint64_t)bp->cap * BP_KEYS_PER_REC) {
-			if ((uint64_t)bp->cap * BP_KEYS_PER_REC >= 8 * (uint64_t)c->t->live + 256)
+		if (!c->counting && c->n == bp->cap) {
+			if (bp->cap >= 8 * (uint64_t)c->t->live + 256)
 				c->counting = true;
-			else if (!bp_stage_in_set(c->t, (uint64_t)c->n / BP_KEYS_PER_REC + 1, c->n)) {
+			else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 				c->failed = true;
 				return false;
 			}
 		}
-		if (c->counting) return ++c->n < BP_MAX_PAIRS;
-		keys = (uint64_t *)(void *)bp->pairs;
+		if (!c->counting) bp->pairs[c->n] = bp_make(a, b);
+		return ++c->n < BP_MAX_PAIRS;
 	} else {
 		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
 			c->failed = true;
@@ -615,9 +656,9 @@ static void bp_radix(uint64_t **k, uint64_t **tmp, uint32_t n, int bits)
 }
 
 /// The record of the pair a key names.
-static inline bp_rec bp_key_rec(const tree_t *t, uint64_t key, int shift)
+static inline bp_rec bp_key_rec(uint64_t key, int shift)
 {
-	return bp_make(t, (uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
+	return bp_make((uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
 }
 
 /// The set is now what was found: every item counts as updated.
@@ -625,6 +666,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = n;
+	bp->pub_ok = false;
 	bp->linked = false;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
 	bp->touched_len = 0;
@@ -635,7 +677,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 static void bp_report_removed(tree_t *t, ORTHANT_NAME(pair_event_fn) * end, void *ctx)
 {
 	struct broadphase *bp = t->bp;
-	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report(end, ctx, &bp->ended[k]);
+	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report_pub(end, ctx, &bp->ended[k]);
 	bp->ended_len = 0;
 }
 
@@ -670,8 +712,9 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
+	bool pile = c.counting;
 	if (c.counting) {
-		// The room for the count, made once (nothing staged is kept), and the
+		// The room for the count, made once (nothing written is kept), and the
 		// pass again to fill it.
 		uint32_t count = c.n;
 		if (!bp_stage_in_set(t, count, 0)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -684,8 +727,11 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	}
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
-	// then (on the first update: the keys it holds).
-	if (first ? !bp_stage_in_set(t, n_new, n_new)
+	// then (on the first update: it holds the new set already). The first
+	// update leaves room for half as many pairs again (a pile excepted, sized
+	// by its count): a moving world's count wanders above its first one, and
+	// growing later would allocate in what is already a steady state.
+	if (first ? !bp_stage_in_set(t, pile ? n_new : (uint64_t)n_new + n_new / 2, n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
 		return ORT_ERROR_OUT_OF_MEMORY;
@@ -694,18 +740,11 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
 	int shift = c.shift;
 	if (first) {
-		// Every pair begins, in the order the pass found them. Key p lies in
-		// the bytes of record p / 4, so turning keys into records from the
-		// last one down reads each key before a record covers it.
-		const uint64_t *keys = (const uint64_t *)(const void *)bp->pairs;
-		for (uint32_t p = n_new; p-- > 0;) {
-			bp_rec rec = bp_key_rec(t, keys[p], shift);
-			bp->pairs[p] = rec;
-		}
+		// Every pair begins, in the order the pass found them (and wrote them).
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
-		for (uint32_t p = 0; p < n_new; ++p) bp_report(begin, ctx, &bp->pairs[p]);
+		for (uint32_t p = 0; p < n_new && begin; ++p) bp_report(t, begin, ctx, &bp->pairs[p]);
 		reading_end(t);
 		return ORT_OK;
 	}
@@ -737,23 +776,43 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The set, in ascending key order. A pair's record is the same whenever it
 	// is made: both items are live throughout (removals took theirs out), and
 	// neither handles nor user data change while an item lives.
-	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(t, kn[p], shift);
+	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(kn[p], shift);
 	bp_all_done(t, n_new);
 	reading_begin(t);
 	bp_report_removed(t, end, ctx);
 	// The keys are read through bp: a callback changes nothing here (its
 	// changes wait for reading_end), but the records are made afresh as
 	// the item pool may move under a deferred insert.
-	for (uint32_t k = 0; k < ended; ++k) {
-		bp_rec e = bp_key_rec(t, bp->key[0][k], shift);
-		bp_report(end, ctx, &e);
+	for (uint32_t k = 0; k < ended && end; ++k) {
+		bp_rec e = bp_key_rec(bp->key[0][k], shift);
+		bp_report(t, end, ctx, &e);
 	}
-	for (uint32_t k = 0; k < begun; ++k) {
-		bp_rec e = bp_key_rec(t, bp->key[2][k], shift);
-		bp_report(begin, ctx, &e);
+	for (uint32_t k = 0; k < begun && begin; ++k) {
+		bp_rec e = bp_key_rec(bp->key[2][k], shift);
+		bp_report(t, begin, ctx, &e);
 	}
 	reading_end(t);
 	return ORT_OK;
+}
+
+/// Incremental updates in a row after which the all-pairs update's memory
+/// (the snapshot, ~70 bytes an item, and the diff's keys, 24 bytes a pair) is
+/// given back: a world that moves few things keeps only what its frames use.
+/// A world switching between the two kinds of update more often keeps it (no
+/// allocation per frame); one switching less often takes it anew once per
+/// switch.
+#define BP_QUIET_RELEASE 8
+
+static void bp_release_all_pairs(tree_t *t)
+{
+	struct broadphase *bp = t->bp;
+	bp_snap_free(t, bp->snap);
+	bp->snap = NULL;
+	for (int k = 0; k < 3; ++k) {
+		mem_free(t, bp->key[k], (size_t)bp->key_cap * sizeof *bp->key[k]);
+		bp->key[k] = NULL;
+	}
+	bp->key_cap = 0;
 }
 
 /// After the update that made the set from nothing (the first, or the first
@@ -763,9 +822,13 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 /// world with 1M pairs that pass cost five times a steady frame. A world where
 /// most things move pays the pass once, here. Its memory was taken by the
 /// update, so this allocates nothing; without it the index waits, as before.
+/// A pile (past 8 pairs per item) waits too: there the links (16 bytes a
+/// pair) would cost twice what writing the set did, for an incremental update
+/// that may never come; the first one that does builds them.
 static void bp_link_first(tree_t *t)
 {
-	if (t->bp->len > 0 && !t->bp->linked) (void)bp_link_all(t);
+	const struct broadphase *bp = t->bp;
+	if (bp->len > 0 && !bp->linked && bp->len <= 8 * (uint64_t)t->live + 256) (void)bp_link_all(t);
 }
 
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
@@ -777,9 +840,11 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		ort_result r = bp_start(t);
 		if (r != ORT_OK) return r;
 	}
+	struct broadphase *bp = t->bp;
 	if (bp_wants_all(t)) {
-		fat_drop(t->bp->fat); // the all-pairs update does not see the movers one by one
-		bool first = t->bp->len == 0;
+		fat_drop(bp->fat); // the all-pairs update does not see the movers one by one
+		bool first = bp->len == 0;
+		bp->quiet = 0;
 		ort_result r = bp_update_all(t, begin, end, ctx);
 		if (r == ORT_OK && first) bp_link_first(t);
 		return r;
@@ -787,6 +852,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 	reading_begin(t);
 	ort_result r = bp_update(t, begin, end, ctx);
 	reading_end(t);
+	if (r == ORT_OK && bp->quiet < BP_QUIET_RELEASE && ++bp->quiet == BP_QUIET_RELEASE) bp_release_all_pairs(t);
 	return r;
 }
 
@@ -795,20 +861,36 @@ ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_f
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (!t->bp) return ORT_OK;
 	reading_begin(t);
+	// Read through bp: a callback's changes wait for reading_end.
 	const struct broadphase *bp = t->bp;
 	for (uint32_t p = 0; p < bp->len; ++p) {
-		const bp_rec *r = &bp->pairs[p];
-		assert(r->a.gen == make_handle(t, r->a.id - 1).gen && r->b.gen == make_handle(t, r->b.id - 1).gen);
-		if (!fn(ctx, r->a, r->b, r->user_a, r->user_b)) break;
+		bp_pub r = bp_public(t, &bp->pairs[p]);
+		if (!fn(ctx, r.a, r.b, r.user_a, r.user_b)) break;
 	}
 	reading_end(t);
 	return ORT_OK;
 }
 
-const ORTHANT_NAME(pair) * ORTHANT_NAME(tree_pair_array)(const tree_t *t, size_t *count)
+const ort_id_pair *ORTHANT_NAME(tree_pair_ids)(const tree_t *t, size_t *count)
 {
 	if (count) *count = t && t->bp ? t->bp->len : 0;
 	return t && t->bp && t->bp->len ? t->bp->pairs : NULL;
+}
+
+const ORTHANT_NAME(pair) * ORTHANT_NAME(tree_pair_array)(const tree_t *t, size_t *count)
+{
+	if (count) *count = t && t->bp ? t->bp->len : 0;
+	if (!t || !t->bp || !t->bp->len) return NULL;
+	// The records are a cache of the set, made here (see the header: this
+	// call counts as a mutation for threads). Their room grows with the
+	// set's and is kept, so a steady frame allocates nothing.
+	tree_t *w = (tree_t *)t;
+	struct broadphase *bp = w->bp;
+	if (bp->pub_ok) return bp->pub;
+	if (bp->pub_cap < bp->len && !bp_resize(w, (void **)&bp->pub, &bp->pub_cap, sizeof(bp_pub), bp->cap)) return NULL;
+	for (uint32_t p = 0; p < bp->len; ++p) bp->pub[p] = bp_public(t, &bp->pairs[p]);
+	bp->pub_ok = true;
+	return bp->pub;
 }
 
 int ORTHANT_NAME(tree_pair_count)(const tree_t *t) { return t && t->bp ? (int)t->bp->len : 0; }

@@ -101,7 +101,7 @@ static bool bpj_replay(tree_t *t, uint32_t i, const uint32_t **at, ORTHANT_NAME(
 			continue;
 		}
 		t->items[o].flags |= ITEM_PAIRED;
-		bp_report(begin, ctx, &t->bp->pairs[bp_add(t, i, o)]);
+		bp_report(t, begin, ctx, &t->bp->pairs[bp_add(t, i, o)]);
 	}
 	bp_flag_partners(t, i, false);
 	return ok;

@@ -223,6 +223,7 @@ void ORTHANT_NAME(tree_get_stats)(const tree_t *t, ort_tree_stats *s)
 	s->entries = (int)t->entries;
 	s->bytes = t->bytes;
 	s->bytes_peak = t->bytes_peak;
+	s->bytes_pairs = t->bp ? bp_pair_bytes(t) : 0;
 	if (t->root != NIL) stats_node(t, t->root, s);
 }
 

@@ -622,6 +622,7 @@ static void bp_detach(tree_t *t, uint32_t index);
 static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
 static void bp_reset(tree_t *t);
 static void bp_free(tree_t *t);
+static size_t bp_pair_bytes(const tree_t *t);
 
 // Changes made inside callbacks (defer.c).
 static ort_result defer_insert(tree_t *t, const box_t *box, const sphere_t *sph, void *user, ort_handle *out);

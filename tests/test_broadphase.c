@@ -515,6 +515,9 @@ static void test_pair_array_empty(void **state)
 	assert_null(TU(tree_pair_array)(NULL, &n));
 	assert_int_equal(n, 0);
 	assert_null(TU(tree_pair_array)(NULL, NULL));
+	n = 7;
+	assert_null(TU(tree_pair_ids)(NULL, &n));
+	assert_int_equal(n, 0);
 	tree_t *t = tu_tree_make(ORT_PLACEMENT_LOOSE, 4);
 	box_t b;
 	for (int d = 0; d < DIM; ++d) {
@@ -526,13 +529,66 @@ static void test_pair_array_empty(void **state)
 	n = 7;
 	assert_null(TU(tree_pair_array)(t, &n));
 	assert_int_equal(n, 0);
+	n = 7;
+	assert_null(TU(tree_pair_ids)(t, &n));
+	assert_int_equal(n, 0);
 	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
 	assert_non_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 3);
+	assert_non_null(TU(tree_pair_ids)(t, &n));
 	assert_int_equal(n, 3);
 	TU(tree_clear)(t);
 	assert_null(TU(tree_pair_array)(t, &n));
 	assert_int_equal(n, 0);
+	assert_null(TU(tree_pair_ids)(t, &n));
+	assert_int_equal(n, 0);
 	TU(tree_destroy)(t);
+}
+
+/// pair_array makes its records when first asked: refused that memory, it
+/// returns NULL with the count and leaves the set (its ids) as it was; asked
+/// again with memory, it makes them, and a later call allocates nothing. A
+/// change of the set makes them anew, into the same memory.
+static void test_pair_array_refused(void **state)
+{
+	(void)state;
+	tu_alloc a;
+	memset(&a, 0, sizeof a);
+	def_t def = TU(tree_default_def)();
+	def.allocator = tu_allocator(&a);
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	ort_handle h[5];
+	for (int i = 0; i < 5; ++i) assert_int_equal(TU(tree_insert)(t, tu_cube((float)i, (float)i + 1.5f), NULL, &h[i]), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	size_t n = 0, n_ids = 0;
+	const ort_id_pair *ids = TU(tree_pair_ids)(t, &n_ids);
+	assert_int_equal(n_ids, 4); // each cube overlaps the next one only
+	tu_alloc_fail_in(&a, 1, true);
+	assert_null(TU(tree_pair_array)(t, &n));
+	assert_int_equal(n, 4);
+	assert_true(a.refused > 0);
+	assert_true(TU(tree_pair_ids)(t, &n_ids) == ids && n_ids == 4);
+	tu_alloc_disarm(&a);
+	const TU(pair) *p = TU(tree_pair_array)(t, &n);
+	assert_non_null(p);
+	long calls = a.calls;
+	assert_true(TU(tree_pair_array)(t, &n) == p && a.calls == calls);
+	tu_list keys = {0};
+	tu_pair_array_keys(t, &keys); // records and ids agree
+	// The set changes: the records are made again, without allocating.
+	assert_int_equal(TU(tree_move)(t, h[4], tu_cube(40, 41)), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	calls = a.calls;
+	p = TU(tree_pair_array)(t, &n);
+	assert_true(p != NULL && n == 3 && a.calls == calls);
+	free(keys.v);
+	keys = (tu_list){0};
+	tu_pair_array_keys(t, &keys);
+	assert_int_equal(keys.n, 3);
+	free(keys.v);
+	TU(tree_destroy)(t);
+	assert_int_equal(a.live, 0);
 }
 
 /// The cost follows the movers: with nothing touched, no query runs at all —
@@ -816,6 +872,7 @@ int main(void)
 	    cmocka_unit_test(test_clear_starts_over),
 	    cmocka_unit_test(test_identical),
 	    cmocka_unit_test(test_pair_array_empty),
+	    cmocka_unit_test(test_pair_array_refused),
 	    cmocka_unit_test(test_few_movers),
 	    cmocka_unit_test(test_fat_movers),
 	    cmocka_unit_test(test_all_move),

@@ -426,14 +426,20 @@ static inline void tu_check_pairs(tree_t *t, const model *m)
 
 /// The broad phase's dense pair array as sorted keys (as tu_collect_pair
 /// makes them): every record names two live items by their current handles,
-/// with their user data, no pair twice, as many as pair_count, and in the
-/// order current_pairs reports them.
+/// with their user data, no pair twice, as many as pair_count, in the order
+/// current_pairs reports them, and record by record the pair of handle ids
+/// that pair_ids holds.
 static inline void tu_pair_array_keys(const tree_t *t, tu_list *out)
 {
-	size_t n = 0;
+	size_t n = 0, n_ids = 0;
+	const ort_id_pair *ids = TU(tree_pair_ids)(t, &n_ids);
 	const TU(pair) *p = TU(tree_pair_array)(t, &n);
 	assert_int_equal((int)n, TU(tree_pair_count)(t));
-	assert_true(n == 0 || p != NULL);
+	assert_int_equal(n_ids, n);
+	assert_true(n == 0 || (p != NULL && ids != NULL));
+	// A second call hands out the same records (made once).
+	assert_true(TU(tree_pair_array)(t, NULL) == p);
+	for (size_t k = 0; k < n; ++k) assert_true(ids[k].a == p[k].a.id && ids[k].b == p[k].b.id);
 	tu_list order = {0};
 	assert_int_equal(TU(tree_current_pairs)(t, tu_collect_pair, &order), ORT_OK);
 	assert_int_equal(order.n, n);

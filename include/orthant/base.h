@@ -138,6 +138,12 @@ typedef struct ort_filter {
 typedef bool ort_id_fn(void *ctx, uint32_t id);
 /// Called once per overlapping pair of a packed tree, a < b not implied.
 typedef bool ort_id_pair_fn(void *ctx, uint32_t a, uint32_t b);
+
+/// A pair of items named by ids: a tree's handle ids (ort_handle.id), or a
+/// packed tree's item indices, as the function handing it out says.
+typedef struct ort_id_pair {
+	uint32_t a, b;
+} ort_id_pair;
 /// A packed tree's ray callback: t is where the segment enters the box. The
 /// return value clips the segment as in ortN_tree_ray_cast: 0 stops, t keeps
 /// only nearer hits, max_t goes on, a negative value ignores this hit.
@@ -158,6 +164,7 @@ typedef struct ort_tree_stats {
 	int items_per_level[ORTHANT_STATS_LEVELS]; ///< entries stored at each depth
 	size_t bytes;   ///< bytes the tree holds from its allocator now
 	size_t bytes_peak; ///< most bytes it ever held at once
+	size_t bytes_pairs; ///< of bytes: what grows with the broad phase's pairs (records, index, ended pairs, diff keys)
 } ort_tree_stats;
 
 #ifdef __cplusplus

@@ -260,6 +260,14 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_update_pairs)(ORTHANT_NAME(tree) * tree
 ORTHANT_API ort_result ORTHANT_NAME(tree_current_pairs)(const ORTHANT_NAME(tree) * tree, ORTHANT_NAME(pair_fn) * fn,
                                                         void *ctx);
 
+/// The broad phase's current set as one dense array of handle ids (no holes),
+/// *count pairs, in the order of ortN_tree_pair_array; NULL and 0 before the
+/// first update_pairs. This is the set as the broad phase keeps it (8 bytes a
+/// pair): reading it runs at memory speed. a and b are the ids of the items'
+/// handles (ort_handle.id, never 0), live until the set changes; index your
+/// own per-item data by them. Valid as long as ortN_tree_pair_array's pointer.
+ORTHANT_API const ort_id_pair *ORTHANT_NAME(tree_pair_ids)(const ORTHANT_NAME(tree) * tree, size_t *count);
+
 /// One pair of the broad phase's current set: the two items' handles and user
 /// data, as they were when the pair began.
 typedef struct ORTHANT_NAME(pair) {
@@ -268,8 +276,12 @@ typedef struct ORTHANT_NAME(pair) {
 } ORTHANT_NAME(pair);
 
 /// The broad phase's current set as one dense array (no holes), *count
-/// records; NULL and 0 before the first update_pairs. Reading it runs at memory
-/// speed: no callback, no lookup. The pointer and the records stay valid and
+/// records; NULL and 0 before the first update_pairs. The records are made
+/// from the set's handle ids (ortN_tree_pair_ids) by the first call after the
+/// set changed, into memory the tree keeps (no allocation in steady state), and
+/// read at memory speed by later calls; NULL with *count > 0 when that memory
+/// is refused. As it may write that memory, it counts as a mutation for
+/// threads (call it once; then any number of threads may read the array). The pointer and the records stay valid and
 /// unchanged until the next call that changes the tree (update_pairs, insert,
 /// remove, move, set_filter, build, clear, destroy), including one made from a
 /// callback; read-only calls (queries, find_pairs, current_pairs) keep it.
