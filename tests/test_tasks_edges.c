@@ -543,6 +543,276 @@ static void test_stop_leaves(void **st)
 	stop_scene(ORT_PLACEMENT_LEAVES, 8);
 }
 
+// ---- failing allocators ------------------------------------------------------------------
+
+/// The scene the failure sweeps run on: clusters of small, equal and nested
+/// boxes and a few large ones (every subtree's crosses are busy).
+static box_t *g_boxes;
+static int g_n;
+
+static void sweep_scene(void)
+{
+	g_n = 3000;
+	g_boxes = malloc(sizeof *g_boxes * (size_t)g_n);
+	tu_rng r = tu_rng_make(17);
+	for (int i = 0; i < g_n; ++i)
+		for (int d = 0; d < DIM; ++d) {
+			float lo = (float)(i % 6) * 150.0f + tu_float(&r, 0, 60);
+			float size = i % 97 == 0 ? tu_float(&r, 100, 500) : i % 3 == 0 ? 0.0f : tu_float(&r, 0, 5);
+			g_boxes[i].min[d] = lo;
+			g_boxes[i].max[d] = lo + size;
+		}
+}
+
+static bool push_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	tu_push(ctx, (uint64_t)a.id << 32 | b.id);
+	return true;
+}
+
+static bool push_id_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	tu_push(ctx, (uint64_t)a << 32 | b);
+	return true;
+}
+
+enum { OP_PACKED, OP_PACKED_PILES, OP_PAIRS_LOOSE, OP_PAIRS_LEAVES, OP_BUILD_TIGHT, OP_BATCHES, OP_UPDATE, OPS };
+
+/// One parallel call (or several, for the batches) on the sweep scene with
+/// these tasks (NULL: serially), its answer appended to out: pairs in order,
+/// a build's pairs, a batch's offsets and results, update_pairs' events.
+static ort_result run_op(int op, ort_tasks *tasks, tu_list *out)
+{
+	if (op == OP_PACKED || op == OP_PACKED_PILES) {
+		TU(packed_def) def = TU(packed_default_def)();
+		if (op == OP_PACKED_PILES) def.max_depth = 2;
+		def.tasks = tasks;
+		packed_t *p;
+		assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+		ort_result r = TU(packed_build)(p, g_boxes, g_n);
+		char msg[128];
+		assert_int_equal(TU(packed_validate)(p, msg, sizeof msg), ORT_OK);
+		if (r == ORT_OK) r = TU(packed_find_pairs)(p, push_id_pair, out);
+		TU(packed_destroy)(p);
+		return r;
+	}
+	def_t def = TU(tree_default_def)();
+	def.placement = op == OP_PAIRS_LEAVES ? ORT_PLACEMENT_LEAVES : op == OP_BUILD_TIGHT ? ORT_PLACEMENT_TIGHT
+	                                                                                    : ORT_PLACEMENT_LOOSE;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	ort_handle *h = malloc(sizeof *h * (size_t)g_n);
+	if (op != OP_BUILD_TIGHT)
+		for (int i = 0; i < g_n; ++i) assert_int_equal(TU(tree_insert)(t, g_boxes[i], NULL, &h[i]), ORT_OK);
+	if (op == OP_UPDATE) assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	TU(tree_set_tasks)(t, tasks);
+	ort_result r = ORT_OK;
+	if (op == OP_PAIRS_LOOSE || op == OP_PAIRS_LEAVES) r = TU(tree_find_pairs)(t, ORT_MASK_ALL, push_pair, out);
+	if (op == OP_BUILD_TIGHT) {
+		r = TU(tree_build)(t, g_boxes, NULL, g_n, NULL);
+		if (r != ORT_OK) assert_int_equal(TU(tree_count)(t), 0);
+		TU(tree_set_tasks)(t, NULL);
+		assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, push_pair, out), ORT_OK);
+	}
+	if (op == OP_BATCHES) {
+		int nq = 5000, cap = 1 << 16, total = -1;
+		float(*pts)[DIM] = malloc(sizeof *pts * (size_t)nq), (*dirs)[DIM] = malloc(sizeof *dirs * (size_t)nq);
+		float *tmax = malloc(sizeof *tmax * (size_t)nq);
+		box_t *q = malloc(sizeof *q * (size_t)nq);
+		int *offsets = calloc((size_t)nq + 1, sizeof *offsets);
+		ort_handle *hits = malloc(sizeof *hits * (size_t)cap);
+		ray_hit_t *rays = malloc(sizeof *rays * (size_t)cap);
+		tu_rng rq = tu_rng_make(8);
+		for (int i = 0; i < nq; ++i) {
+			for (int d = 0; d < DIM; ++d) {
+				q[i].min[d] = q[i].max[d] = pts[i][d] = tu_float(&rq, 0, 900);
+				dirs[i][d] = (float)((i + d) % 3) - 1.0f;
+				q[i].max[d] += 2.0f;
+			}
+			dirs[i][0] = 1.0f;
+			tmax[i] = 30.0f;
+		}
+		for (int k = 0; k < 3 && r == ORT_OK; ++k) {
+			if (k == 0) r = TU(tree_query_boxes)(t, q, nq, ORT_MASK_ALL, hits, cap, offsets, &total);
+			if (k == 1)
+				r = TU(tree_query_points)(t, (const float(*)[DIM])pts, nq, ORT_MASK_ALL, hits, cap, offsets, &total);
+			if (k == 2)
+				r = TU(tree_query_rays)(t, (const float(*)[DIM])pts, (const float(*)[DIM])dirs, tmax, nq, ORT_MASK_ALL,
+				                        rays, cap, offsets, &total);
+			if (r != ORT_OK) break;
+			tu_push(out, (uint64_t)total);
+			for (int i = 0; i <= nq; ++i) tu_push(out, (uint64_t)offsets[i]);
+			for (int i = 0; i < total && i < cap; ++i) tu_push(out, k == 2 ? rays[i].handle.id : hits[i].id);
+		}
+		free(pts), free(dirs), free(tmax), free(q), free(offsets), free(hits), free(rays);
+	}
+	if (op == OP_UPDATE) {
+		// A few hundred movers (jobs, pruned by content bounds), half onto one spot.
+		for (int i = 0; i < g_n; i += 12) {
+			box_t b = g_boxes[i];
+			for (int d = 0; d < DIM; ++d) {
+				float to = i % 24 ? b.min[d] + 3.0f : 200.0f;
+				b.max[d] += to - b.min[d], b.min[d] = to;
+			}
+			assert_int_equal(TU(tree_move)(t, h[i], b), ORT_OK);
+		}
+		events e = {0};
+		r = TU(tree_update_pairs)(t, on_begin, on_end, &e);
+		assert_int_equal(r, ORT_OK); // a refused job buffer leaves it to the serial step
+		for (size_t i = 0; i < e.seq.n; ++i) tu_push(out, e.seq.v[i]);
+		free(e.seq.v);
+		events_free(&e);
+	}
+	tu_check_valid(t);
+	free(h);
+	TU(tree_destroy)(t);
+	return r;
+}
+
+/// Each call on a context of the caller's whose allocator refuses every
+/// request from the Nth on, for N up to one that needs none: the serial
+/// answer or ORT_ERROR_OUT_OF_MEMORY, then (memory back) the serial answer,
+/// and the context's bytes are what its allocator holds.
+static void test_context_alloc_sweep(void **st)
+{
+	(void)st;
+	sweep_scene();
+	for (int op = 0; op < OPS; ++op) {
+		tu_list want = {0};
+		TU_CONTEXT("op %d serially", op);
+		assert_int_equal(run_op(op, NULL, &want), ORT_OK);
+		bool clean = false;
+		for (long fail = 1; !clean && fail < 5000; fail += fail < 24 ? 1 : fail / 5) { // every N, then a sixth apart
+			TU_CONTEXT("op %d, allocations refused from %ld on", op, fail);
+			tu_alloc alloc = {0};
+			tu_alloc_fail_in(&alloc, fail, true);
+			toy_system toy;
+			ort_result cr;
+			ort_tasks *tasks = context_make(2, &toy, &alloc, &cr);
+			if (cr != ORT_OK) {
+				assert_int_equal(cr, ORT_ERROR_OUT_OF_MEMORY);
+				assert_null(tasks);
+				continue;
+			}
+			tu_list got = {0};
+			ort_result r = run_op(op, tasks, &got);
+			if (r == ORT_OK) {
+				expect_same_list(&got, &want, want.n, "a call on a context short of memory");
+				clean = true;
+			} else {
+				assert_int_equal(r, ORT_ERROR_OUT_OF_MEMORY);
+			}
+			assert_int_equal(ort_tasks_bytes(tasks), alloc.live);
+			free(got.v);
+			tu_alloc_disarm(&alloc);
+			tu_list again = {0};
+			assert_int_equal(run_op(op, tasks, &again), ORT_OK);
+			expect_same_list(&again, &want, want.n, "the call again once memory is back");
+			assert_int_equal(ort_tasks_bytes(tasks), alloc.live);
+			free(again.v);
+			ort_tasks_destroy(tasks);
+			assert_int_equal(alloc.live, 0);
+		}
+		if (!clean) fail_msg("op %d still failing after 5000 allocations", op);
+		free(want.v);
+	}
+	free(g_boxes);
+}
+
+/// The tree's allocator refuses every request from the Nth on during an
+/// update whose movers crowd onto one spot (the pair set must grow while
+/// their pairs are replayed), serially and on two workers: the update
+/// succeeds or says out of memory, the tree stays valid, and the next update
+/// (memory back) reaches the brute-force set.
+static void test_tree_alloc_update(void **st)
+{
+	(void)st;
+	for (int c = 0; c < 2; ++c) {
+		bool clean = false;
+		for (long fail = 1; !clean && fail < 60; ++fail) {
+			TU_CONTEXT("update, context %d, tree allocations refused from %ld on", c, fail);
+			tu_alloc alloc = {0};
+			def_t def = TU(tree_default_def)();
+			def.allocator = tu_allocator(&alloc);
+			def.tasks = context_make(c, NULL, NULL, NULL);
+			tree_t *t;
+			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			tu_rng r = tu_rng_make(3);
+			world w = {0};
+			for (int i = 0; i < 600; ++i) {
+				body x = {0};
+				float at[DIM];
+				for (int d = 0; d < DIM; ++d) at[d] = tu_float(&r, 0, 300);
+				body_place(t, &x, &r, at, 4.0f, i % 5 == 0);
+				world_add(&w, x);
+			}
+			events e = {0};
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &e), ORT_OK);
+			expect_set(&e, &w, "the first update");
+			for (int i = 0; i < w.n; i += 6) {
+				float at[DIM];
+				for (int d = 0; d < DIM; ++d) at[d] = 100.0f + (float)(i % 4);
+				body_place(t, &w.b[i], &r, at, 4.0f, i % 4 == 0);
+			}
+			tu_alloc_fail_in(&alloc, fail, true);
+			ort_result res = TU(tree_update_pairs)(t, on_begin, on_end, &e);
+			tu_alloc_disarm(&alloc);
+			if (res == ORT_OK) clean = true;
+			else assert_int_equal(res, ORT_ERROR_OUT_OF_MEMORY);
+			tu_check_valid(t);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &e), ORT_OK);
+			tu_check_valid(t);
+			expect_set(&e, &w, "the update after memory came back");
+			events_free(&e);
+			free(e.seq.v);
+			free(w.b);
+			TU(tree_destroy)(t);
+			ort_tasks_destroy(def.tasks);
+		}
+		assert_true(clean);
+	}
+}
+
+// ---- definitions --------------------------------------------------------------------------
+
+static void test_definitions(void **st)
+{
+	(void)st;
+	ort_tasks_def def = ort_tasks_default_def();
+	ort_tasks *t = (ort_tasks *)&def;
+	assert_int_equal(ort_tasks_create(&def, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	def.workers = 1025;
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_ERROR_INVALID_ARGUMENT);
+	assert_null(t);
+	tu_alloc alloc = {0};
+	def = ort_tasks_default_def();
+	def.allocator = tu_allocator(&alloc);
+	def.allocator.free = NULL; // half an allocator
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_ERROR_INVALID_ARGUMENT);
+	def.allocator = tu_allocator(&alloc);
+	for (int workers = -3; workers <= 1; ++workers) { // serial contexts: one worker
+		def.workers = workers;
+		assert_int_equal(ort_tasks_create(&def, &t), ORT_OK);
+		assert_int_equal(ort_tasks_workers(t), 1);
+		assert_int_equal(ort_tasks_bytes(t), alloc.live);
+		ort_tasks_destroy(t);
+		assert_int_equal(alloc.live, 0);
+	}
+	assert_int_equal(ort_tasks_bytes(NULL), 0);
+	// A serial context on a tree runs everything on the calling thread.
+	def.workers = 0;
+	assert_int_equal(ort_tasks_create(&def, &t), ORT_OK);
+	sweep_scene();
+	tu_list want = {0}, got = {0};
+	assert_int_equal(run_op(OP_PAIRS_LOOSE, NULL, &want), ORT_OK);
+	assert_int_equal(run_op(OP_PAIRS_LOOSE, t, &got), ORT_OK);
+	expect_same_list(&got, &want, want.n, "pairs on a serial context");
+	assert_int_equal(ort_tasks_bytes(t), alloc.live);
+	free(got.v), free(want.v), free(g_boxes);
+	ort_tasks_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +821,9 @@ int main(void)
 	    cmocka_unit_test(test_stop_loose),
 	    cmocka_unit_test(test_stop_tight),
 	    cmocka_unit_test(test_stop_leaves),
+	    cmocka_unit_test(test_context_alloc_sweep),
+	    cmocka_unit_test(test_tree_alloc_update),
+	    cmocka_unit_test(test_definitions),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks at the edges"), tests, NULL, NULL);
 }
