@@ -247,8 +247,9 @@ static long script(ort_placement placement, int bucket, long fail_at, bool persi
 	// (the tree is cleared of them before the queries that test boxes alone).
 	for (int i = 0; i < 6 && i * 7 < u.m.n; ++i) do_insert_sphere(&u, &u.m.box[i * 7]);
 	if (u.m.n > 0) do_set_filter(&u, u.m.n / 2);
-	// Build into the non-empty tree (one by one, undone on failure).
-	do_build(&u, 30);
+	// Build into the non-empty tree (one by one, undone on failure), past the
+	// item pool's capacity, so the filter and sphere arrays grow too.
+	do_build(&u, 50);
 	// Moves: small ones, and far ones that re-home and grow the root.
 	for (int i = 0; i < 40 && u.m.n > 0; ++i) {
 		int k = tu_int(&u.r, 0, u.m.n - 1);

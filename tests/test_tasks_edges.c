@@ -650,6 +650,11 @@ static ort_result run_op(int op, ort_tasks *tasks, tu_list *out)
 			for (int i = 0; i <= nq; ++i) tu_push(out, (uint64_t)offsets[i]);
 			for (int i = 0; i < total && i < cap; ++i) tu_push(out, k == 2 ? rays[i].handle.id : hits[i].id);
 		}
+		if (r == ORT_OK) { // and a batch of rays too small to split
+			r = TU(tree_query_rays)(t, (const float(*)[DIM])pts, (const float(*)[DIM])dirs, tmax, 10, ORT_MASK_ALL,
+			                        rays, cap, offsets, &total);
+			for (int i = 0; r == ORT_OK && i < total; ++i) tu_push(out, rays[i].handle.id);
+		}
 		free(pts), free(dirs), free(tmax), free(q), free(offsets), free(hits), free(rays);
 	}
 	if (op == OP_UPDATE) {
@@ -779,6 +784,66 @@ static void test_tree_alloc_update(void **st)
 	}
 }
 
+// ---- builds at the edges -------------------------------------------------------------------
+
+/// Builds on every context: of nothing; of identical points (a cell of no
+/// size) into a tree that keeps filters (the built items get the default);
+/// into a tree emptied by removals; of points far out, closer than an ulp
+/// of the root apart; and into a non-empty tree without handles out. Each
+/// against brute force.
+static void test_build_edges(void **st)
+{
+	(void)st;
+	for (int c = 0; c < CONTEXTS; ++c) {
+		TU_CONTEXT("builds at the edges, context %d", c);
+		toy_system toy;
+		def_t def = TU(tree_default_def)();
+		def.tasks = context_make(c, &toy, NULL, NULL);
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		box_t none;
+		assert_int_equal(TU(tree_build)(t, &none, NULL, 0, NULL), ORT_OK);
+		assert_int_equal(TU(tree_count)(t), 0);
+		ort_handle h;
+		ort_filter f = ORT_FILTER_DEFAULT;
+		f.is_static = true;
+		assert_int_equal(TU(tree_insert)(t, tu_cube(0.0f, 1.0f), NULL, &h), ORT_OK);
+		assert_int_equal(TU(tree_set_filter)(t, h, f), ORT_OK);
+		TU(tree_clear)(t);
+		enum { N = 300 };
+		box_t *b = malloc(sizeof *b * N);
+		ort_handle *hs = malloc(sizeof *hs * N);
+		for (int i = 0; i < N; ++i) b[i] = tu_cube(7.0f, 7.0f);
+		assert_int_equal(TU(tree_build)(t, b, NULL, N, hs), ORT_OK);
+		tu_check_valid(t);
+		for (int i = 0; i < N; i += 37) {
+			assert_int_equal(TU(tree_get_filter)(t, hs[i], &f), ORT_OK);
+			assert_false(f.is_static);
+		}
+		assert_int_equal(tu_count_pairs(t), (size_t)N * (N - 1) / 2);
+		for (int i = 0; i < N; ++i) assert_int_equal(TU(tree_remove)(t, hs[i]), ORT_OK);
+		tu_rng r = tu_rng_make(4);
+		for (int i = 0; i < N; ++i) {
+			b[i] = tu_cube(1.0e6f, 1.0e6f);
+			b[i].max[0] = b[i].min[0] = 1.0e6f + (float)(i % 3) * 0.0625f; // a few ulps apart
+			if (i % 2) b[i] = tu_cube(tu_float(&r, 0, 50), 60.0f);
+		}
+		assert_int_equal(TU(tree_build)(t, b, NULL, N, hs), ORT_OK);
+		tu_check_valid(t);
+		model m;
+		tu_model_init(&m, N + 10);
+		for (int i = 0; i < N; ++i) tu_model_add(&m, hs[i], b[i]);
+		tu_check_pairs(t, &m);
+		assert_int_equal(TU(tree_build)(t, b, NULL, 10, NULL), ORT_OK); // into a non-empty tree
+		assert_int_equal(TU(tree_count)(t), N + 10);
+		tu_check_valid(t);
+		tu_model_free(&m);
+		free(b), free(hs);
+		TU(tree_destroy)(t);
+		ort_tasks_destroy(def.tasks);
+	}
+}
+
 // ---- definitions --------------------------------------------------------------------------
 
 static void test_definitions(void **st)
@@ -829,6 +894,7 @@ int main(void)
 	    cmocka_unit_test(test_context_alloc_sweep),
 	    cmocka_unit_test(test_tree_alloc_update),
 	    cmocka_unit_test(test_definitions),
+	    cmocka_unit_test(test_build_edges),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("tasks at the edges"), tests, NULL, NULL);
 }
