@@ -17,6 +17,16 @@
 //   then ops     one byte each (op % OP_COUNT), followed by its operands;
 //                running out of bytes ends the run (missing bytes read 0)
 //
+// Two codes of the tick op are ops of their own (ticks do nothing unless
+// ORTHANT_TEST_KNOWN_BUGS lifts the zero prune delay): 0xF0 switches the
+// tree's task context (operand % 3: none, a toy task system of the caller's
+// with two workers, the built-in pool with two), so find_pairs, build and
+// update_pairs take their parallel paths under the same oracle, and while one
+// is on the tree may hold MAX_ITEMS_TASKS items; 0xF9 moves every k-th item a
+// small step, enough movers at once (32 of 160) for update_pairs to query
+// them in jobs, and may remove and re-insert some in between (a freed slot
+// reused in the same frame).
+//
 // Invalid input is part of the alphabet: bad boxes (NaN, infinities,
 // min > max, beyond ORTHANT_COORD_LIMIT) from a palette of nasty floats or raw
 // bits, stale, null and foreign handles. After every step the tree validates,
@@ -35,6 +45,9 @@
 
 /// Keeps the O(n^2) pair check cheap enough for thousands of runs a second.
 #define MAX_ITEMS 96
+/// With a task context on: room for update_pairs' movers in jobs (32 touched
+/// items, under a quarter of the live ones).
+#define MAX_ITEMS_TASKS 160
 #define STALE_RING 8
 
 int FUZZ_RUN(const uint8_t *data, size_t size);
@@ -90,7 +103,10 @@ static def_t read_def(input *in)
 typedef struct fuzz {
 	tree_t *t, *other;
 	model m;
-	void *user[MAX_ITEMS + 16];
+	void *user[MAX_ITEMS_TASKS + 16];
+	ort_tasks *tasks[2]; ///< the toy system's context and the pool's, made when first switched on
+	struct toy *toy;
+	bool tasks_on;
 	ort_handle stale[STALE_RING];
 	int stale_n;
 	uintptr_t next_user;
@@ -199,10 +215,100 @@ static void check(fuzz *f)
 	check_broadphase(f);
 }
 
+static int max_items(const fuzz *f) { return f->tasks_on ? MAX_ITEMS_TASKS : MAX_ITEMS; }
+
+/// A task system of the caller's: remembers the task at enqueue and runs it
+/// in finish, last range first, under worker numbers 1, 0, 1, ...
+typedef struct toy {
+	ort_task_fn *task;
+	void *task_ctx;
+	int count, min_range;
+} toy;
+
+static void *toy_enqueue(ort_task_fn *task, int count, int min_range, void *task_ctx, void *user)
+{
+	toy *s = user;
+	assert_null(s->task); // one task at a time
+	*s = (toy){task, task_ctx, count, min_range < 1 ? 1 : min_range};
+	return s;
+}
+
+static void toy_finish(void *handle, void *user)
+{
+	toy *s = user;
+	assert_true(handle == s);
+	for (int k = (s->count + s->min_range - 1) / s->min_range - 1; k >= 0; --k) {
+		int begin = k * s->min_range, end = begin + s->min_range < s->count ? begin + s->min_range : s->count;
+		s->task(begin, end, k % 2, s->task_ctx);
+	}
+	s->task = NULL;
+}
+
+/// Switch the tree's task context: none, the toy system, or the pool.
+static void op_tasks(fuzz *f, input *in)
+{
+	int how = u8(in) % 3;
+	if (tracing) fprintf(stderr, "tasks %s\n", how == 0 ? "off" : how == 1 ? "toy" : "pool");
+	if (how && !f->tasks[how - 1]) {
+		ort_tasks_def def = ort_tasks_default_def();
+		def.workers = 2;
+		if (how == 1) {
+			f->toy = calloc(1, sizeof *f->toy);
+			def.enqueue = toy_enqueue;
+			def.finish = toy_finish;
+			def.user_ctx = f->toy;
+		}
+		assert_int_equal(ort_tasks_create(&def, &f->tasks[how - 1]), ORT_OK);
+	}
+	TU(tree_set_tasks)(f->t, how ? f->tasks[how - 1] : NULL);
+	f->tasks_on = how != 0;
+}
+
+static void op_move(fuzz *f, int i, box_t b);
+
+/// Item i's box a step of v, its direction by item and axis (some stay put).
+static box_t stepped(const fuzz *f, int i, float v)
+{
+	box_t b = f->m.box[i];
+	for (int d = 0; d < DIM; ++d) {
+		float s = v * (float)((i + d) % 3 - 1);
+		b.min[d] += s;
+		b.max[d] += s;
+	}
+	return b;
+}
+
+/// Every k-th item (k = 2..9, from an offset) a small step: a few dozen
+/// movers in one update. With churn (the operand's top bit) every other one
+/// is then removed and a box inserted in its place, which takes the freed
+/// slot, and moved: the touched list names that slot twice.
+static void op_move_some(fuzz *f, input *in)
+{
+	uint8_t how = u8(in);
+	int k = how % 8 + 2, at = u8(in) % k;
+	bool churn = how & 0x80;
+	float v = small(in) * 0.125f;
+	if (tracing) fprintf(stderr, "move every %dth from %d by %g%s\n", k, at, (double)v, churn ? ", churn" : "");
+	for (int i = at; i < f->m.n; i += k) {
+		box_t b;
+		op_move(f, i, stepped(f, i, v));
+		if (!churn || (i / k) % 2) continue;
+		ort_handle h;
+		void *u = f->user[i];
+		b = f->m.box[i];
+		assert_int_equal(TU(tree_remove)(f->t, f->m.handle[i]), ORT_OK);
+		assert_int_equal(TU(tree_insert)(f->t, b, u, &h), ORT_OK);
+		f->stale[f->stale_n++ % STALE_RING] = f->m.handle[i];
+		f->m.handle[i] = h; // the model keeps its place
+		for (int d = 0; d < DIM; ++d) b.max[d] += 0.5f;
+		op_move(f, i, b);
+	}
+}
+
 static void op_insert(fuzz *f, box_t b)
 {
 	trace_box("insert", f->m.n, &b);
-	if (f->m.n >= MAX_ITEMS) return;
+	if (f->m.n >= max_items(f)) return;
 	void *u = (void *)(f->next_user++ * 8);
 	ort_handle h;
 	ort_result r = TU(tree_insert)(f->t, b, u, &h);
@@ -226,21 +332,13 @@ static void op_move_all(fuzz *f, input *in)
 {
 	float v = small(in) * 0.25f;
 	if (tracing) fprintf(stderr, "move all by %g\n", (double)v);
-	for (int i = 0; i < f->m.n; ++i) {
-		box_t b = f->m.box[i];
-		for (int d = 0; d < DIM; ++d) {
-			float s = v * (float)((i + d) % 3 - 1);
-			b.min[d] += s;
-			b.max[d] += s;
-		}
-		op_move(f, i, b);
-	}
+	for (int i = 0; i < f->m.n; ++i) op_move(f, i, stepped(f, i, v));
 }
 
 static void op_build(fuzz *f, input *in)
 {
 	int n = u8(in) % 24 + 1;
-	if (f->m.n + n > MAX_ITEMS) return;
+	if (f->m.n + n > max_items(f)) return;
 	box_t boxes[24];
 	void *users[24];
 	ort_handle hs[24];
@@ -363,7 +461,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	def.assert_ctx = &f.asserts;
 	assert_int_equal(TU(tree_create)(&def, &f.t), ORT_OK);
 	assert_int_equal(TU(tree_create)(&def, &f.other), ORT_OK);
-	tu_model_init(&f.m, MAX_ITEMS + 16);
+	tu_model_init(&f.m, MAX_ITEMS_TASKS + 16);
 	for (int steps = 0; in.p < in.end && steps < 4096; ++steps) {
 		uint8_t op = u8(&in);
 		switch (op % OP_COUNT) {
@@ -406,6 +504,14 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 			break;
 		case OP_BUILD: op_build(&f, &in); break;
 		case OP_TICK:
+			if (op == 0xF0) {
+				op_tasks(&f, &in);
+				break;
+			}
+			if (op == 0xF9) {
+				op_move_some(&f, &in);
+				break;
+			}
 			if (tracing) fprintf(stderr, "tick\n");
 			TU(tree_tick)(f.t);
 			break;
@@ -416,6 +522,9 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	}
 	TU(tree_destroy)(f.t);
 	TU(tree_destroy)(f.other);
+	ort_tasks_destroy(f.tasks[0]);
+	ort_tasks_destroy(f.tasks[1]);
+	free(f.toy);
 	tu_model_free(&f.m);
 	free(f.pairs.v);
 	free(f.begun.v);

@@ -84,6 +84,7 @@ static bool pair_room(pair_run *run, size_t bytes)
 /// bounds agree.
 static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 {
+	if (run->stop) return; // the callback said stop (or memory ran out): it hears nothing more
 	const tree_t *t = run->t;
 	uint32_t a = ea->item, b = eb->item;
 	if (run->mask != ORT_MASK_ALL && (!(item_cat(t, a) & run->mask) || !(item_cat(t, b) & run->mask))) return;

@@ -303,12 +303,7 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 		for (int d = 0; d < DIM; ++d) b.min[d] = b.max[d] = d == 0 ? exp2f(-tu_float(r, 0.0f, 60.0f)) : tu_float(r, 0, 1);
 		break;
 	case K_STRADDLE: // across the centre line x = 500 (the region's split)
-		b.min[0] = 500.0f - side * 0.5f;
-		b.max[0] = 500.0f + side * 0.5f;
-		for (int d = 1; d < DIM; ++d) {
-			b.min[d] = tu_float(r, 0.0f, 1000.0f);
-			b.max[d] = b.min[d] + 0.01f;
-		}
+		b = tu_straddler(r, side, 0.01f);
 		break;
 	case K_DUPLICATES:
 		for (int d = 0; d < DIM; ++d) {

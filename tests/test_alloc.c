@@ -3,7 +3,8 @@
 //
 // The test allocator (testutil.h) handed in through def.allocator refuses the Nth
 // allocation. For N = 1, 2, 3, ... one representative script runs every
-// operation — create, inserts that split and grow the root, build into an
+// operation — create, inserts that split and grow the root, spheres and a
+// filter (their arrays grow with the items after), build into an
 // empty and a non-empty tree, moves near and far, removes that merge,
 // find_pairs, queries over a tree taller than the local stacks, nearest with a
 // large k — until a run meets no failure. Each call that met the failure must
@@ -104,6 +105,33 @@ static void do_move(run *u, int i, box_t b)
 	long before = u->a.refused;
 	ort_result r = TU(tree_move)(u->t, u->m.handle[i], b);
 	if (outcome(u, before, r, "move")) u->m.box[i] = b;
+	verify(u, false);
+}
+
+/// A sphere item: the model holds its box (the one the tree gives back).
+static void do_insert_sphere(run *u, const box_t *around)
+{
+	float c[DIM];
+	for (int d = 0; d < DIM; ++d) c[d] = around->min[d];
+	long before = u->a.refused;
+	ort_handle h;
+	ort_result r = TU(tree_insert_sphere)(u->t, c, 1.5f, NULL, &h);
+	if (outcome(u, before, r, "insert_sphere")) {
+		box_t b;
+		u->a.paused = true;
+		assert_int_equal(TU(tree_get_box)(u->t, h, &b), ORT_OK);
+		u->a.paused = false;
+		tu_model_add(&u->m, h, b);
+	}
+	verify(u, false);
+}
+
+/// Item i's filter set to the default (its pairs stay as they were; the
+/// tree starts keeping filters, one per item slot).
+static void do_set_filter(run *u, int i)
+{
+	long before = u->a.refused;
+	outcome(u, before, TU(tree_set_filter)(u->t, u->m.handle[i], ORT_FILTER_DEFAULT), "set_filter");
 	verify(u, false);
 }
 
@@ -215,8 +243,13 @@ static long script(ort_placement placement, int bucket, long fail_at, bool persi
 	do_queries(&u);
 	long live = 0;
 	do_update(&u, &live);
-	// Build into the non-empty tree (one by one, undone on failure).
-	do_build(&u, 30);
+	// Spheres and filters: from now on their arrays grow with the item pool
+	// (the tree is cleared of them before the queries that test boxes alone).
+	for (int i = 0; i < 6 && i * 7 < u.m.n; ++i) do_insert_sphere(&u, &u.m.box[i * 7]);
+	if (u.m.n > 0) do_set_filter(&u, u.m.n / 2);
+	// Build into the non-empty tree (one by one, undone on failure), past the
+	// item pool's capacity, so the filter and sphere arrays grow too.
+	do_build(&u, 50);
 	// Moves: small ones, and far ones that re-home and grow the root.
 	for (int i = 0; i < 40 && u.m.n > 0; ++i) {
 		int k = tu_int(&u.r, 0, u.m.n - 1);
@@ -232,11 +265,14 @@ static long script(ort_placement placement, int bucket, long fail_at, bool persi
 	do_update(&u, &live);
 	// Removes until merges fold most of the tree back (with the broad phase
 	// on, a remove needs room to remember its ended pairs, so it may fail).
+	// Memory gone for good: the removes stop at the first refused one.
 	while (u.m.n > 20) {
 		int k = tu_int(&u.r, 0, u.m.n - 1);
 		long before = u.a.refused;
-		if (outcome(&u, before, TU(tree_remove)(u.t, u.m.handle[k]), "remove")) tu_model_remove_at(&u.m, k);
+		bool removed = outcome(&u, before, TU(tree_remove)(u.t, u.m.handle[k]), "remove");
+		if (removed) tu_model_remove_at(&u.m, k);
 		verify(&u, false);
+		if (!removed && u.a.fail_rest) break;
 	}
 	do_update(&u, &live);
 	do_queries(&u);

@@ -179,6 +179,21 @@ static void test_bad_arguments(void **state)
 	                 ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(total, -1); // refused before any query ran
 	assert_int_equal(TU(tree_query_boxes)(t, batch, 1, ORT_MASK_ALL, NULL, 8, offsets, &total), ORT_ERROR_INVALID_ARGUMENT);
+	// Each batch argument wrong on its own: no tree, no queries, negative
+	// room, no total, no max_t; a NaN max or an inverted box among the queries.
+	assert_int_equal(TU(tree_query_boxes)(NULL, batch, 1, ORT_MASK_ALL, hs, 8, offsets, &total), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_boxes)(t, NULL, 1, ORT_MASK_ALL, hs, 8, offsets, &total), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_boxes)(t, batch, 1, ORT_MASK_ALL, hs, -1, offsets, &total), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_boxes)(t, batch, 1, ORT_MASK_ALL, hs, 8, offsets, NULL), ORT_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(TU(tree_query_rays)(t, (const float(*)[DIM])pts, (const float(*)[DIM])dirs, NULL, 1, ORT_MASK_ALL,
+	                                     hits, 4, offsets, &total),
+	                 ORT_ERROR_INVALID_ARGUMENT);
+	box_t odd[2] = {ok, ok};
+	odd[1].max[DIM - 1] = NAN;
+	assert_int_equal(TU(tree_query_boxes)(t, odd, 2, ORT_MASK_ALL, hs, 8, offsets, &total), ORT_ERROR_INVALID_BOX);
+	odd[1] = inverted;
+	assert_int_equal(TU(tree_query_boxes)(t, odd, 2, ORT_MASK_ALL, hs, 8, offsets, &total), ORT_ERROR_INVALID_BOX);
+	assert_int_equal(total, -1);
 	assert_int_equal(TU(tree_query_point)(NULL, p, ORT_MASK_ALL, any_hit, NULL), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(TU(tree_query_point)(t, p, ORT_MASK_ALL, NULL, NULL), ORT_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(TU(tree_query_sphere)(t, NULL, 1, ORT_MASK_ALL, any_hit, NULL), ORT_ERROR_INVALID_ARGUMENT);

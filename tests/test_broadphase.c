@@ -91,16 +91,28 @@ static box_t small_box(tu_rng *r, float extent)
 	return b;
 }
 
+/// Insert box b (user data u) with the default filter into t and the world.
+static ort_handle world_insert(tree_t *t, world *w, box_t b, void *u)
+{
+	ort_handle h;
+	assert_int_equal(TU(tree_insert)(t, b, u, &h), ORT_OK);
+	w->filter[w->m.n] = ORT_FILTER_DEFAULT;
+	tu_model_add(&w->m, h, b);
+	return h;
+}
+
+/// Remove item i from t and the world (the last item takes its place).
+static void world_remove(tree_t *t, world *w, int i)
+{
+	assert_int_equal(TU(tree_remove)(t, w->m.handle[i]), ORT_OK);
+	w->filter[i] = w->filter[w->m.n - 1];
+	tu_model_remove_at(&w->m, i);
+}
+
 /// Insert n random small boxes with default filters into t and the model.
 static void world_fill(tree_t *t, world *w, tu_rng *r, int n, float size)
 {
-	for (int i = 0; i < n; ++i) {
-		ort_handle h;
-		box_t b = small_box(r, size);
-		assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
-		w->filter[w->m.n] = ORT_FILTER_DEFAULT;
-		tu_model_add(&w->m, h, b);
-	}
+	for (int i = 0; i < n; ++i) world_insert(t, w, small_box(r, size), NULL);
 }
 
 /// Move item i of the model by a random step of up to `step` on each axis.
@@ -206,16 +218,9 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 			if (kind <= 5 && w.m.n > 0) { // move, mostly small
 				world_step(t, &w, &r, tu_int(&r, 0, w.m.n - 1), kind == 0 ? size * 0.5f : 1.5f);
 			} else if (kind == 6 && w.m.n > 0) { // remove
-				int i = tu_int(&r, 0, w.m.n - 1);
-				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
-				w.filter[i] = w.filter[w.m.n - 1];
-				tu_model_remove_at(&w.m, i);
+				world_remove(t, &w, tu_int(&r, 0, w.m.n - 1));
 			} else if (kind == 7 && w.m.n < n * 2) { // insert
-				ort_handle h;
-				box_t b = small_box(&r, size);
-				assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
-				w.filter[w.m.n] = ORT_FILTER_DEFAULT;
-				tu_model_add(&w.m, h, b);
+				world_insert(t, &w, small_box(&r, size), NULL);
 			} else if (w.m.n > 0) { // re-filter
 				int i = tu_int(&r, 0, w.m.n - 1);
 				w.filter[i] = random_filter(&r);
@@ -477,18 +482,10 @@ static void test_identical(void **state)
 				assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
 				w.m.box[i] = b;
 			}
-			for (int k = tu_int(&r, 0, 4); k > 0 && w.m.n > 0; --k) {
-				int i = tu_int(&r, 0, w.m.n - 1);
-				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
-				w.filter[i] = w.filter[w.m.n - 1];
-				tu_model_remove_at(&w.m, i);
-			}
+			for (int k = tu_int(&r, 0, 4); k > 0 && w.m.n > 0; --k) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1));
 			for (int k = tu_int(&r, 0, 4); k > 0 && w.m.n < 2 * N; --k) {
-				ort_handle h;
 				box_t b = pile_box(&r, tu_int(&r, 0, 9));
-				assert_int_equal(TU(tree_insert)(t, b, (void *)serial++, &h), ORT_OK);
-				w.filter[w.m.n] = ORT_FILTER_DEFAULT;
-				tu_model_add(&w.m, h, b);
+				world_insert(t, &w, b, (void *)serial++);
 			}
 			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
 			assert_int_equal(set.errors, 0);
@@ -664,12 +661,7 @@ static void test_few_movers(void **state)
 			for (int k = 0; k < 6; ++k) { // the same few items move, small steps and an odd jump
 				world_step(t, &w, &r, (k * 97 + round) % w.m.n, (f + k) % 11 == 0 ? size * 0.4f : 0.8f);
 			}
-			if (f % 10 == 5) { // a removal ends its pairs through the index
-				int i = tu_int(&r, 0, w.m.n - 1);
-				assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
-				w.filter[i] = w.filter[w.m.n - 1];
-				tu_model_remove_at(&w.m, i);
-			}
+			if (f % 10 == 5) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1)); // its pairs end through the index
 			long calls = a.calls;
 			tu_alloc_fail_in(&a, 1, true);
 			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
@@ -797,18 +789,9 @@ static void test_all_move(void **state)
 					assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
 					w.m.box[i] = b;
 				}
-				for (int k = tu_int(&r, 0, 3); k > 0 && w.m.n > 2; --k) {
-					int i = tu_int(&r, 0, w.m.n - 1);
-					assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
-					w.filter[i] = w.filter[w.m.n - 1];
-					tu_model_remove_at(&w.m, i);
-				}
+				for (int k = tu_int(&r, 0, 3); k > 0 && w.m.n > 2; --k) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1));
 				for (int k = tu_int(&r, 0, 3); k > 0 && w.m.n < 2 * N; --k) {
-					ort_handle h;
-					box_t b = small_box(&r, 100.0f);
-					assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
-					w.filter[w.m.n] = ORT_FILTER_DEFAULT;
-					tu_model_add(&w.m, h, b);
+					world_insert(t, &w, small_box(&r, 100.0f), NULL);
 				}
 			}
 			o.begun = false;

@@ -3,7 +3,9 @@
 // must be queued (readable at once through get_box, double removes refused),
 // applied when the outermost query returns, and leave a tree that validates and
 // answers exactly like brute force. Also: destroy inside a callback, and the
-// calls refused there (clear, build, find_pairs, update_pairs).
+// calls refused there (clear, build, find_pairs, update_pairs); changes
+// refused for memory inside a callback (refused whole, nothing else lost), a
+// tick queued alone, and inserts into a tree emptied before the events came.
 #include "testutil.h"
 
 typedef struct mut {
@@ -115,6 +117,23 @@ static void count_assert(void *ctx, const char *msg)
 	++*(int *)ctx;
 }
 
+/// The queue was applied: the tree validates, holds the model's items and
+/// pairs, and the broad phase, caught up with the changes, holds exactly the
+/// brute-force pairs in its dense array.
+static void expect_model(tree_t *t, const model *m)
+{
+	tu_check_valid(t);
+	assert_int_equal(TU(tree_count)(t), m->n);
+	tu_check_pairs(t, m);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	tu_list dense = {0}, want = {0};
+	tu_pair_array_keys(t, &dense);
+	for (int i = 0; i < m->n; ++i)
+		for (int j = i + 1; j < m->n; ++j)
+			if (tu_overlap(&m->box[i], &m->box[j])) tu_collect_pair(&want, m->handle[i], m->handle[j], NULL, NULL);
+	tu_expect_same(&dense, &want, "pair_array after changes made in callbacks");
+}
+
 enum { CB_BOX, CB_POINT, CB_SPHERE, CB_RAY, CB_PAIRS, CB_UPDATE, CB_CURRENT, CB_VISIT, CB_NESTED, CB_COUNT };
 
 static bool nested_outer(void *ctx, ort_handle h, void *user)
@@ -183,18 +202,7 @@ static void run_kind(ort_placement placement, int kind, uint64_t seed)
 		}
 		// Applied now: the tree equals the model.
 		tu_rng r2 = tu_rng_make(seed + (uint64_t)round);
-		tu_check_valid(t);
-		assert_int_equal(TU(tree_count)(t), m.n);
-		tu_check_pairs(t, &m);
-		// The broad phase catches up with what the callbacks changed: its dense
-		// array then holds exactly the brute-force pairs.
-		assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
-		tu_list dense = {0}, want = {0};
-		tu_pair_array_keys(t, &dense);
-		for (int i = 0; i < m.n; ++i)
-			for (int j = i + 1; j < m.n; ++j)
-				if (tu_overlap(&m.box[i], &m.box[j])) tu_collect_pair(&want, m.handle[i], m.handle[j], NULL, NULL);
-		tu_expect_same(&dense, &want, "pair_array after changes made in callbacks");
+		expect_model(t, &m);
 		for (int k = 0; k < 5; ++k) {
 			box_t qb = rand_box(&r2);
 			tu_check_box_query(t, &m, qb);
@@ -310,6 +318,179 @@ static void test_odd_changes(void **state)
 	assert_int_equal(odd_alloc.live, 0);
 }
 
+/// A fixed run of changes made from one callback while the tree's allocator
+/// refuses every request from the Nth on.
+typedef struct refuse_ctx {
+	tree_t *t;
+	model *m;
+	tu_alloc *alloc;
+	long fail;
+	int done, refused;
+} refuse_ctx;
+
+/// A change refused for memory is refused whole: the model keeps what it had.
+static bool refused_or_ok(refuse_ctx *c, ort_result r)
+{
+	if (r == ORT_ERROR_OUT_OF_MEMORY) c->refused++;
+	else assert_int_equal(r, ORT_OK);
+	return r == ORT_OK;
+}
+
+static bool refuse_hit(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	refuse_ctx *c = ctx;
+	if (c->done++) return false;
+	tree_t *t = c->t;
+	model *m = c->m;
+	tu_alloc_fail_in(c->alloc, c->fail, true);
+	tu_rng r = tu_rng_make(77);
+	int first_new = m->n;
+	for (int k = 0; k < 40; ++k) { // inserts (far ones grow the root), moves, removes
+		box_t b = rand_box(&r);
+		if (k % 10 == 9)
+			for (int d = 0; d < DIM; ++d) b.min[d] -= 5000.0f, b.max[d] -= 4000.0f;
+		ort_handle nh;
+		if (refused_or_ok(c, TU(tree_insert)(t, b, NULL, &nh))) tu_model_add(m, nh, b);
+		int i = tu_int(&r, 0, m->n - 1);
+		box_t mb = rand_box(&r);
+		if (refused_or_ok(c, TU(tree_move)(t, m->handle[i], mb))) m->box[i] = mb;
+		if (k % 3 == 0) {
+			int j = tu_int(&r, 0, first_new - 1);
+			if (refused_or_ok(c, TU(tree_remove)(t, m->handle[j]))) { // the model keeps its order
+				memmove(&m->handle[j], &m->handle[j + 1], sizeof *m->handle * (size_t)(m->n - j - 1));
+				memmove(&m->box[j], &m->box[j + 1], sizeof *m->box * (size_t)(m->n - j - 1));
+				m->n--;
+				first_new--;
+			}
+		}
+		if (k % 4 == 0 && m->n > 0)
+			refused_or_ok(c, TU(tree_set_filter)(t, m->handle[tu_int(&r, 0, m->n - 1)], ORT_FILTER_DEFAULT));
+	}
+	tu_alloc_disarm(c->alloc);
+	// Pending items read their latest queued box (later changes queued after them).
+	for (int i = first_new; i < m->n; ++i) {
+		box_t back;
+		assert_int_equal(TU(tree_get_box)(t, m->handle[i], &back), ORT_OK);
+		assert_memory_equal(&back, &m->box[i], sizeof back);
+	}
+	// An insert that does not want its handle, at a spot of its own.
+	box_t lone = tu_cube(900.0f, 901.0f);
+	assert_int_equal(TU(tree_insert)(t, lone, NULL, NULL), ORT_OK);
+	return true;
+}
+
+/// Changes from a callback under a failing allocator (loose and leaves, with
+/// a broad phase): each is refused with ORT_ERROR_OUT_OF_MEMORY when called
+/// or applied later, never lost in between; the tree then equals the model.
+static void test_refused_in_callback(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; p += 2)
+		for (long fail = 1; fail < 40; fail += fail < 8 ? 1 : 5) {
+			TU_CONTEXT("changes in a callback, %s, refused from allocation %ld", ort_placement_string((ort_placement)p), fail);
+			tu_alloc alloc = {0};
+			def_t def = TU(tree_default_def)();
+			def.placement = (ort_placement)p;
+			def.bucket_size = 4;
+			def.allocator = tu_allocator(&alloc);
+			tree_t *t;
+			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			model m;
+			tu_model_init(&m, 64);
+			tu_rng r = tu_rng_make(5);
+			for (int i = 0; i < 60; ++i) {
+				ort_handle h;
+				box_t b = rand_box(&r);
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+				tu_model_add(&m, h, b);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+			refuse_ctx c = {t, &m, &alloc, fail, 0, 0};
+			box_t all = tu_cube(0.0f, 300.0f);
+			assert_int_equal(TU(tree_query_box)(t, all, ORT_MASK_ALL, refuse_hit, &c), ORT_OK);
+			// The lone insert, found where it went.
+			box_t lone = tu_cube(900.0f, 901.0f);
+			tu_list at = {0};
+			assert_int_equal(TU(tree_query_box)(t, lone, ORT_MASK_ALL, tu_collect, &at), ORT_OK);
+			assert_int_equal(at.n, 1);
+			tu_model_add(&m, (ort_handle){(uint32_t)(at.v[0] >> 32), (uint32_t)at.v[0]}, lone);
+			free(at.v);
+			for (int i = 0; i < m.n; ++i) {
+				box_t b;
+				assert_int_equal(TU(tree_get_box)(t, m.handle[i], &b), ORT_OK);
+				assert_memory_equal(&b, &m.box[i], sizeof b);
+			}
+			expect_model(t, &m);
+			if (fail == 1) assert_true(c.refused > 0);
+			tu_model_free(&m);
+			TU(tree_destroy)(t);
+			assert_int_equal(alloc.live, 0);
+		}
+}
+
+static bool tick_hit(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	TU(tree_tick)(ctx); // queued alone: applied when the query returns
+	return false;
+}
+
+static void pending_sphere_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	tree_t *t = ctx;
+	// Into a tree whose items were all removed: a sphere, then a box.
+	float c[DIM] = {0}, back[DIM], r = -1;
+	ort_handle s, x;
+	assert_int_equal(TU(tree_insert_sphere)(t, c, 3.0f, NULL, &s), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, tu_cube(1.0f, 2.0f), NULL, &x), ORT_OK);
+	assert_int_equal(TU(tree_get_sphere)(t, s, back, &r), ORT_OK); // found past the box's entry
+	assert_true(r == 3.0f && back[0] == 0.0f);
+	assert_int_equal(TU(tree_get_sphere)(t, x, back, &r), ORT_ERROR_INVALID_ARGUMENT);
+}
+
+/// A tick queued alone, and items inserted from update_pairs' end events
+/// after every item was removed.
+static void test_tick_and_empty(void **state)
+{
+	(void)state;
+	// Twin trees, one ticked from a callback: the same nodes afterwards.
+	tree_t *tw[2];
+	for (int k = 0; k < 2; ++k) {
+		def_t def = TU(tree_default_def)();
+		def.prune_delay = 1;
+		def.bucket_size = 1;
+		assert_int_equal(TU(tree_create)(&def, &tw[k]), ORT_OK);
+		ort_handle h[32];
+		for (int i = 0; i < 32; ++i)
+			assert_int_equal(TU(tree_insert)(tw[k], tu_cube((float)i * 8.0f, (float)i * 8.0f + 1.0f), NULL, &h[i]), ORT_OK);
+		for (int i = 1; i < 32; ++i) assert_int_equal(TU(tree_remove)(tw[k], h[i]), ORT_OK);
+		if (k == 0) TU(tree_tick)(tw[k]);
+		else assert_int_equal(TU(tree_query_box)(tw[k], tu_cube(0.0f, 1.0f), ORT_MASK_ALL, tick_hit, tw[k]), ORT_OK);
+	}
+	ort_tree_stats s0, s1;
+	TU(tree_get_stats)(tw[0], &s0);
+	TU(tree_get_stats)(tw[1], &s1);
+	assert_int_equal(s1.nodes, s0.nodes);
+	for (int k = 0; k < 2; ++k) tu_check_valid(tw[k]), TU(tree_destroy)(tw[k]);
+	// End events of removed items, with nothing left in the tree.
+	tree_t *t = tu_tree_make(ORT_PLACEMENT_LOOSE, 4);
+	ort_handle a, b;
+	assert_int_equal(TU(tree_insert)(t, tu_cube(0.0f, 2.0f), NULL, &a), ORT_OK);
+	assert_int_equal(TU(tree_insert)(t, tu_cube(1.0f, 3.0f), NULL, &b), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	assert_int_equal(TU(tree_pair_count)(t), 1);
+	assert_int_equal(TU(tree_remove)(t, a), ORT_OK);
+	assert_int_equal(TU(tree_remove)(t, b), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, pending_sphere_pair, t), ORT_OK);
+	assert_int_equal(TU(tree_count)(t), 2);
+	tu_check_valid(t);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	assert_int_equal(TU(tree_pair_count)(t), 1); // the sphere reaches the box: |(1,1..)| <= 3
+	TU(tree_destroy)(t);
+}
+
 /// Every result and placement has a name.
 static void test_names(void **state)
 {
@@ -328,6 +509,8 @@ int main(void)
 	    cmocka_unit_test(test_every_callback),
 	    cmocka_unit_test(test_destroy_inside),
 	    cmocka_unit_test(test_odd_changes),
+	    cmocka_unit_test(test_refused_in_callback),
+	    cmocka_unit_test(test_tick_and_empty),
 	    cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("defer"), tests, NULL, NULL);

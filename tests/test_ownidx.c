@@ -75,12 +75,7 @@ static box_t ox_box(int kind, tu_rng *r, int i, int n)
 	}
 	case OX_STRADDLE: {
 		float side = tu_float(r, 0.5f, 3.0f);
-		b.min[0] = 500.0f - side * 0.5f;
-		b.max[0] = 500.0f + side * 0.5f;
-		for (int d = 1; d < DIM; ++d) {
-			b.min[d] = tu_float(r, 0.0f, 1000.0f);
-			b.max[d] = b.min[d] + 0.2f;
-		}
+		b = tu_straddler(r, side, 0.2f);
 		break;
 	}
 	default: { // OX_CENTRE: thin, of every length along a random axis, each holding (500, ...)

@@ -393,6 +393,20 @@ static inline box_t tu_strip(tu_rng *r, int i, int rows, float gap)
 	return b;
 }
 
+/// A straddler of the centre line x = 500 (the split of [0, 1000]): side
+/// wide across it, thick on the other axes, at random places there.
+static inline box_t tu_straddler(tu_rng *r, float side, float thick)
+{
+	box_t b;
+	b.min[0] = 500.0f - side * 0.5f;
+	b.max[0] = 500.0f + side * 0.5f;
+	for (int d = 1; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0.0f, 1000.0f);
+		b.max[d] = b.min[d] + thick;
+	}
+	return b;
+}
+
 /// Insert boxes b[0..n) into t, recording each in m (initialised for n).
 static inline void tu_insert_all(tree_t *t, model *m, const box_t *b, int n)
 {
