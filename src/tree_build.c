@@ -649,6 +649,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		return true;
 	}
 	nd->flags |= NODE_DIVIDED;
+	cap_build_split(t, nd, boxes, t->scratch, at, n, per);
 	uint64_t total = 0;
 	for (int c = 0; c < NCHILD; ++c) {
 		if (!per[c]) continue;
@@ -658,9 +659,13 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		child_cell(&t->nodes[ni], c, lo, hi);
 		size_t w = top;
 		for (uint32_t k = 0; k < n; ++k)
-			if (cell_touches(lo, hi, &boxes[S[at + k]])) S[w++] = S[at + k];
+			if (!(t->items[S[S[at + k]]].flags & ITEM_OVERCAP) && cell_touches(lo, hi, &boxes[S[at + k]]))
+				S[w++] = S[at + k];
+		// Fewer than per[c] when a sibling's subtree marked some since.
+		uint32_t got = (uint32_t)(w - top);
+		if (!got) continue;
 		uint32_t ci = child_make(t, ni, c);
-		if (!build_leaves_node(t, ci, boxes, top, per[c], top + per[c])) return false;
+		if (!build_leaves_node(t, ci, boxes, top, got, w)) return false;
 		total += t->nodes[ci].total;
 		t->nodes[ni].cats |= t->nodes[ci].cats;
 	}
@@ -694,7 +699,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 			uint32_t *item_of = t->scratch;
 			for (uint32_t k = 0; k < n; ++k) item_of[k] = item_of[n + k] = item_new(t, user ? user[k] : NULL, true);
 			if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
-			if (r == ORT_OK && !cap_build_fixup(t)) r = ORT_ERROR_OUT_OF_MEMORY;
+			if (r == ORT_OK && !cap_build_fixup(t, boxes)) r = ORT_ERROR_OUT_OF_MEMORY;
 		}
 	}
 	// The split build writes its nodes and entries directly: their bounds

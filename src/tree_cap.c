@@ -36,6 +36,10 @@
 //   merge: a node folding its subtree into one leaf turns every capped entry
 //     there into that leaf's copy (the box lies in the leaf's cell: one copy).
 //
+//   batched build: the top-down split caps an item as soon as it touches two
+//     children of a split and spans one of them (cap_build_split), so it is
+//     never copied down; the rest are checked once the tree is built.
+//
 // A merge elsewhere may leave a capped item touching LEAVES_CAP leaves or
 // fewer; it stays capped until it moves (finding it would mean scanning the
 // own lists of every ancestor on each merge). So the rule validate checks:
@@ -275,10 +279,56 @@ static void cap_uncap(tree_t *t, uint32_t index)
 	t->capped--;
 }
 
-/// After the top-down build of a leaves tree (which copies as it splits):
-/// store capped every item over the cap. false without memory.
-static bool cap_build_fixup(tree_t *t)
+/// The batched build's split of node nd into children: the n box indices at
+/// S[at..] (item of box k at S[k]), per[c] of them touching child c. An item
+/// that touches two children or more and spans one of them on some axis is
+/// over the cap in whatever tree grows below (it spans every leaf there that
+/// it touches, as cap_count counts): it is marked (ITEM_OVERCAP) and taken
+/// out of per, so the split copies it into no child and cap_build_fixup
+/// stores it capped. An item marked in another branch is taken out too. So
+/// a pile of strips is never copied down level after level: the lists the
+/// build keeps and the entries it makes stay O(n).
+static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const uint32_t *S, size_t at, uint32_t n,
+                            uint32_t per[NCHILD])
 {
+	for (uint32_t k = 0; k < n; ++k) {
+		const box_t *box = &boxes[S[at + k]];
+		item *it = &t->items[S[S[at + k]]];
+		unsigned mask = 0;
+		bool spans = false;
+		for (int c = 0; c < NCHILD; ++c) {
+			float lo[DIM], hi[DIM];
+			child_cell(nd, c, lo, hi);
+			if (!cell_touches(lo, hi, box)) continue;
+			mask |= 1u << c;
+			for (int d = 0; d < DIM; ++d) spans |= box->min[d] <= lo[d] && box->max[d] >= hi[d];
+		}
+		if (!(it->flags & ITEM_OVERCAP) && !(spans && (mask & (mask - 1)))) continue;
+		it->flags |= ITEM_OVERCAP;
+		for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
+	}
+}
+
+/// After the top-down build of a leaves tree (which copies as it splits):
+/// store capped every item the build marked (cap_build_split: its copies made
+/// before the mark taken out) and every other item over the cap. false
+/// without memory.
+static bool cap_build_fixup(tree_t *t, const box_t *boxes)
+{
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		item *it = &t->items[i];
+		if (!(it->flags & ITEM_OVERCAP)) continue;
+		it->flags &= ~(uint32_t)ITEM_OVERCAP;
+		if (!chunks_reserve(t, 1)) return false;
+		// The build's items are 0, 1, ... in box order, and a marked item
+		// touches two children of a divided node: its home is divided.
+		const box_t box = boxes[i];
+		if (it->node != NIL) {
+			remove_leaves(t, t->root, &box, i);
+			tidy_after(t, NIL, &box);
+		}
+		cap_store(t, cap_home(t, &box), &box, i);
+	}
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		item *it = &t->items[i];
 		if (!(it->flags & ITEM_LIVE) || (it->flags & (ITEM_CAPPED | ITEM_PENDING))) continue;
