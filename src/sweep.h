@@ -11,6 +11,10 @@
 // smallest against the pile's spread, where k1 is least for boxes spread
 // evenly: thin horizontal strips sweep in y, never in x.
 //
+// One axis fails a mixed pile (strips long in x and strips long in y, all
+// across one point, overlap on either axis): a sweep that tests more than
+// SWEEP_BUDGET pairs a box stops and splits what is left (sweep_split).
+//
 // Sorting is a radix sort of (key << 32 | index): a float's bits, flipped so
 // they order as the floats do, are the key. Below SWEEP_MIN boxes (and for two
 // lists, below SWEEP_MIN times their sum in pairs) testing pair by pair is
