@@ -279,32 +279,44 @@ static void cap_uncap(tree_t *t, uint32_t index)
 	t->capped--;
 }
 
+/// Whether box, touching node nd's cell and two of its children or more,
+/// spans one of the children it touches on some axis. It touches the low half
+/// on axis d when it starts below the middle, the high half when it ends at
+/// or past it, and spans a half it touches when it covers it.
+static inline bool cap_build_spans(const node *nd, const box_t *box)
+{
+	bool spans = false;
+	for (int d = 0; d < DIM; ++d) {
+		bool low = box->min[d] < nd->mid[d], high = box->max[d] >= nd->mid[d];
+		spans |= (low && high && box->min[d] <= nd->lo[d]) ||
+		         (high && box->min[d] <= nd->mid[d] && box->max[d] >= nd->hi[d]);
+	}
+	return spans;
+}
+
 /// The batched build's split of node nd into children: the n box indices at
-/// S[at..] (item of box k at S[k]), per[c] of them touching child c. An item
-/// that touches two children or more and spans one of them on some axis is
-/// over the cap in whatever tree grows below (it spans every leaf there that
-/// it touches, as cap_count counts): it is marked (ITEM_OVERCAP) and taken
-/// out of per, so the split copies it into no child and cap_build_fixup
-/// stores it capped. An item marked in another branch is taken out too. So
-/// a pile of strips is never copied down level after level: the lists the
-/// build keeps and the entries it makes stay O(n).
+/// S[at..] (item of box k at S[k]), per[c] of them touching child c, some of
+/// them (the build counted them) touching two children or more and spanning
+/// one (cap_build_spans). Such an item is over the cap in whatever tree
+/// grows below (it spans every leaf there that it touches, as cap_count
+/// counts): it is marked (ITEM_OVERCAP) and taken out of per, so the split
+/// copies it into no child (the build skips marked items, those marked in
+/// other branches too) and cap_build_fixup stores it capped. So a pile of
+/// strips is never copied down level after level: the lists the build keeps
+/// and the entries it makes stay O(n).
 static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const uint32_t *S, size_t at, uint32_t n,
                             uint32_t per[NCHILD])
 {
 	for (uint32_t k = 0; k < n; ++k) {
 		const box_t *box = &boxes[S[at + k]];
-		item *it = &t->items[S[S[at + k]]];
 		unsigned mask = 0;
-		bool spans = false;
 		for (int c = 0; c < NCHILD; ++c) {
 			float lo[DIM], hi[DIM];
 			child_cell(nd, c, lo, hi);
-			if (!cell_touches(lo, hi, box)) continue;
-			mask |= 1u << c;
-			for (int d = 0; d < DIM; ++d) spans |= box->min[d] <= lo[d] && box->max[d] >= hi[d];
+			mask |= (unsigned)cell_touches(lo, hi, box) << c;
 		}
-		if (!(it->flags & ITEM_OVERCAP) && !(spans && (mask & (mask - 1)))) continue;
-		it->flags |= ITEM_OVERCAP;
+		if (!(mask & (mask - 1)) || !cap_build_spans(nd, box)) continue;
+		t->items[S[S[at + k]]].flags |= ITEM_OVERCAP;
 		for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 	}
 }
@@ -315,6 +327,7 @@ static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const
 /// without memory.
 static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 {
+	uint32_t marked = 0;
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		item *it = &t->items[i];
 		if (!(it->flags & ITEM_OVERCAP)) continue;
@@ -328,7 +341,12 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 			tidy_after(t, NIL, &box);
 		}
 		cap_store(t, cap_home(t, &box), &box, i);
+		marked++;
 	}
+	// A node whose items were all marked below their homes holds nothing:
+	// pruned (or left waiting) as a removal would.
+	for (uint32_t ni = 0; marked && ni < t->node_len; ++ni)
+		if (ni != t->root && !(t->nodes[ni].flags & (NODE_FREE | NODE_WAITING)) && t->nodes[ni].total == 0) tidy(t, ni);
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		item *it = &t->items[i];
 		if (!(it->flags & ITEM_LIVE) || (it->flags & (ITEM_CAPPED | ITEM_PENDING))) continue;
