@@ -31,7 +31,12 @@
 // A pile the tree could not spread out — many entries in one node (a cell
 // floats or the depth limit will not split), or a long list of ancestors'
 // entries reaching into a node (boxes across split lines) — is swept
-// (sweep.h) instead of tested pair by pair, so it costs O(m log m + k1), not m^2.
+// (sweep.h) instead of tested pair by pair, so it costs O(m log m + k1), not m^2;
+// a sweep that tests far more than its pile's size splits the pile by the
+// axis each box is thin in. A list handed down that outnumbers the subtree it
+// reaches is swept against that whole subtree at once (pairs_handed). Why
+// that bounds the handed-down work, and what it does not bound: the comment
+// above pairs_descend.
 //
 // The lists and the sweep's keys live in memory the tree
 // keeps between calls: in steady state finding pairs allocates nothing.
@@ -269,17 +274,23 @@ static bool pairs_gather(pair_run *run, uint32_t xi, const float lo[DIM], const 
 	return true;
 }
 
+/// pairs_gather of the entries of xi's subtree reaching into yi's content bounds.
+static bool pairs_gather_into(pair_run *run, uint32_t xi, uint32_t yi, size_t *top)
+{
+	const tree_t *t = run->t;
+	float lo[DIM], hi[DIM];
+	memcpy(lo, t->nodes[yi].bound.min, sizeof lo); // a copy: the pool of lists may move
+	memcpy(hi, t->nodes[yi].bound.max, sizeof hi);
+	return pairs_gather(run, xi, lo, hi, top);
+}
+
 /// Every pair with one entry in the subtree of xi and one in that of yi: the
 /// entries of xi's subtree that reach into yi's bounds, gathered into one
 /// list, go down yi's subtree once.
 static void pairs_cross(pair_run *run, uint32_t xi, uint32_t yi, size_t top)
 {
-	tree_t *t = run->t;
-	float lo[DIM], hi[DIM];
-	memcpy(lo, t->nodes[yi].bound.min, sizeof lo); // a copy: the pool of lists may move
-	memcpy(hi, t->nodes[yi].bound.max, sizeof hi);
 	size_t end = top;
-	if (!pairs_gather(run, xi, lo, hi, &end)) return;
+	if (!pairs_gather_into(run, xi, yi, &end)) return;
 	if (end > top) pairs_down(run, yi, top, end);
 }
 
@@ -357,9 +368,70 @@ static inline bool pairs_cross_wanted(const tree_t *t, uint32_t ai, uint32_t bi)
 	       t->nodes[bi].total > 0;
 }
 
+/// Whether the list [anc, own) handed to ni is met with ni's whole subtree at
+/// once (pairs_handed) instead of handed on down: when it outnumbers the
+/// entries there (see the work bound at pairs_descend). Not in leaves, where
+/// a leaf's copies need their leaf to report a pair once.
+static inline bool pairs_handed_pays(const tree_t *t, uint32_t ni, size_t anc, size_t own)
+{
+	const node *n = &t->nodes[ni];
+	return t->def.placement != ORT_PLACEMENT_LEAVES && own - anc > n->total && own - anc >= SWEEP_MIN && n->total > n->count;
+}
+
+/// The list [anc, own) handed to ni against every entry of ni's subtree,
+/// gathered past it and swept (or tested pair by pair when small).
+static void pairs_handed(pair_run *run, uint32_t ni, size_t anc, size_t own)
+{
+	size_t end = own;
+	if (!pairs_gather_into(run, ni, ni, &end)) return;
+	if (pair_sweep_pays_cross(own - anc, end - own) &&
+	    pair_sweep_lists(run, end, anc, own - anc, own, end - own, NULL))
+		return;
+	WORK_TESTS((uint64_t)(own - anc) * (end - own));
+	for (size_t i = own; i < end && !run->stop; ++i) {
+		// Copies: a callback's deferred insert may move the lists.
+		const entry e = pairs_list(run)[i];
+		for (size_t j = anc; j < own; ++j) {
+			const entry *list = pairs_list(run);
+			if (box_overlap(&e.box, &list[j].box)) pair_report(run, &list[j], &e);
+		}
+	}
+}
+
+/// The work bound. Handing a list down costs, at each node it reaches, a
+/// test an entry for each child (the filter) and the tests against the
+/// node's own entries (swept when many). Handed down blindly that is
+/// unbounded by n log n + k: strips lying between rows of small boxes reach
+/// every node along their length whose content spans rows, and meet no box
+/// there (n strips times sqrt n nodes in 2D, k = 0). So a list that
+/// outnumbers the entries of the subtree it reaches stops there: it is
+/// swept once against the whole subtree (pairs_handed) and the subtree runs
+/// on with an empty list. A list then goes on only into a node whose
+/// subtree holds more entries than it, so the filters cost at most NCHILD
+/// tests an entry of the subtree at each node: NCHILD times the sum of the
+/// entries' depths over the whole pass; a stopped list holds at most the
+/// entries of its parent's subtree and list (twice the parent's subtree), so
+/// the gathers and sweeps cost the same order plus their sorts (a log) and
+/// the pairs they test. The depths sum to n log n on a tree that splits its
+/// items evenly; on piles (a speck) the tree goes deeper, at most to where
+/// floats stop splitting, a constant (about 150 levels) times n.
+///
+/// What is left is the sweep's own test count (sweep.h): pairs that overlap
+/// on the axis swept but are apart as boxes. Sweeping each group of boxes
+/// along the axis they are thin in (sweep_split) keeps it near k for piles
+/// of strips and straddlers, but one axis at a time is not a worst-case
+/// bound: a staircase of boxes across both centre lines, each overlapping
+/// half the others on x and the other half on y and none on both, costs
+/// m^2 tests for k = 0; a sweep keeping an interval tree of the active boxes
+/// would bound that (in 2D).
 static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 {
 	tree_t *t = run->t;
+	if (pairs_handed_pays(t, ni, anc, own)) {
+		pairs_handed(run, ni, anc, own);
+		if (run->stop) return;
+		anc = own;
+	}
 	size_t end = pairs_descend_own(run, ni, anc, own);
 	if (run->stop) return;
 	for (int c = 0; c < NCHILD && !run->stop; ++c) {
@@ -405,10 +477,10 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 
 // ---- in jobs -------------------------------------------------------------------------
 
-enum { PJ_DESCEND, PJ_OWN, PJ_CROSS, PJ_LEAVES };
+enum { PJ_DESCEND, PJ_OWN, PJ_CROSS, PJ_LEAVES, PJ_HANDED };
 
 /// One job: pairs_descend(at, list), pairs_descend_own(at, list),
-/// pairs_cross(at, other) or pairs_leaves(at); list is list_n entries
+/// pairs_cross(at, other), pairs_leaves(at) or pairs_handed(at, list); list is list_n entries
 /// at list_at of the plan's entry pool.
 typedef struct pair_job {
 	int kind;
@@ -443,6 +515,10 @@ static void pairs_plan_descend(pair_plan *pl, uint32_t ni, size_t anc, size_t ow
 	if (t->nodes[ni].total <= pl->limit) {
 		pairs_plan_add(pl, PJ_DESCEND, ni, NIL, anc, own);
 		return;
+	}
+	if (pairs_handed_pays(t, ni, anc, own)) {
+		pairs_plan_add(pl, PJ_HANDED, ni, NIL, anc, own);
+		anc = own;
 	}
 	if (t->nodes[ni].count) pairs_plan_add(pl, PJ_OWN, ni, NIL, anc, own);
 	const node *n = &t->nodes[ni];
@@ -509,6 +585,7 @@ static void pairs_job(void *ctx, int j, tk_out *out)
 	case PJ_DESCEND: pairs_descend(&run, jb->at, 0, jb->list_n); break;
 	case PJ_OWN: pairs_descend_own(&run, jb->at, 0, jb->list_n); break;
 	case PJ_CROSS: pairs_cross(&run, jb->at, jb->other, 0); break;
+	case PJ_HANDED: pairs_handed(&run, jb->at, 0, jb->list_n); break;
 	default: pairs_leaves(&run, jb->at); break;
 	}
 }

@@ -620,18 +620,21 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 /// move, so it is indexed, never held). Returns false when memory runs out.
 static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t at, uint32_t n, size_t top)
 {
-	uint32_t per[NCHILD] = {0};
+	uint32_t per[NCHILD] = {0}, over = 0;
 	node *nd = &t->nodes[ni];
 	nd->total = n; // what can_split weighs past max_depth
 	bool split_it = n > (uint32_t)t->def.bucket_size && can_split(t, nd);
 	if (split_it) {
 		const uint32_t *S = t->scratch;
-		for (uint32_t k = 0; k < n; ++k)
+		for (uint32_t k = 0; k < n; ++k) {
+			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
 				float lo[DIM], hi[DIM];
 				child_cell(nd, c, lo, hi);
-				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++;
+				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++, touched++;
 			}
+			over += touched > 1 && cap_build_spans(nd, &boxes[S[at + k]]);
+		}
 		split_it = leaves_split_helps(per, n); // as split() decides
 		if (split_it && node_depth(t, nd) >= t->def.max_depth) {
 			bool one = true; // past max_depth one box repeated is refused
@@ -649,6 +652,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		return true;
 	}
 	nd->flags |= NODE_DIVIDED;
+	if (over) cap_build_split(t, nd, boxes, t->scratch, at, n, per); // items over the cap: stored capped, not copied down
 	uint64_t total = 0;
 	for (int c = 0; c < NCHILD; ++c) {
 		if (!per[c]) continue;
@@ -658,9 +662,16 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		child_cell(&t->nodes[ni], c, lo, hi);
 		size_t w = top;
 		for (uint32_t k = 0; k < n; ++k)
-			if (cell_touches(lo, hi, &boxes[S[at + k]])) S[w++] = S[at + k];
+			if (cell_touches(lo, hi, &boxes[S[at + k]]) && !(over && (t->items[S[S[at + k]]].flags & ITEM_OVERCAP)))
+				S[w++] = S[at + k];
+		// Fewer than per[c] when a sibling's subtree marked some since. (An
+		// item marked in another branch is copied on down until a node
+		// where it spans a child skips it; cap_build_fixup takes those copies
+		// out.)
+		uint32_t got = (uint32_t)(w - top);
+		if (!got) continue;
 		uint32_t ci = child_make(t, ni, c);
-		if (!build_leaves_node(t, ci, boxes, top, per[c], top + per[c])) return false;
+		if (!build_leaves_node(t, ci, boxes, top, got, w)) return false;
 		total += t->nodes[ci].total;
 		t->nodes[ni].cats |= t->nodes[ci].cats;
 	}
@@ -694,7 +705,7 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 			uint32_t *item_of = t->scratch;
 			for (uint32_t k = 0; k < n; ++k) item_of[k] = item_of[n + k] = item_new(t, user ? user[k] : NULL, true);
 			if (!build_leaves_node(t, t->root, boxes, n, n, 2 * (size_t)n)) r = ORT_ERROR_OUT_OF_MEMORY;
-			if (r == ORT_OK && !cap_build_fixup(t)) r = ORT_ERROR_OUT_OF_MEMORY;
+			if (r == ORT_OK && !cap_build_fixup(t, boxes)) r = ORT_ERROR_OUT_OF_MEMORY;
 		}
 	}
 	// The split build writes its nodes and entries directly: their bounds

@@ -36,6 +36,10 @@
 //   merge: a node folding its subtree into one leaf turns every capped entry
 //     there into that leaf's copy (the box lies in the leaf's cell: one copy).
 //
+//   batched build: the top-down split caps an item as soon as it touches two
+//     children of a split and spans one of them (cap_build_split), so it is
+//     never copied down; the rest are checked once the tree is built.
+//
 // A merge elsewhere may leave a capped item touching LEAVES_CAP leaves or
 // fewer; it stays capped until it moves (finding it would mean scanning the
 // own lists of every ancestor on each merge). So the rule validate checks:
@@ -275,10 +279,74 @@ static void cap_uncap(tree_t *t, uint32_t index)
 	t->capped--;
 }
 
-/// After the top-down build of a leaves tree (which copies as it splits):
-/// store capped every item over the cap. false without memory.
-static bool cap_build_fixup(tree_t *t)
+/// Whether box, touching node nd's cell and two of its children or more,
+/// spans one of the children it touches on some axis. It touches the low half
+/// on axis d when it starts below the middle, the high half when it ends at
+/// or past it, and spans a half it touches when it covers it.
+static inline bool cap_build_spans(const node *nd, const box_t *box)
 {
+	bool spans = false;
+	for (int d = 0; d < DIM; ++d) {
+		bool low = box->min[d] < nd->mid[d], high = box->max[d] >= nd->mid[d];
+		spans |= (low && high && box->min[d] <= nd->lo[d]) ||
+		         (high && box->min[d] <= nd->mid[d] && box->max[d] >= nd->hi[d]);
+	}
+	return spans;
+}
+
+/// The batched build's split of node nd into children: the n box indices at
+/// S[at..] (item of box k at S[k]), per[c] of them touching child c, some of
+/// them (the build counted them) touching two children or more and spanning
+/// one (cap_build_spans). Such an item is over the cap in whatever tree
+/// grows below (it spans every leaf there that it touches, as cap_count
+/// counts): it is marked (ITEM_OVERCAP) and taken out of per, so the split
+/// copies it into no child (the build skips marked items, those marked in
+/// other branches too) and cap_build_fixup stores it capped. So a pile of
+/// strips is never copied down level after level: the lists the build keeps
+/// and the entries it makes stay O(n).
+static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const uint32_t *S, size_t at, uint32_t n,
+                            uint32_t per[NCHILD])
+{
+	for (uint32_t k = 0; k < n; ++k) {
+		const box_t *box = &boxes[S[at + k]];
+		unsigned mask = 0;
+		for (int c = 0; c < NCHILD; ++c) {
+			float lo[DIM], hi[DIM];
+			child_cell(nd, c, lo, hi);
+			mask |= (unsigned)cell_touches(lo, hi, box) << c;
+		}
+		if (!(mask & (mask - 1)) || !cap_build_spans(nd, box)) continue;
+		t->items[S[S[at + k]]].flags |= ITEM_OVERCAP;
+		for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
+	}
+}
+
+/// After the top-down build of a leaves tree (which copies as it splits):
+/// store capped every item the build marked (cap_build_split: its copies made
+/// before the mark taken out) and every other item over the cap. false
+/// without memory.
+static bool cap_build_fixup(tree_t *t, const box_t *boxes)
+{
+	uint32_t marked = 0;
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		item *it = &t->items[i];
+		if (!(it->flags & ITEM_OVERCAP)) continue;
+		it->flags &= ~(uint32_t)ITEM_OVERCAP;
+		if (!chunks_reserve(t, 1)) return false;
+		// The build's items are 0, 1, ... in box order, and a marked item
+		// touches two children of a divided node: its home is divided.
+		const box_t box = boxes[i];
+		if (it->node != NIL) {
+			remove_leaves(t, t->root, &box, i);
+			tidy_after(t, NIL, &box);
+		}
+		cap_store(t, cap_home(t, &box), &box, i);
+		marked++;
+	}
+	// A node whose items were all marked below their homes holds nothing:
+	// pruned (or left waiting) as a removal would.
+	for (uint32_t ni = 0; marked && ni < t->node_len; ++ni)
+		if (ni != t->root && !(t->nodes[ni].flags & (NODE_FREE | NODE_WAITING)) && t->nodes[ni].total == 0) tidy(t, ni);
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		item *it = &t->items[i];
 		if (!(it->flags & ITEM_LIVE) || (it->flags & (ITEM_CAPPED | ITEM_PENDING))) continue;
