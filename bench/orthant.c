@@ -2,7 +2,9 @@
 // "rebuild" (ortN_tree_clear + ortN_tree_build every frame) and
 // "move" (ortN_tree_move for the boxes that moved), "broadphase"
 // (move, then ortN_tree_update_pairs keeps the pair set; all pairs =
-// ortN_tree_current_pairs), whose cost follows the movers, not the world; and
+// ortN_tree_current_pairs), whose cost follows the movers, not the world
+// ("broadphase-batch": the same with the frame's moves in one
+// ortN_tree_move_many call); and
 // the packed tree (ortN_packed_build every frame, then ortN_packed_find_pairs).
 #include <math.h>
 #include <stdbool.h>
@@ -38,6 +40,7 @@ BENCH_O_CREATE(bench_o_leaves_move, ORT_PLACEMENT_LEAVES, 1)
 BENCH_O_CREATE(bench_o_loose_broad, ORT_PLACEMENT_LOOSE, 2)
 BENCH_O_CREATE(bench_o_tight_broad, ORT_PLACEMENT_TIGHT, 2)
 BENCH_O_CREATE(bench_o_leaves_broad, ORT_PLACEMENT_LEAVES, 2)
+BENCH_O_CREATE(bench_o_loose_batch, ORT_PLACEMENT_LOOSE, 3)
 
 // Forward an operation to the adapter of the state's dimension.
 #define BENCH_O_DISPATCH(fn, ...)                                                                                    \
@@ -95,6 +98,7 @@ int bench_orthant_register(bench_impl *list, int max)
 	    {"orthant-leaves-rebuild", bench_o_leaves_rebuild, 0}, {"orthant-leaves-move", bench_o_leaves_move, 1},
 	    {"orthant-loose-broadphase", bench_o_loose_broad, 2}, {"orthant-tight-broadphase", bench_o_tight_broad, 2},
 	    {"orthant-leaves-broadphase", bench_o_leaves_broad, 2},
+	    {"orthant-loose-broadphase-batch", bench_o_loose_batch, 3},
 	};
 	int n = 0;
 	for (size_t v = 0; v < sizeof variants / sizeof variants[0] && n < max; ++v) {

@@ -13,11 +13,12 @@
 
 typedef struct BF(state) {
 	int dim; // first, as in every adapter state: orthant.c dispatches on it
-	int incremental; // 0: clear + build each frame; 1: move; 2: move + the incremental broad phase
+	int incremental; // 0: clear + build each frame; 1: move; 2: move + the incremental broad phase; 3: as 2, moves in one move_many batch
 	int n;
 	OT(tree) * tree;
 	ort_handle *handles;
-	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode)
+	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode; batch mode: the moved ones)
+	ort_handle *batch; // batch mode: the moved ones' handles
 	void **user;     // user data = the box id
 } BF(state);
 
@@ -49,6 +50,7 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 	s->handles = malloc(sizeof *s->handles * (size_t)(f->count + 1));
 	s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
 	s->user = malloc(sizeof *s->user * (size_t)(f->count + 1));
+	s->batch = malloc(sizeof *s->batch * (size_t)(f->count + 1));
 	for (int i = 0; i < f->count; ++i) {
 		s->boxes[i] = BF(box)(&f->boxes[i]);
 		s->user[i] = (void *)(uintptr_t)i;
@@ -58,13 +60,23 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		fprintf(stderr, "orthant: tree_build failed: %s\n", ort_result_string(r));
 		exit(3);
 	}
-	if (incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
+	if (incremental >= 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
 
 static void BF(update)(void *st, const bench_frame *f)
 {
 	BF(state) *s = st;
+	if (s->incremental == 3) {
+		for (int k = 0; k < f->moved_count; ++k) {
+			int i = f->moved[k];
+			s->batch[k] = s->handles[i];
+			s->boxes[k] = BF(box)(&f->boxes[i]);
+		}
+		OT(tree_move_many)(s->tree, s->batch, s->boxes, f->moved_count);
+		OT(tree_update_pairs)(s->tree, NULL, NULL, NULL);
+		return;
+	}
 	if (s->incremental) {
 		for (int k = 0; k < f->moved_count; ++k) {
 			int i = f->moved[k];
@@ -90,7 +102,7 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(state) *s = st;
-	if (s->incremental == 2) {
+	if (s->incremental >= 2) {
 		// The current set as the dense array the broad phase keeps: read at
 		// memory speed, as the peers read theirs.
 		size_t count;
@@ -108,6 +120,7 @@ static void BF(destroy)(void *st)
 	free(s->handles);
 	free(s->boxes);
 	free(s->user);
+	free(s->batch);
 	free(s);
 }
 
