@@ -232,6 +232,12 @@ typedef struct BF(packed_state) {
 	int n;
 	OT(packed) * tree;
 	OT(box) * boxes; // the frame's boxes in the tree's form
+	// diff mode: began/ended found as the broad phase must find them, against
+	// the last frame's sorted pair keys (lower id << idbits | higher id)
+	int diff, idbits;
+	uint64_t *keys[3]; // [0] the last frame's (sorted), [1] this frame's, [2] sort room
+	size_t len, old_len, cap;
+	size_t began, ended;
 } BF(packed_state);
 
 static void BF(packed_build)(BF(packed_state) * s, const bench_frame *f)
@@ -248,9 +254,14 @@ static void BF(packed_build)(BF(packed_state) * s, const bench_frame *f)
 	}
 }
 
-static void *BF(packed_create)(const bench_frame *f)
+static void BF(packed_update)(void *st, const bench_frame *f);
+
+static void *BF(packed_create)(const bench_frame *f, int diff)
 {
 	BF(packed_state) *s = calloc(1, sizeof *s);
+	s->diff = diff;
+	s->idbits = 1;
+	while (s->idbits < 31 && (uint64_t)f->count > (1ull << s->idbits)) s->idbits++;
 	s->dim = BENCH_OD;
 	s->packed = 1;
 	s->n = f->count;
@@ -259,11 +270,71 @@ static void *BF(packed_create)(const bench_frame *f)
 	def.use_region = true;
 	if (OT(packed_create)(&def, &s->tree) != ORT_OK) exit(3);
 	if (BENCH_OD == 2) s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
-	BF(packed_build)(s, f);
+	BF(packed_update)(s, f); // diff mode: the first frame's pairs all begin
 	return s;
 }
 
-static void BF(packed_update)(void *st, const bench_frame *f) { BF(packed_build)(st, f); }
+static bool BF(packed_key_cb)(void *ctx, uint32_t a, uint32_t b)
+{
+	BF(packed_state) *s = ctx;
+	if (s->len == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		for (int k = 0; k < 3; ++k) s->keys[k] = realloc(s->keys[k], sizeof *s->keys[k] * s->cap);
+	}
+	s->keys[1][s->len++] = a < b ? (uint64_t)a << s->idbits | b : (uint64_t)b << s->idbits | a;
+	return true;
+}
+
+/// The frame's pair keys sorted (digits of up to 12 bits, least significant
+/// first), then merged with the last frame's: a key in one list alone began
+/// or ended. What a user of the packed tree writes to get the events the
+/// broad phase gives.
+static void BF(packed_diff)(BF(packed_state) * s)
+{
+	int bits = 2 * s->idbits, passes = (bits + 11) / 12, width = (bits + passes - 1) / passes;
+	uint32_t count[4096], mask = (1u << width) - 1;
+	for (int pass = 0, shift = 0; pass < passes; ++pass, shift += width) {
+		memset(count, 0, sizeof count);
+		for (size_t j = 0; j < s->len; ++j) count[(s->keys[1][j] >> shift) & mask]++;
+		uint32_t sum = 0;
+		for (uint32_t b = 0; b <= mask; ++b) {
+			uint32_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t j = 0; j < s->len; ++j) s->keys[2][count[(s->keys[1][j] >> shift) & mask]++] = s->keys[1][j];
+		uint64_t *x = s->keys[1];
+		s->keys[1] = s->keys[2];
+		s->keys[2] = x;
+	}
+	size_t i = 0, j = 0;
+	const uint64_t *ko = s->keys[0], *kn = s->keys[1];
+	s->began = s->ended = 0;
+	while (i < s->old_len && j < s->len) {
+		if (ko[i] == kn[j])
+			i++, j++;
+		else if (ko[i] < kn[j])
+			i++, s->ended++;
+		else
+			j++, s->began++;
+	}
+	s->ended += s->old_len - i;
+	s->began += s->len - j;
+	uint64_t *x = s->keys[0];
+	s->keys[0] = s->keys[1];
+	s->keys[1] = x;
+	s->old_len = s->len;
+}
+
+static void BF(packed_update)(void *st, const bench_frame *f)
+{
+	BF(packed_state) *s = st;
+	BF(packed_build)(s, f);
+	if (!s->diff) return;
+	s->len = 0;
+	OT(packed_find_pairs)(s->tree, BF(packed_key_cb), s);
+	BF(packed_diff)(s);
+}
 
 static bool BF(packed_pair_cb)(void *ctx, uint32_t a, uint32_t b)
 {
@@ -275,6 +346,13 @@ static void BF(packed_pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(packed_state) *s = st;
+	if (s->diff) {
+		// The current set, as the broad phase rows read theirs.
+		for (size_t k = 0; k < s->old_len; ++k)
+			bench_sink_pair(sink, (uint32_t)(s->keys[0][k] >> s->idbits),
+			                (uint32_t)(s->keys[0][k] & ((1ull << s->idbits) - 1)));
+		return;
+	}
 	OT(packed_find_pairs)(s->tree, BF(packed_pair_cb), sink);
 }
 
@@ -283,6 +361,7 @@ static void BF(packed_destroy)(void *st)
 	BF(packed_state) *s = st;
 	OT(packed_destroy)(s->tree);
 	free(s->boxes);
+	for (int k = 0; k < 3; ++k) free(s->keys[k]);
 	free(s);
 }
 
