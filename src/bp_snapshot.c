@@ -239,3 +239,35 @@ static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair
 	if (s->built) return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
 	return ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_snap_tree_pair, &run);
 }
+
+// ---- linear passes of the all-pairs update in jobs --------------------------------------
+
+typedef struct bps_ranges {
+	bp_range_fn *fn;
+	void *ctx;
+	uint32_t n, rows;
+} bps_ranges;
+
+static void bps_range_job(void *ctx, int job, tk_out *out)
+{
+	(void)out;
+	const bps_ranges *c = ctx;
+	uint32_t lo = (uint32_t)job * c->rows;
+	c->fn(c->ctx, lo, c->n - lo > c->rows ? lo + c->rows : c->n);
+}
+
+/// fn over [0, n) in ranges of at least min_rows, cut by n alone: on the
+/// tree's workers when it has some (fn must then only read what no other
+/// range writes, and write its range's own slots), else in one call here.
+static void bp_ranges(tree_t *t, uint32_t n, uint32_t min_rows, bp_range_fn *fn, void *ctx)
+{
+	bps_ranges c = {fn, ctx, n, min_rows};
+	if (n / TK_JOBS_TARGET > c.rows) c.rows = n / TK_JOBS_TARGET;
+	uint32_t jobs = (n + c.rows - 1) / c.rows;
+	if (jobs < 2 || !ort_tk_acquire(t->def.tasks)) {
+		fn(ctx, 0, n);
+		return;
+	}
+	ort_tk_for(t->def.tasks, (int)jobs, bps_range_job, &c);
+	ort_tk_release(t->def.tasks);
+}

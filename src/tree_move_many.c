@@ -26,7 +26,6 @@
 // before step 3. The broad phase sees every moved item as touched, or, when
 // the batch is a quarter of the items or more, counts every item as touched
 // (the all-pairs update the next update_pairs would choose anyway).
-#include "task_int.h"
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
@@ -38,7 +37,7 @@ enum {
 	MM_REHOME, ///< not moved: step 3 moves it (as ortN_tree_move)
 };
 
-/// Batch entries per job, at least.
+/// Batch entries per range of step 2, at least.
 #define MM_MIN_ROWS 256u
 
 /// Item i's new box when it can stay in its entry: writes it and says what is
@@ -78,14 +77,12 @@ typedef struct mm_ctx {
 	const ort_handle *handles;
 	const box_t *boxes;
 	uint8_t *status;
-	uint32_t count, rows;
 } mm_ctx;
 
-static void mm_job(void *ctx, int job, tk_out *out)
+/// Step 2 over batch entries [lo, hi).
+static void mm_range(void *ctx, uint32_t lo, uint32_t hi)
 {
-	(void)out;
 	const mm_ctx *c = ctx;
-	uint32_t lo = (uint32_t)job * c->rows, hi = c->count - lo > c->rows ? lo + c->rows : c->count;
 	for (uint32_t k = lo; k < hi; ++k)
 		if (c->status[k] == MM_JOB) c->status[k] = (uint8_t)mm_in_place(c->t, c->handles[k].id - 1, &c->boxes[k]);
 }
@@ -151,16 +148,9 @@ ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, co
 	ort_result r = mm_check(t, handles, boxes, status, n);
 	if (r != ORT_OK) return r;
 	mm_touch(t, handles, n);
-	// Step 2: the same jobs whether workers run them or this thread does.
-	mm_ctx c = {t, handles, boxes, status, n, MM_MIN_ROWS};
-	if (n / TK_JOBS_TARGET > c.rows) c.rows = n / TK_JOBS_TARGET;
-	int jobs = (int)((n + c.rows - 1) / c.rows);
-	if (jobs > 1 && ort_tk_acquire(t->def.tasks)) {
-		ort_tk_for(t->def.tasks, jobs, mm_job, &c);
-		ort_tk_release(t->def.tasks);
-	} else {
-		for (int j = 0; j < jobs; ++j) mm_job(&c, j, NULL);
-	}
+	// Step 2, in ranges cut by the batch alone (bp_snapshot.c).
+	mm_ctx c = {t, handles, boxes, status};
+	bp_ranges(t, n, MM_MIN_ROWS, mm_range, &c);
 	// Step 3, in batch order, once every mark is gone (leaves splits use the
 	// bit). The fix-ups first: they only grow bounds, which a re-homing
 	// move's tidying may read.
