@@ -58,18 +58,20 @@ static int mm_in_place(tree_t *t, uint32_t i, const box_t *box)
 	if (!here) return MM_REHOME;
 	e->box = *box;
 	it->flags &= ~(uint32_t)(ITEM_SPHERE | ITEM_MARK); // a box move makes a box item
-	// own_settle does nothing on a node without an index below OWN_MIN entries.
+	// Without an index (and below the size that earns one) the node has no
+	// own-list work to mark.
 	bool quiet = box_within(box, n->bound.min, n->bound.max) && !(n->flags & NODE_OWNIDX) && n->count < OWN_MIN;
 	return quiet ? MM_DONE : MM_BOUND;
 }
 
-/// Step 3 for an in-place move: what ortN_tree_move does after its write.
+/// Step 3 for an in-place move: what ortN_tree_move does after its write
+/// (a node whose own-list index this makes due work is marked, and settled
+/// before the call returns).
 static void mm_fix(tree_t *t, uint32_t i, const box_t *box)
 {
 	uint32_t ni = t->items[i].node;
 	bound_grow(t, ni, box);
 	own_on_write(t, ni, t->items[i].addr, box);
-	if (t->def.placement != ORT_PLACEMENT_LEAVES) own_settle(t, ni);
 }
 
 typedef struct mm_ctx {
@@ -161,8 +163,9 @@ ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, co
 	}
 	for (uint32_t k = 0; k < n; ++k) {
 		if (status[k] != MM_REHOME) continue;
-		ort_result m = move_item(t, handles[k], boxes[k], NULL);
+		ort_result m = move_now(t, handles[k], boxes[k], NULL);
 		if (r == ORT_OK) r = m;
 	}
+	own_settle_pending(t);
 	return r;
 }
