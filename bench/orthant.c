@@ -2,12 +2,16 @@
 // "rebuild" (ortN_tree_clear + ortN_tree_build every frame) and
 // "move" (ortN_tree_move for the boxes that moved), "broadphase"
 // (move, then ortN_tree_update_pairs keeps the pair set; all pairs =
-// ortN_tree_current_pairs), whose cost follows the movers, not the world; and
-// the packed tree (ortN_packed_build every frame, then ortN_packed_find_pairs).
+// ortN_tree_current_pairs), whose cost follows the movers, not the world
+// ("broadphase-batch": the same with the frame's moves in one
+// ortN_tree_move_many call); and
+// the packed tree (ortN_packed_build every frame, then ortN_packed_find_pairs;
+// "packed-diff": and the pairs diffed against the last frame's).
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "orthant/orthant2.h"
@@ -38,6 +42,7 @@ BENCH_O_CREATE(bench_o_leaves_move, ORT_PLACEMENT_LEAVES, 1)
 BENCH_O_CREATE(bench_o_loose_broad, ORT_PLACEMENT_LOOSE, 2)
 BENCH_O_CREATE(bench_o_tight_broad, ORT_PLACEMENT_TIGHT, 2)
 BENCH_O_CREATE(bench_o_leaves_broad, ORT_PLACEMENT_LEAVES, 2)
+BENCH_O_CREATE(bench_o_loose_batch, ORT_PLACEMENT_LOOSE, 3)
 
 // Forward an operation to the adapter of the state's dimension.
 #define BENCH_O_DISPATCH(fn, ...)                                                                                    \
@@ -58,7 +63,11 @@ static size_t bench_o_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_b
 static size_t bench_o_pair_bytes(void *st) { return bench_o_dim(st) == 3 ? bench_o3_pair_bytes(st) : bench_o2_pair_bytes(st); }
 
 // The packed tree: one more variant, rebuilt every frame.
-static void *bench_p_create(const bench_frame *f) { return f->dim == 3 ? bench_o3_packed_create(f) : bench_o2_packed_create(f); }
+static void *bench_p_create(const bench_frame *f) { return f->dim == 3 ? bench_o3_packed_create(f, 0) : bench_o2_packed_create(f, 0); }
+// ... and rebuilt every frame with its pairs diffed against the last frame's
+// (began/ended, as the broad phase reports them): the reference the broad
+// phase's all-pairs update is held to.
+static void *bench_pd_create(const bench_frame *f) { return f->dim == 3 ? bench_o3_packed_create(f, 1) : bench_o2_packed_create(f, 1); }
 #define BENCH_P_FORWARD(fn, params, args)                                                                            \
 	static void bench_p_##fn params                                                                              \
 	{                                                                                                            \
@@ -96,6 +105,7 @@ int bench_orthant_register(bench_impl *list, int max)
 	    {"orthant-leaves-rebuild", bench_o_leaves_rebuild, 0}, {"orthant-leaves-move", bench_o_leaves_move, 1},
 	    {"orthant-loose-broadphase", bench_o_loose_broad, 2}, {"orthant-tight-broadphase", bench_o_tight_broad, 2},
 	    {"orthant-leaves-broadphase", bench_o_leaves_broad, 2},
+	    {"orthant-loose-broadphase-batch", bench_o_loose_batch, 3},
 	};
 	int n = 0;
 	for (size_t v = 0; v < sizeof variants / sizeof variants[0] && n < max; ++v) {
@@ -116,5 +126,9 @@ int bench_orthant_register(bench_impl *list, int max)
 		                         .create = bench_p_create, .update = bench_p_update, .pairs = bench_p_pairs,
 		                         .destroy = bench_p_destroy, .bytes = bench_p_bytes, .query_boxes = bench_p_query_boxes,
 		                         .ray_all = bench_p_ray_all, .ray_first = bench_p_ray_first, .knn = bench_p_knn};
+	if (n < max)
+		list[n++] = (bench_impl){.name = "orthant-packed-diff", .family = "orthant", .dims = BENCH_DIM2 | BENCH_DIM3,
+		                         .dynamic_only = 1, .create = bench_pd_create, .update = bench_p_update,
+		                         .pairs = bench_p_pairs, .destroy = bench_p_destroy, .bytes = bench_p_bytes};
 	return n;
 }

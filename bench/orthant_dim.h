@@ -13,11 +13,12 @@
 
 typedef struct BF(state) {
 	int dim; // first, as in every adapter state: orthant.c dispatches on it
-	int incremental; // 0: clear + build each frame; 1: move; 2: move + the incremental broad phase
+	int incremental; // 0: clear + build each frame; 1: move; 2: move + the incremental broad phase; 3: as 2, moves in one move_many batch
 	int n;
 	OT(tree) * tree;
 	ort_handle *handles;
-	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode)
+	OT(box) * boxes; // the frame's boxes in the tree's form (rebuild mode; batch mode: the moved ones)
+	ort_handle *batch; // batch mode: the moved ones' handles
 	void **user;     // user data = the box id
 	uint32_t *box_of_id; // handle id -> box, as a user indexes its objects by id (NULL: id - 1)
 } BF(state);
@@ -50,6 +51,7 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 	s->handles = malloc(sizeof *s->handles * (size_t)(f->count + 1));
 	s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
 	s->user = malloc(sizeof *s->user * (size_t)(f->count + 1));
+	s->batch = malloc(sizeof *s->batch * (size_t)(f->count + 1));
 	for (int i = 0; i < f->count; ++i) {
 		s->boxes[i] = BF(box)(&f->boxes[i]);
 		s->user[i] = (void *)(uintptr_t)i;
@@ -71,13 +73,23 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		s->box_of_id = calloc((size_t)max_id + 1, sizeof *s->box_of_id);
 		for (int i = 0; i < f->count; ++i) s->box_of_id[s->handles[i].id] = (uint32_t)i;
 	}
-	if (incremental == 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
+	if (incremental >= 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
 
 static void BF(update)(void *st, const bench_frame *f)
 {
 	BF(state) *s = st;
+	if (s->incremental == 3) {
+		for (int k = 0; k < f->moved_count; ++k) {
+			int i = f->moved[k];
+			s->batch[k] = s->handles[i];
+			s->boxes[k] = BF(box)(&f->boxes[i]);
+		}
+		OT(tree_move_many)(s->tree, s->batch, s->boxes, f->moved_count);
+		OT(tree_update_pairs)(s->tree, NULL, NULL, NULL);
+		return;
+	}
 	if (s->incremental) {
 		for (int k = 0; k < f->moved_count; ++k) {
 			int i = f->moved[k];
@@ -103,7 +115,7 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(state) *s = st;
-	if (s->incremental == 2) {
+	if (s->incremental >= 2) {
 		// The current set as the dense array of handle ids the broad phase
 		// keeps, read at memory speed, as the peers read theirs (Jolt's
 		// body indices name the boxes the same way).
@@ -125,6 +137,7 @@ static void BF(destroy)(void *st)
 	free(s->boxes);
 	free(s->user);
 	free(s->box_of_id);
+	free(s->batch);
 	free(s);
 }
 
@@ -244,6 +257,12 @@ typedef struct BF(packed_state) {
 	int n;
 	OT(packed) * tree;
 	OT(box) * boxes; // the frame's boxes in the tree's form
+	// diff mode: began/ended found as the broad phase must find them, against
+	// the last frame's sorted pair keys (lower id << idbits | higher id)
+	int diff, idbits;
+	uint64_t *keys[3]; // [0] the last frame's (sorted), [1] this frame's, [2] sort room
+	size_t len, old_len, cap;
+	size_t began, ended;
 } BF(packed_state);
 
 static void BF(packed_build)(BF(packed_state) * s, const bench_frame *f)
@@ -260,9 +279,14 @@ static void BF(packed_build)(BF(packed_state) * s, const bench_frame *f)
 	}
 }
 
-static void *BF(packed_create)(const bench_frame *f)
+static void BF(packed_update)(void *st, const bench_frame *f);
+
+static void *BF(packed_create)(const bench_frame *f, int diff)
 {
 	BF(packed_state) *s = calloc(1, sizeof *s);
+	s->diff = diff;
+	s->idbits = 1;
+	while (s->idbits < 31 && (uint64_t)f->count > (1ull << s->idbits)) s->idbits++;
 	s->dim = BENCH_OD;
 	s->packed = 1;
 	s->n = f->count;
@@ -271,11 +295,71 @@ static void *BF(packed_create)(const bench_frame *f)
 	def.use_region = true;
 	if (OT(packed_create)(&def, &s->tree) != ORT_OK) exit(3);
 	if (BENCH_OD == 2) s->boxes = malloc(sizeof *s->boxes * (size_t)(f->count + 1));
-	BF(packed_build)(s, f);
+	BF(packed_update)(s, f); // diff mode: the first frame's pairs all begin
 	return s;
 }
 
-static void BF(packed_update)(void *st, const bench_frame *f) { BF(packed_build)(st, f); }
+static bool BF(packed_key_cb)(void *ctx, uint32_t a, uint32_t b)
+{
+	BF(packed_state) *s = ctx;
+	if (s->len == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1024;
+		for (int k = 0; k < 3; ++k) s->keys[k] = realloc(s->keys[k], sizeof *s->keys[k] * s->cap);
+	}
+	s->keys[1][s->len++] = a < b ? (uint64_t)a << s->idbits | b : (uint64_t)b << s->idbits | a;
+	return true;
+}
+
+/// The frame's pair keys sorted (digits of up to 12 bits, least significant
+/// first), then merged with the last frame's: a key in one list alone began
+/// or ended. What a user of the packed tree writes to get the events the
+/// broad phase gives.
+static void BF(packed_diff)(BF(packed_state) * s)
+{
+	int bits = 2 * s->idbits, passes = (bits + 11) / 12, width = (bits + passes - 1) / passes;
+	uint32_t count[4096], mask = (1u << width) - 1;
+	for (int pass = 0, shift = 0; pass < passes; ++pass, shift += width) {
+		memset(count, 0, sizeof count);
+		for (size_t j = 0; j < s->len; ++j) count[(s->keys[1][j] >> shift) & mask]++;
+		uint32_t sum = 0;
+		for (uint32_t b = 0; b <= mask; ++b) {
+			uint32_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t j = 0; j < s->len; ++j) s->keys[2][count[(s->keys[1][j] >> shift) & mask]++] = s->keys[1][j];
+		uint64_t *x = s->keys[1];
+		s->keys[1] = s->keys[2];
+		s->keys[2] = x;
+	}
+	size_t i = 0, j = 0;
+	const uint64_t *ko = s->keys[0], *kn = s->keys[1];
+	s->began = s->ended = 0;
+	while (i < s->old_len && j < s->len) {
+		if (ko[i] == kn[j])
+			i++, j++;
+		else if (ko[i] < kn[j])
+			i++, s->ended++;
+		else
+			j++, s->began++;
+	}
+	s->ended += s->old_len - i;
+	s->began += s->len - j;
+	uint64_t *x = s->keys[0];
+	s->keys[0] = s->keys[1];
+	s->keys[1] = x;
+	s->old_len = s->len;
+}
+
+static void BF(packed_update)(void *st, const bench_frame *f)
+{
+	BF(packed_state) *s = st;
+	BF(packed_build)(s, f);
+	if (!s->diff) return;
+	s->len = 0;
+	OT(packed_find_pairs)(s->tree, BF(packed_key_cb), s);
+	BF(packed_diff)(s);
+}
 
 static bool BF(packed_pair_cb)(void *ctx, uint32_t a, uint32_t b)
 {
@@ -287,6 +371,13 @@ static void BF(packed_pairs)(void *st, const bench_frame *f, bench_sink *sink)
 {
 	(void)f;
 	BF(packed_state) *s = st;
+	if (s->diff) {
+		// The current set, as the broad phase rows read theirs.
+		for (size_t k = 0; k < s->old_len; ++k)
+			bench_sink_pair(sink, (uint32_t)(s->keys[0][k] >> s->idbits),
+			                (uint32_t)(s->keys[0][k] & ((1ull << s->idbits) - 1)));
+		return;
+	}
 	OT(packed_find_pairs)(s->tree, BF(packed_pair_cb), sink);
 }
 
@@ -295,6 +386,7 @@ static void BF(packed_destroy)(void *st)
 	BF(packed_state) *s = st;
 	OT(packed_destroy)(s->tree);
 	free(s->boxes);
+	for (int k = 0; k < 3; ++k) free(s->keys[k]);
 	free(s);
 }
 

@@ -7,7 +7,8 @@
 //
 // Rows: 1M uniform boxes (SCN_UNIFORM, 2D), build + find_pairs for the packed
 // and the default tree; S3 (100k uniform boxes, all moving) and S4 (5% of
-// them moving) update_pairs on the default tree; S5 (100k static boxes) build and batched box and ray
+// them moving) update_pairs on the default tree (S3 twice: a move call per
+// box, and the frame's moves in one move_many batch); S5 (100k static boxes) build and batched box and ray
 // queries. The three ways are checked to report the same count and checksum.
 #define _POSIX_C_SOURCE 200809L
 
@@ -160,15 +161,16 @@ static void th_tree_1m(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench
 
 /// Ten frames of move + update_pairs on the default tree, `moving` of the
 /// boxes moving each frame (only those are moved): S3 (all, one find_pairs
-/// pass) or S4 (5%, a query per mover).
-static void th_frames(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench_sink *sink, float moving)
+/// pass) or S4 (5%, a query per mover); batch: the frame's moves in one
+/// ort2_tree_move_many call, else one ort2_tree_move per box.
+static void th_frames(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench_sink *sink, float moving, bool batch)
 {
 	scn_scene s;
 	if (scn_scene_make(&s, SCN_UNIFORM, 2, s0->count, 20240601u) != 0) exit(1);
 	s.moving_fraction = moving;
 	ort2_tree *tree = th_tree_make(tasks);
-	ort_handle *h = malloc(sizeof *h * (size_t)s.count);
-	ort2_box *was = malloc(sizeof *was * (size_t)s.count);
+	ort_handle *h = malloc(sizeof *h * (size_t)s.count), *mh = malloc(sizeof *mh * (size_t)s.count);
+	ort2_box *was = malloc(sizeof *was * (size_t)s.count), *mb = malloc(sizeof *mb * (size_t)s.count);
 	for (int i = 0; i < s.count; ++i)
 		if (ort2_tree_insert(tree, was[i] = scn_box2(&s, i), NULL, &h[i]) != ORT_OK) exit(1);
 	*sink = (bench_sink){0, 0};
@@ -177,31 +179,44 @@ static void th_frames(const scn_scene *s0, ort_tasks *tasks, th_time t[3], bench
 	for (int frame = 0; frame < 10; ++frame) {
 		scn_scene_step(&s);
 		th_time t0 = th_now();
+		int moved = 0;
 		for (int i = 0; i < s.count; ++i) {
 			ort2_box b = scn_box2(&s, i);
 			if (moving < 1.0f && !memcmp(&b, &was[i], sizeof b)) continue;
-			ort2_tree_move(tree, h[i], was[i] = b);
+			was[i] = b;
+			if (!batch) {
+				ort2_tree_move(tree, h[i], b);
+				continue;
+			}
+			mh[moved] = h[i];
+			mb[moved++] = b;
 		}
+		if (batch) ort2_tree_move_many(tree, mh, mb, moved);
 		ort2_tree_update_pairs(tree, th_begin, th_end, sink);
 		th_time d = th_since(t0, th_now());
 		t[0].wall += d.wall / 10;
 		t[0].cpu += d.cpu / 10;
 		t[0].par += d.par / 10;
 	}
-	free(h);
-	free(was);
+	free(h), free(mh);
+	free(was), free(mb);
 	ort2_tree_destroy(tree);
 	scn_scene_free(&s);
 }
 
 static void th_s3(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
-	th_frames(s, tasks, t, sink, 1.0f);
+	th_frames(s, tasks, t, sink, 1.0f, false);
+}
+
+static void th_s3_batch(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
+{
+	th_frames(s, tasks, t, sink, 1.0f, true);
 }
 
 static void th_s4(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
 {
-	th_frames(s, tasks, t, sink, 0.05f);
+	th_frames(s, tasks, t, sink, 0.05f, false);
 }
 
 static void th_s5(const scn_scene *s, ort_tasks *tasks, th_time t[3], bench_sink *sink)
@@ -326,11 +341,12 @@ int bench_threads_run(int quick, int rounds)
 	    {.name = "uniform packed", .phases = 2, .phase_name = {"build", "pairs"}},
 	    {.name = "uniform tree", .phases = 2, .phase_name = {"build", "pairs"}},
 	    {.name = "S3 tree", .phases = 1, .phase_name = {"move + update_pairs"}},
+	    {.name = "S3 tree", .phases = 1, .phase_name = {"move_many + update_pairs"}},
 	    {.name = "S4 tree", .phases = 1, .phase_name = {"move + update_pairs"}},
 	    {.name = "S5 tree", .phases = 3, .phase_name = {"build", "query_boxes", "query_rays"}},
 	};
-	th_run_fn *runs[] = {th_packed_1m, th_tree_1m, th_s3, th_s4, th_s5};
-	const scn_scene *scenes[] = {&big, &big, &mid, &mid, &mid};
+	th_run_fn *runs[] = {th_packed_1m, th_tree_1m, th_s3, th_s3_batch, th_s4, th_s5};
+	const scn_scene *scenes[] = {&big, &big, &mid, &mid, &mid, &mid};
 	fprintf(stderr, "T: 1 vs 2 workers, %d and %d uniform boxes, %d rounds\n", n1m, n100k, rounds);
 	int failures = 0;
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {

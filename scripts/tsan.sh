@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tsan.sh: build the concurrent-readers test (tests/test_threads.c) and the
-# split-calls test (tests/test_tasks.c) against a
+# tsan.sh: build the concurrent-readers test (tests/test_threads.c), the
+# split-calls test (tests/test_tasks.c) and the broad phase's (its churn and
+# move_many frames on two workers, tests/test_broadphase.c) against a
 # ThreadSanitizer copy of the library (CMake option ORTHANT_TSAN) in
 # build-tsan/ and run it for 2D and 3D. Any data race fails the run
 # (TSAN_OPTIONS=halt_on_error=1). Extra arguments go to ctest.
@@ -10,5 +11,5 @@ build=$root/build-tsan
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTHANT_TSAN=ON -DORTHANT_SANITIZE=OFF \
 	-DORTHANT_BUILD_DEMO=OFF -DORTHANT_BUILD_TOOLS=OFF -DORTHANT_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target test_threads_tsan_2d test_threads_tsan_3d \
-	test_tasks_tsan_2d test_tasks_tsan_3d >/dev/null
-ctest --test-dir "$build" -R '^test_(threads|tasks)_tsan_' --output-on-failure "$@"
+	test_tasks_tsan_2d test_tasks_tsan_3d test_broadphase_tsan_2d test_broadphase_tsan_3d >/dev/null
+ctest --test-dir "$build" -R '^test_(threads|tasks|broadphase)_tsan_' --output-on-failure "$@"

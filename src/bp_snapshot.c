@@ -26,6 +26,7 @@
 // change freely between updates. A box the packed tree refuses (none should:
 // both check the same limits) or a worker system the snapshot cannot use
 // falls back to the tree's own find_pairs, slower and the same pairs.
+#include "task_int.h"
 #include "tree_int.h"
 
 typedef ORTHANT_NAME(packed) bp_packed;
@@ -74,6 +75,91 @@ static bool bp_snap_reserve(tree_t *t, struct bp_snap *s, uint32_t n)
 	return true;
 }
 
+/// Copy the boxes of nodes [lo, hi) into the snapshot from slot k on; returns
+/// the slot after the last. The boxes are read node by node, each node's
+/// entries from its chunks: a walk of the pools in memory order, where reading
+/// each item's entry in item order would miss the cache once per item. In
+/// leaves an item of several entries is taken at the entry it names as its
+/// own; in loose and tight every stored entry is its item's only one (outside
+/// callbacks nothing is pending or doomed), so the item is not read at all.
+static uint32_t bp_snap_copy(const tree_t *t, struct bp_snap *s, uint32_t lo, uint32_t hi, uint32_t k)
+{
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	for (uint32_t ni = lo; ni < hi; ++ni) {
+		const node *n = &t->nodes[ni];
+		if (n->flags & NODE_FREE) continue;
+		ENTRY_LOOP(t, n, c, j)
+		{
+			const entry *e = &t->chunks[c].e[j];
+			assert(leaves || t->items[e->item].addr == c * CHUNK_CAP + j);
+			if (leaves && t->items[e->item].addr != c * CHUNK_CAP + j) continue;
+			assert(k < t->live && !(t->items[e->item].flags & (ITEM_PENDING | ITEM_DOOMED)));
+			s->boxes[k] = e->box;
+			s->item[k++] = e->item;
+		}
+	}
+	return k;
+}
+
+/// Nodes per copy job, at least.
+#define BPS_MIN_NODES 128u
+
+/// The copy split over the tree's workers by node ranges (loose and tight,
+/// where a node's entry count is its share of the slots): the jobs count
+/// their ranges' entries, a prefix sum gives each its first slot, and the
+/// jobs copy. The slots come out as the serial copy's. Returns the count, or
+/// NIL when the copy is not split (then the serial one runs).
+typedef struct bps_copy {
+	const tree_t *t;
+	struct bp_snap *s;
+	uint32_t rows;   ///< nodes per job
+	uint32_t *start; ///< [jobs]: each job's entry count, then its first slot
+	bool copy;       ///< second pass
+} bps_copy;
+
+static void bps_copy_job(void *ctx, int job, tk_out *out)
+{
+	(void)out;
+	bps_copy *c = ctx;
+	uint32_t lo = (uint32_t)job * c->rows, len = c->t->node_len;
+	uint32_t hi = len - lo > c->rows ? lo + c->rows : len;
+	if (c->copy) {
+		bp_snap_copy(c->t, c->s, lo, hi, c->start[job]);
+		return;
+	}
+	uint32_t count = 0;
+	for (uint32_t ni = lo; ni < hi; ++ni)
+		if (!(c->t->nodes[ni].flags & NODE_FREE)) count += c->t->nodes[ni].count;
+	c->start[job] = count;
+}
+
+static uint32_t bp_snap_copy_jobs(tree_t *t, struct bp_snap *s)
+{
+	ort_tasks *tasks = t->def.tasks;
+	if (t->def.placement == ORT_PLACEMENT_LEAVES || t->node_len < 2 * BPS_MIN_NODES) return NIL;
+	bps_copy c = {t, s, BPS_MIN_NODES, NULL, false};
+	if (t->node_len / TK_JOBS_TARGET > c.rows) c.rows = t->node_len / TK_JOBS_TARGET;
+	uint32_t jobs = (t->node_len + c.rows - 1) / c.rows;
+	if (!ort_tk_acquire(tasks)) return NIL;
+	c.start = ort_tk_scratch(tasks, jobs * sizeof *c.start);
+	if (!c.start) {
+		ort_tk_release(tasks);
+		return NIL;
+	}
+	ort_tk_for(tasks, (int)jobs, bps_copy_job, &c);
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < jobs; ++j) {
+		uint32_t n = c.start[j];
+		c.start[j] = k;
+		k += n;
+	}
+	assert(k == t->live);
+	c.copy = true;
+	ort_tk_for(tasks, (int)jobs, bps_copy_job, &c);
+	ort_tk_release(tasks);
+	return k;
+}
+
 /// Make *sp (creating it on first use) a snapshot of the tree's live items.
 /// ORT_OK when the pairs can be found (through the packed tree, or the tree's
 /// own walk when the packed tree refuses the boxes); out of memory leaves the
@@ -102,23 +188,8 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 		if (r != ORT_OK) return r;
 	}
 	if (!bp_snap_reserve(t, s, t->live)) return ORT_ERROR_OUT_OF_MEMORY;
-	// The boxes are read node by node, each node's entries from its chunks:
-	// a walk of the pools in memory order, where reading each item's entry
-	// in item order would miss the cache once per item. An item of several
-	// entries (leaves) is taken at the entry it names as its own.
-	uint32_t k = 0;
-	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
-		const node *n = &t->nodes[ni];
-		if (n->flags & NODE_FREE) continue;
-		ENTRY_LOOP(t, n, c, j)
-		{
-			const entry *e = &t->chunks[c].e[j];
-			if (t->items[e->item].addr != c * CHUNK_CAP + j) continue;
-			assert(k < t->live && !(t->items[e->item].flags & (ITEM_PENDING | ITEM_DOOMED)));
-			s->boxes[k] = e->box;
-			s->item[k++] = e->item;
-		}
-	}
+	uint32_t k = bp_snap_copy_jobs(t, s);
+	if (k == NIL) k = bp_snap_copy(t, s, 0, t->node_len, 0);
 	assert(k == t->live);
 	s->len = k;
 	// The tree's workers, if it has any: the packed build and pair finder cut
@@ -167,4 +238,36 @@ static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair
 	bp_snap_run run = {t, s, fn, ctx};
 	if (s->built) return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
 	return ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_snap_tree_pair, &run);
+}
+
+// ---- linear passes of the all-pairs update in jobs --------------------------------------
+
+typedef struct bps_ranges {
+	bp_range_fn *fn;
+	void *ctx;
+	uint32_t n, rows;
+} bps_ranges;
+
+static void bps_range_job(void *ctx, int job, tk_out *out)
+{
+	(void)out;
+	const bps_ranges *c = ctx;
+	uint32_t lo = (uint32_t)job * c->rows;
+	c->fn(c->ctx, lo, c->n - lo > c->rows ? lo + c->rows : c->n);
+}
+
+/// fn over [0, n) in ranges of at least min_rows, cut by n alone: on the
+/// tree's workers when it has some (fn must then only read what no other
+/// range writes, and write its range's own slots), else in one call here.
+static void bp_ranges(tree_t *t, uint32_t n, uint32_t min_rows, bp_range_fn *fn, void *ctx)
+{
+	bps_ranges c = {fn, ctx, n, min_rows};
+	if (n / TK_JOBS_TARGET > c.rows) c.rows = n / TK_JOBS_TARGET;
+	uint32_t jobs = (n + c.rows - 1) / c.rows;
+	if (jobs < 2 || !ort_tk_acquire(t->def.tasks)) {
+		fn(ctx, 0, n);
+		return;
+	}
+	ort_tk_for(t->def.tasks, (int)jobs, bps_range_job, &c);
+	ort_tk_release(t->def.tasks);
 }

@@ -129,6 +129,8 @@ typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
 static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp);
 static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx);
 static void bp_snap_free(tree_t *t, struct bp_snap *s);
+typedef void bp_range_fn(void *ctx, uint32_t lo, uint32_t hi);
+static void bp_ranges(tree_t *t, uint32_t n, uint32_t min_rows, bp_range_fn *fn, void *ctx);
 
 // The movers' fat boxes (bp_fat.c).
 struct bp_fat;
@@ -661,6 +663,34 @@ static inline bp_rec bp_key_rec(uint64_t key, int shift)
 	return bp_make((uint32_t)(key >> shift), (uint32_t)(key & ((1ull << shift) - 1)));
 }
 
+/// Pairs per range of the passes below, at least: fewer cost more to hand
+/// out than they save.
+#define BP_PASS_ROWS 4096u
+
+/// The all-pairs update's linear passes over the pairs, cut into ranges
+/// (bp_ranges: on the tree's workers when it has any). Each range writes its
+/// own slots only, from what it alone reads: the same for any worker count.
+typedef struct bp_pass {
+	tree_t *t;
+	int shift;
+	const uint64_t *keys; ///< records from: the sorted found keys
+	uint64_t *out;        ///< keys of: the old set's records
+} bp_pass;
+
+static void bp_pass_keys(void *ctx, uint32_t lo, uint32_t hi)
+{
+	const bp_pass *c = ctx;
+	const bp_rec *pairs = c->t->bp->pairs;
+	for (uint32_t j = lo; j < hi; ++j) c->out[j] = bp_key(rec_item(&pairs[j], 0), rec_item(&pairs[j], 1), c->shift);
+}
+
+static void bp_pass_recs(void *ctx, uint32_t lo, uint32_t hi)
+{
+	const bp_pass *c = ctx;
+	bp_rec *pairs = c->t->bp->pairs;
+	for (uint32_t p = lo; p < hi; ++p) pairs[p] = bp_key_rec(c->keys[p], c->shift);
+}
+
 /// The set is now what was found: every item counts as updated.
 static void bp_all_done(tree_t *t, uint32_t n)
 {
@@ -754,11 +784,10 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// A set an all-pairs update wrote, untouched since, is in key order
 	// already (the usual case when most items move every frame): its sort is
 	// skipped.
+	bp_pass pass = {t, shift, bp->key[1], bp->key[0]};
+	bp_ranges(t, n_old, BP_PASS_ROWS, bp_pass_keys, &pass);
 	bool sorted = true;
-	for (uint32_t j = 0; j < n_old; ++j) {
-		bp->key[0][j] = bp_key(rec_item(&bp->pairs[j], 0), rec_item(&bp->pairs[j], 1), shift);
-		sorted &= j == 0 || bp->key[0][j - 1] < bp->key[0][j];
-	}
+	for (uint32_t j = 1; j < n_old && sorted; ++j) sorted = bp->key[0][j - 1] < bp->key[0][j];
 	if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
 	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
 	uint64_t *ko = bp->key[0], *kn = bp->key[1], *kb = bp->key[2];
@@ -776,7 +805,8 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The set, in ascending key order. A pair's record is the same whenever it
 	// is made: both items are live throughout (removals took theirs out), and
 	// neither handles nor user data change while an item lives.
-	for (uint32_t p = 0; p < n_new; ++p) bp->pairs[p] = bp_key_rec(kn[p], shift);
+	pass.keys = kn;
+	bp_ranges(t, n_new, BP_PASS_ROWS, bp_pass_recs, &pass);
 	bp_all_done(t, n_new);
 	reading_begin(t);
 	bp_report_removed(t, end, ctx);

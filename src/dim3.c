@@ -17,6 +17,7 @@
 #include "bp_fat.c"
 #include "bp_snapshot.c"
 #include "broadphase_jobs.c"
+#include "tree_move_many.c"
 #include "defer.c"
 #include "contact.c"
 #include "packed.c"

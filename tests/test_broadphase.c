@@ -115,15 +115,21 @@ static void world_fill(tree_t *t, world *w, tu_rng *r, int n, float size)
 	for (int i = 0; i < n; ++i) world_insert(t, w, small_box(r, size), NULL);
 }
 
-/// Move item i of the model by a random step of up to `step` on each axis.
-static void world_step(tree_t *t, world *w, tu_rng *r, int i, float step)
+/// b moved by a random step of up to `step` on each axis.
+static box_t stepped(box_t b, tu_rng *r, float step)
 {
-	box_t b = w->m.box[i];
 	for (int d = 0; d < DIM; ++d) {
 		float v = tu_float(r, -step, step);
 		b.min[d] += v;
 		b.max[d] += v;
 	}
+	return b;
+}
+
+/// Move item i of the model by a random step of up to `step` on each axis.
+static void world_step(tree_t *t, world *w, tu_rng *r, int i, float step)
+{
+	box_t b = stepped(w->m.box[i], r, step);
 	assert_int_equal(TU(tree_move)(t, w->m.handle[i], b), ORT_OK);
 	w->m.box[i] = b;
 }
@@ -779,13 +785,7 @@ static void test_all_move(void **state)
 			TU_CONTEXT("every item moves, %s, frame %d", ort_placement_string((ort_placement)p), f);
 			if (f > 0) {
 				for (int i = 0; i < w.m.n; ++i) {
-					box_t b = w.m.box[i];
-					float step = tu_int(&r, 0, 9) == 0 ? 50.0f : 1.5f;
-					for (int d = 0; d < DIM; ++d) {
-						float v = tu_float(&r, -step, step);
-						b.min[d] += v;
-						b.max[d] += v;
-					}
+					box_t b = stepped(w.m.box[i], &r, tu_int(&r, 0, 9) == 0 ? 50.0f : 1.5f);
 					assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
 					w.m.box[i] = b;
 				}
@@ -843,6 +843,297 @@ static void test_all_move(void **state)
 	}
 }
 
+// ---- move_many ----------------------------------------------------------------------
+
+/// A caller's task system, as small as one can be: it runs a task's ranges at
+/// once, last range first (a real scheduler's order is anyone's), and reports
+/// them to finish as done.
+static void *toy_enqueue(ort_task_fn *task, int count, int min_range, void *task_ctx, void *user)
+{
+	(void)user;
+	int step = min_range < 1 ? 1 : min_range;
+	for (int end = count; end > 0; end -= step) task(end > step ? end - step : 0, end, 0, task_ctx);
+	return NULL;
+}
+
+static void toy_finish(void *handle, void *user) { (void)handle, (void)user; }
+
+/// The replayed set and every event in order (1 << 63 marks an ended pair).
+typedef struct logged {
+	pairset set;
+	tu_list log;
+} logged;
+
+static void log_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	logged *l = ctx;
+	on_begin(&l->set, a, b, ua, ub);
+	tu_push(&l->log, pair_key(a, b));
+}
+
+static void log_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	logged *l = ctx;
+	on_end(&l->set, a, b, ua, ub);
+	tu_push(&l->log, pair_key(a, b) | 1ull << 63);
+}
+
+/// Frames of ortN_tree_move_many on the tree's tasks (NULL: serial): batches
+/// of every item (shuffled, some named twice, some far steps that re-home),
+/// or a tenth of them (the movers' queries), with filters, statics, inserts
+/// and removals between. After each batch every item has its last box, the
+/// tree is valid, and update_pairs' events replay to the brute-force pairs.
+/// Every event, in order, goes to *log.
+static void run_move_many(ort_placement placement, ort_tasks *tasks, uint64_t seed, int N, tu_list *log)
+{
+	tree_t *t = tu_tree_make(placement, 4);
+	TU(tree_set_tasks)(t, tasks);
+	tu_rng r = tu_rng_make(seed);
+	world w;
+	tu_model_init(&w.m, 2 * N);
+	w.filter = malloc(sizeof *w.filter * 2 * N);
+	world_fill(t, &w, &r, N, 100.0f);
+	for (int k = 0; k < N / 8; ++k) {
+		int i = tu_int(&r, 0, w.m.n - 1);
+		w.filter[i] = random_filter(&r);
+		assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+	}
+	ort_handle *hs = malloc(sizeof *hs * 4 * N);
+	box_t *bs = malloc(sizeof *bs * 4 * N);
+	int *at = malloc(sizeof *at * 4 * N);
+	logged l = {{{0}, 0}, {0}};
+	int frames = tu_size(N > 1000 ? 8 : 24, N > 1000 ? 4 : 9);
+	for (int f = 0; f < frames; ++f) {
+		TU_CONTEXT("move_many, %s, frame %d", ort_placement_string(placement), f);
+		int n = 0;
+		if (f > 0) {
+			bool all = f % 3 != 1;
+			for (int i = 0; i < w.m.n; ++i)
+				if (all || tu_int(&r, 0, 9) == 0) at[n++] = i;
+			for (int k = n - 1; k > 0; --k) { // shuffled
+				int j = tu_int(&r, 0, k), x = at[k];
+				at[k] = at[j];
+				at[j] = x;
+			}
+			for (int k = tu_int(&r, 0, 5); k > 0 && n > 0; --k) { // repeats
+				int j = tu_int(&r, 0, n - 1);
+				at[n++] = at[j];
+			}
+			for (int k = 0; k < n; ++k) {
+				int i = at[k];
+				box_t b = stepped(w.m.box[i], &r, tu_int(&r, 0, 11) == 0 ? 40.0f : 1.5f);
+				if (tu_int(&r, 0, 30) == 0) b.max[0] = b.min[0]; // flat
+				hs[k] = w.m.handle[i];
+				bs[k] = w.m.box[i] = b; // a repeat's last box wins
+			}
+			assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			for (int i = 0; i < w.m.n; ++i) {
+				box_t got;
+				assert_int_equal(TU(tree_get_box)(t, w.m.handle[i], &got), ORT_OK);
+				assert_memory_equal(&got, &w.m.box[i], sizeof got);
+			}
+			tu_check_valid(t);
+		}
+		assert_int_equal(TU(tree_update_pairs)(t, log_begin, log_end, &l), ORT_OK);
+		assert_int_equal(l.set.errors, 0);
+		compare(&l.set.keys, &w, "replayed events after move_many");
+		if (f % 4 == 2) {
+			tu_list dense = {0};
+			tu_pair_array_keys(t, &dense);
+			compare(&dense, &w, "pair_array after move_many");
+			free(dense.v);
+		}
+		// Between frames: a removal, an insert, a filter change.
+		int i = tu_int(&r, 0, w.m.n - 1);
+		assert_int_equal(TU(tree_remove)(t, w.m.handle[i]), ORT_OK);
+		w.filter[i] = w.filter[w.m.n - 1];
+		tu_model_remove_at(&w.m, i);
+		world_fill(t, &w, &r, 1, 100.0f);
+		i = tu_int(&r, 0, w.m.n - 1);
+		w.filter[i] = random_filter(&r);
+		assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+	}
+	for (size_t k = 0; k < l.log.n; ++k) tu_push(log, l.log.v[k]);
+	free(l.set.keys.v);
+	free(l.log.v);
+	free(hs), free(bs), free(at);
+	free(w.filter);
+	tu_model_free(&w.m);
+	TU(tree_destroy)(t);
+}
+
+/// move_many serially, on two workers of the built-in pool and on a caller's
+/// task system: each against brute force, and every event, in order, the same.
+static void test_move_many(void **state)
+{
+	(void)state;
+	ort_tasks *pool, *toy;
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	assert_int_equal(ort_tasks_create(&td, &pool), ORT_OK);
+	td.workers = 3;
+	td.enqueue = toy_enqueue;
+	td.finish = toy_finish;
+	assert_int_equal(ort_tasks_create(&td, &toy), ORT_OK);
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		tu_list serial = {0}, two = {0}, caller = {0};
+		// 2D: 2000 items make over 10k pairs, enough for the update's
+		// passes over them to be split too.
+			int n = p == ORT_PLACEMENT_LOOSE ? 2000 : 700;
+		run_move_many((ort_placement)p, NULL, 40 + (uint64_t)p, n, &serial);
+		run_move_many((ort_placement)p, pool, 40 + (uint64_t)p, n, &two);
+		run_move_many((ort_placement)p, toy, 40 + (uint64_t)p, n, &caller);
+		assert_true(serial.n > 0);
+		assert_int_equal(two.n, serial.n);
+		assert_int_equal(caller.n, serial.n);
+		assert_memory_equal(two.v, serial.v, serial.n * sizeof *serial.v);
+		assert_memory_equal(caller.v, serial.v, serial.n * sizeof *serial.v);
+		free(serial.v), free(two.v), free(caller.v);
+	}
+	ort_tasks_destroy(pool);
+	ort_tasks_destroy(toy);
+}
+
+/// Every item's box is its old one or its new one.
+static void expect_old_or_new(tree_t *t, const world *w, const box_t *old)
+{
+	for (int i = 0; i < w->m.n; ++i) {
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, w->m.handle[i], &got), ORT_OK);
+		assert_true(!memcmp(&got, &old[i], sizeof got) || !memcmp(&got, &w->m.box[i], sizeof got));
+	}
+}
+
+/// Bad input changes nothing; a refused allocation leaves every item whole
+/// (its old box or its new one), the tree valid and the pair set as it was,
+/// and the same call again finishes the batch; from a callback the moves wait.
+static void test_move_many_faults(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		enum { N = 120 };
+		for (long fail = 1;; ++fail) {
+			TU_CONTEXT("move_many faults, %s, allocation %ld refused", ort_placement_string((ort_placement)p), fail);
+			tu_alloc a;
+			memset(&a, 0, sizeof a);
+			def_t def = TU(tree_default_def)();
+			def.placement = (ort_placement)p;
+			def.bucket_size = 4;
+			def.allocator = tu_allocator(&a);
+			tree_t *t;
+			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			tu_rng r = tu_rng_make(90 + (uint64_t)p);
+			world w;
+			tu_model_init(&w.m, N);
+			w.filter = malloc(sizeof *w.filter * N);
+			world_fill(t, &w, &r, N, 100.0f);
+			pairset set = {{0}, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			box_t old[N], bs[N];
+			ort_handle hs[N];
+			for (int i = 0; i < N; ++i) {
+				old[i] = w.m.box[i];
+				hs[i] = w.m.handle[i];
+				bs[i] = stepped(old[i], &r, i % 5 == 0 ? 60.0f : 2.0f); // a fifth re-home
+				w.m.box[i] = bs[i];
+			}
+			if (fail == 1) {
+				// Bad input, checked before anything changes.
+				ort_handle keep = hs[N / 2];
+				hs[N / 2].gen ^= 1;
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, N), ORT_ERROR_STALE_HANDLE);
+				hs[N / 2] = keep;
+				box_t bad = bs[N - 1];
+				bs[N - 1].min[0] = NAN;
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, N), ORT_ERROR_INVALID_BOX);
+				bs[N - 1] = bad;
+				assert_int_equal(TU(tree_move_many)(t, NULL, bs, N), ORT_ERROR_INVALID_ARGUMENT);
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, -1), ORT_ERROR_INVALID_ARGUMENT);
+				assert_int_equal(TU(tree_move_many)(t, NULL, NULL, 0), ORT_OK);
+				for (int i = 0; i < N; ++i) {
+					box_t got;
+					assert_int_equal(TU(tree_get_box)(t, hs[i], &got), ORT_OK);
+					assert_memory_equal(&got, &old[i], sizeof got);
+				}
+			}
+			size_t pairs_before = set.keys.n;
+			tu_alloc_fail_in(&a, fail, true);
+			ort_result res = TU(tree_move_many)(t, hs, bs, N);
+			long refused = a.refused;
+			tu_alloc_disarm(&a);
+			a.paused = true;
+			tu_check_valid(t);
+			a.paused = false;
+			assert_int_equal(TU(tree_pair_count)(t), (int)pairs_before);
+			// A refusal of memory the call needs fails it; one of memory the
+			// broad phase only wants (the movers' fat-box records) does not,
+			// and every box is then new.
+			if (res != ORT_OK) {
+				assert_true(refused > 0);
+				assert_int_equal(res, ORT_ERROR_OUT_OF_MEMORY);
+				expect_old_or_new(t, &w, old);
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, N), ORT_OK);
+			}
+			expect_old_or_new(t, &w, w.m.box); // all new now
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "events after a refused move_many");
+			free(set.keys.v);
+			free(w.filter);
+			tu_model_free(&w.m);
+			TU(tree_destroy)(t);
+			assert_int_equal(a.live, 0);
+			if (!refused) break;
+		}
+	}
+}
+
+/// Moves from inside a query's callback wait, and show after it.
+typedef struct mm_cb {
+	tree_t *t;
+	const ort_handle *hs;
+	const box_t *bs;
+	int n;
+	bool done;
+	ort_result r;
+} mm_cb;
+
+static bool mm_from_callback(void *ctx, ort_handle h, void *user)
+{
+	(void)h, (void)user;
+	mm_cb *c = ctx;
+	if (!c->done) c->r = TU(tree_move_many)(c->t, c->hs, c->bs, c->n);
+	c->done = true;
+	return true;
+}
+
+static void test_move_many_deferred(void **state)
+{
+	(void)state;
+	tree_t *t = tu_tree_make(ORT_PLACEMENT_LOOSE, 4);
+	ort_handle hs[3];
+	box_t bs[3];
+	for (int i = 0; i < 3; ++i) {
+		assert_int_equal(TU(tree_insert)(t, tu_cube((float)i, (float)i + 1), NULL, &hs[i]), ORT_OK);
+		bs[i] = tu_cube(50.0f + (float)i, 51.0f + (float)i);
+	}
+	bs[2] = tu_cube(-9, -8);
+	mm_cb c = {t, hs, bs, 3, false, ORT_ERROR_BUSY};
+	assert_int_equal(TU(tree_query_box)(t, tu_cube(0, 0.5f), ORT_MASK_ALL, mm_from_callback, &c), ORT_OK);
+	assert_int_equal(c.r, ORT_OK);
+	for (int i = 0; i < 3; ++i) {
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, hs[i], &got), ORT_OK);
+		assert_memory_equal(&got, &bs[i], sizeof got);
+	}
+	tu_list got = {0};
+	assert_int_equal(TU(tree_query_box)(t, tu_cube(49, 53), ORT_MASK_ALL, tu_collect, &got), ORT_OK);
+	assert_int_equal(got.n, 2);
+	free(got.v);
+	tu_check_valid(t);
+	TU(tree_destroy)(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +1151,9 @@ int main(void)
 	    cmocka_unit_test(test_fat_movers),
 	    cmocka_unit_test(test_all_move),
 	    cmocka_unit_test(test_churn_tasks),
+	    cmocka_unit_test(test_move_many),
+	    cmocka_unit_test(test_move_many_faults),
+	    cmocka_unit_test(test_move_many_deferred),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

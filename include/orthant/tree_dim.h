@@ -121,6 +121,25 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_remove)(ORTHANT_NAME(tree) * tree, ort_
 /// it fits. On failure the item keeps its old box and place, and the root its cell.
 ORTHANT_API ort_result ORTHANT_NAME(tree_move)(ORTHANT_NAME(tree) * tree, ort_handle handle, ORTHANT_NAME(box) box);
 
+/// New boxes for many items at once: handles[k] gets boxes[k], as count calls
+/// of ortN_tree_move in that order would give them (an item named twice ends
+/// with its last box; every item becomes a box item). The moves that keep an
+/// item in its node (most, when items move a little each frame) are a write
+/// of its box; with the tree's ort_tasks they run on its workers, the others
+/// on the calling thread after them. The tree is the same for any worker count.
+/// Every handle and box is checked first: ORT_ERROR_STALE_HANDLE or
+/// ORT_ERROR_INVALID_BOX (or ORT_ERROR_INVALID_ARGUMENT: NULL arrays with a
+/// count, count < 0) changes nothing. ORT_ERROR_OUT_OF_MEMORY for the call's
+/// own room (count bytes, kept between calls) changes nothing either; an item
+/// that must move to another node and cannot get the memory keeps its old box
+/// (as with ortN_tree_move), the others still move, and the first such error is
+/// returned: calling again with the same arrays finishes the batch. From inside
+/// a callback each move waits as ortN_tree_move's does. ortN_tree_update_pairs
+/// sees every moved item (a batch of a quarter of the items or more makes the
+/// next update find every pair at once, as that many moves would anyway).
+ORTHANT_API ort_result ORTHANT_NAME(tree_move_many)(ORTHANT_NAME(tree) * tree, const ort_handle *handles,
+                                                    const ORTHANT_NAME(box) * boxes, int count);
+
 /// The item's box, or ORT_ERROR_STALE_HANDLE.
 ORTHANT_API ort_result ORTHANT_NAME(tree_get_box)(const ORTHANT_NAME(tree) * tree, ort_handle handle,
                                                   ORTHANT_NAME(box) * out);
