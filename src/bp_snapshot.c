@@ -19,8 +19,8 @@
 // The snapshot keeps its arrays and its packed tree between updates (the
 // packed tree's build allocates only when the scene outgrows it), and takes
 // all its memory through the tree's allocator, counted in the tree's bytes:
-// in steady state it allocates nothing (the packed finder's sweep keys are
-// the exception, taken per call for piles of boxes, as find_pairs does).
+// in steady state it allocates nothing (the packed finder's sweep keys for
+// piles of boxes are kept in the packed tree between calls too).
 //
 // The snapshot is a copy: nothing here writes to the tree, and the tree may
 // change freely between updates. A box the packed tree refuses (none should:
