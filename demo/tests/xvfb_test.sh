@@ -18,8 +18,17 @@ rm -f orthant-demo-*.png last.png out.txt
 # test off Mesa's GL drivers, which SDL loads and unloads and whose memory
 # LeakSanitizer then reports without a name it could suppress (a 6-line SDL
 # program that only opens a window shows the same 112 bytes).
-SDL_RENDER_DRIVER=software SDL_FRAMEBUFFER_ACCELERATION=0 xvfb-run -a -s "-screen 0 1280x1024x24" "$demo" --frames 40 --script "h.b.b.g.g.p.u.+.c.h.(l,100,120,260,300).(r,20,700,580,100).s" -o last.png >out.txt 2>&1
-rc=$?
+# xvfb-run -a picks the first display number without a lock file and then
+# starts Xvfb on it; two runs at once (parallel ctest, other builds) can pick
+# the same one, and the loser fails to start. That is the harness, not the
+# demo: try again on a new number, up to three times.
+for attempt in 1 2 3; do
+	SDL_RENDER_DRIVER=software SDL_FRAMEBUFFER_ACCELERATION=0 xvfb-run -a -s "-screen 0 1280x1024x24" "$demo" --frames 40 --script "h.b.b.g.g.p.u.+.c.h.(l,100,120,260,300).(r,20,700,580,100).s" -o last.png >out.txt 2>&1
+	rc=$?
+	grep -q "Xvfb failed to start\|Server is already active\|no window (\|no display answered" out.txt || break
+	echo "attempt $attempt: the X server did not come up; trying again"
+	sleep 1
+done
 cat out.txt
 [ $rc -eq 0 ] || { echo "FAIL: the demo exited with $rc"; exit 1; }
 grep -q "^orthant demo: window (video x11, renderer software)" out.txt || { echo "FAIL: no X11 window was made"; exit 1; }
