@@ -48,6 +48,17 @@
 // updates: in steady state nothing is allocated (the candidate lists live in
 // one arena, compacted into its spare when full). An all-pairs update and a
 // reset drop every record: they do not see the touched items one by one.
+//
+// An update that touches more than one item in FAT_SHARE does not use the
+// shortcut, and keeping records for it would cost the most (a record is 76
+// bytes with its sweep keys, and a tenth of the items hot is 8 B/object):
+// such an update drops every record instead, which the reasoning above
+// allows (no records, no lists). After FAT_IDLE such updates in a row the
+// memory goes back too (fat_release) and is not reserved again until an
+// update wants the shortcut: a world where many things move does not keep
+// it, and one whose movers come and go around the share does not allocate
+// every frame. The update that turns the shortcut back on runs without it
+// (its records have no room yet) and reserves for the next.
 
 /// Updates a candidate list stays usable; items changed within as many
 /// updates are hot.
@@ -58,6 +69,8 @@
 #define FAT_SHARE 32u
 /// A list longer than this is not kept: the item queries the tree each time.
 #define FAT_MAX_CAND 32u
+/// Updates in a row without the shortcut after which its memory goes back.
+#define FAT_IDLE 8u
 /// No candidate list.
 #define FAT_NONE UINT32_MAX
 
@@ -85,17 +98,31 @@ struct bp_fat {
 	entry *cand, *spare; ///< the candidate lists, and the room compaction copies into
 	uint32_t cand_len, cand_cap;
 	uint32_t cand_want; ///< the arena was found short: grow it to this at the next reserve
+	uint32_t idle;      ///< updates in a row that did not want the shortcut (at most FAT_IDLE)
 };
 
-static void fat_free(tree_t *t, struct bp_fat *f)
+/// Give back the records' memory (every record dropped first); f stays.
+static void fat_release(tree_t *t, struct bp_fat *f)
 {
-	if (!f) return;
+	assert(f->len == 0 && f->cand_len == 0);
 	mem_free(t, f->of, f->of_cap * sizeof *f->of);
 	mem_free(t, f->rec, f->cap * sizeof *f->rec);
 	mem_free(t, f->key, f->cap * sizeof *f->key);
 	mem_free(t, f->tmp, f->cap * sizeof *f->tmp);
 	mem_free(t, f->cand, f->cand_cap * sizeof *f->cand);
 	mem_free(t, f->spare, f->cand_cap * sizeof *f->spare);
+	f->of = NULL;
+	f->rec = NULL;
+	f->key = f->tmp = NULL;
+	f->cand = f->spare = NULL;
+	f->of_cap = f->cap = f->cand_cap = f->cand_want = 0;
+}
+
+static void fat_free(tree_t *t, struct bp_fat *f)
+{
+	if (!f) return;
+	fat_drop(f);
+	fat_release(t, f);
 	mem_free(t, f, sizeof *f);
 }
 
@@ -177,6 +204,7 @@ static void fat_reserve(tree_t *t, uint32_t n)
 		memset(f, 0, sizeof *f);
 		bp->fat = f;
 	}
+	if (f->idle == FAT_IDLE) return; // given back: an update that wants the shortcut asks again
 	if (f->of_cap < t->item_cap) {
 		uint32_t *of = mem_alloc(t, (size_t)t->item_cap * sizeof *of);
 		if (!of) return;
@@ -205,6 +233,12 @@ static bool fat_refresh(tree_t *t)
 	f->now++;
 	f->lists = f->on = f->full = false;
 	f->broken = true;
+	if ((uint64_t)bp->touched_len * FAT_SHARE > t->live) { // too many movers for the shortcut
+		fat_drop(f);
+		if (f->idle < FAT_IDLE && ++f->idle == FAT_IDLE) fat_release(t, f);
+		return false;
+	}
+	f->idle = 0;
 	for (uint32_t s = 0; s < f->len;) { // old records go: a swap-remove
 		if (f->now - f->rec[s].stamp < FAT_AGE) {
 			s++;
@@ -238,8 +272,8 @@ static bool fat_refresh(tree_t *t)
 		r->stamp = f->now;
 	}
 	f->broken = false;
-	f->on = (uint64_t)bp->touched_len * FAT_SHARE <= t->live;
-	return f->on;
+	f->on = true;
+	return true;
 }
 
 /// A key of the sweep's order: min x, as bits that sort like the float, above
