@@ -425,16 +425,16 @@ static void bd_job_fill(void *ctx, int p, tk_out *out)
 	memset(c->grow_to + at + copy, 0, end - at - copy);
 }
 
-/// A pool of *cap elements grown to hold need, as pool_grow and
-/// items_reserve grow it (the capacity doubles, at least 16, at most
-/// limit), its copy and zero fill in pieces on the tasks. Only the build
-/// uses it: a pool's first growth touches every page of the new block, and
-/// here the workers share that.
+/// A pool of *cap elements grown to hold need (the capacity doubles, at
+/// least 16, at most limit; a tree's first build, which knows what it
+/// needs, takes pool_fit_cap(need) instead), its copy and zero fill in
+/// pieces on the tasks. Only the build uses it: a pool's first growth
+/// touches every page of the new block, and here the workers share that.
 static bool bd_grow(bd_ctx *c, void **arr, uint32_t *cap, size_t elem, uint64_t need, uint64_t limit)
 {
 	if (need <= *cap) return true;
 	if (need > limit) return false;
-	uint64_t want = (uint64_t)*cap * 2;
+	uint64_t want = c->t->built ? (uint64_t)*cap * 2 : pool_fit_cap(need);
 	if (want < need) want = need;
 	if (want < 16) want = 16;
 	if (want > limit) want = limit;
@@ -721,6 +721,14 @@ static ort_result build_empty(tree_t *t, const box_t *boxes, void *const *user, 
 	return ORT_OK;
 }
 
+/// A build succeeded: a first one sizes the pools to fit and gives its
+/// scratch back (pools_fit).
+static void build_done(tree_t *t)
+{
+	if (!t->built) pools_fit(t);
+	t->built = true;
+}
+
 ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *user, int count, ort_handle *out)
 {
 	if (!t || count < 0 || (count > 0 && !boxes)) return ORT_ERROR_INVALID_ARGUMENT;
@@ -733,7 +741,11 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 		for (int k = 0; k < count; ++k) out[k] = ORT_NULL_HANDLE;
 	if (count == 0) return ORT_OK;
 	if (count > INT32_MAX / 4) return ORT_ERROR_CAPACITY;
-	if (t->live == 0) return build_empty(t, boxes, user, (uint32_t)count, out);
+	if (t->live == 0) {
+		ort_result r = build_empty(t, boxes, user, (uint32_t)count, out);
+		if (r == ORT_OK) build_done(t);
+		return r;
+	}
 	// Into a non-empty tree, one by one; undone on failure with the handles
 	// kept in scratch.
 	ort_result r = items_reserve(t, (uint32_t)count);
@@ -748,5 +760,6 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 		}
 	}
 	if (out) memcpy(out, made, (size_t)count * sizeof *out);
+	build_done(t);
 	return ORT_OK;
 }

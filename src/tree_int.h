@@ -227,6 +227,10 @@ struct ORTHANT_NAME(tree) {
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
+	/// A build ran before: this one keeps its scratch and pool room for the
+	/// next (a tree rebuilt every frame allocates nothing), where a first
+	/// build gives them back (pools_fit).
+	bool built;
 
 	size_t bytes, bytes_peak;
 };
@@ -445,6 +449,8 @@ static ort_result items_reserve(tree_t *t, uint32_t n);
 static bool spheres_reserve(tree_t *t);
 static bool nodes_reserve(tree_t *t, uint32_t n);
 static bool chunks_reserve(tree_t *t, uint32_t n);
+static uint64_t pool_fit_cap(uint64_t need);
+static void pools_fit(tree_t *t);
 static uint32_t node_new(tree_t *t);
 static void node_release(tree_t *t, uint32_t i);
 static void chunk_release(tree_t *t, uint32_t i);

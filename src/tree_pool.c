@@ -10,13 +10,15 @@
 
 // ---- pools ------------------------------------------------------------------
 
-/// Grow an array pool to at least need slots. The new memory is uninitialised;
-/// the caller links new slots into its free list lazily (by *len).
+/// Grow an array pool to at least need slots. The new memory is zeroed; the
+/// caller links new slots into its free list lazily (by *len). A pool grows
+/// by half: amortised O(1) a slot as doubling is, with a third of its slack
+/// (a pool that just outgrew its room holds 1.5x, not 2x, what it needs).
 static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
 {
 	if (need <= *cap) return true;
 	if (need > (uint64_t)UINT32_MAX - 1) return false;
-	uint64_t want = (uint64_t)*cap * 2;
+	uint64_t want = (uint64_t)*cap + *cap / 2;
 	if (want < need) want = need;
 	if (want < 16) want = 16;
 	if (want > (uint64_t)UINT32_MAX - 1) want = (uint64_t)UINT32_MAX - 1;
@@ -151,6 +153,40 @@ static bool nodes_reserve(tree_t *t, uint32_t n)
 	if (avail >= n) return true;
 	uint64_t need = (uint64_t)t->node_cap + (n - avail);
 	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need);
+}
+
+/// The room a pool keeps past what it holds when it is sized to fit: a
+/// sixteenth, so the moves after a build (a loose item changing node may
+/// open a chunk) rarely grow it.
+static uint64_t pool_fit_cap(uint64_t need) { return need + need / 16 + 16; }
+
+/// Shrink a pool whose slots [0, len) are all it uses (no free list) to
+/// pool_fit_cap(len) slots, when it holds more than that. Best effort:
+/// without memory for the smaller block the pool stays as it was.
+static void pool_fit(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint32_t len)
+{
+	uint64_t want = pool_fit_cap(len);
+	if (want >= *cap) return;
+	void *p = mem_alloc(t, (size_t)want * elem);
+	if (!p) return;
+	memcpy(p, *arr, (size_t)want * elem); // the tail past len is zeroed, as pool_grow leaves it
+	mem_free(t, *arr, (size_t)*cap * elem);
+	*arr = p;
+	*cap = (uint32_t)want;
+}
+
+/// After a tree's first build: the node and chunk pools sized to what the
+/// build made (their room came from capacity hints and growth), and the
+/// build's scratch (about 50 bytes an item) given back. The steady state
+/// that follows (moves, queries, the broad phase) needs neither; a tree
+/// built again keeps both (tree_t.built).
+static void pools_fit(tree_t *t)
+{
+	if (t->node_free == NIL) pool_fit(t, (void **)&t->nodes, &t->node_cap, sizeof(node), t->node_len);
+	if (t->chunk_free == NIL) pool_fit(t, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), t->chunk_len);
+	mem_free(t, t->scratch, t->scratch_bytes);
+	t->scratch = NULL;
+	t->scratch_bytes = 0;
 }
 
 // ---- entries ----------------------------------------------------------------
