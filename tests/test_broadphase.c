@@ -352,6 +352,8 @@ static void fat_frames(ort_placement placement, uint64_t seed)
 			assert_true(i >= 0);
 			world_step(t, &w, &r, i, (f + k) % 17 == 0 ? size * 0.2f : 1.0f);
 		}
+		if (f >= 20 && f < 32) // a crowd moves too: past the shortcut's share, whose memory goes back after 8 such updates
+			for (int k = 0; k < N / 6; ++k) world_step(t, &w, &r, tu_int(&r, 0, w.m.n - 1), 1.0f);
 		if (f % 3 == 1) { // a still item goes, a new one comes beside a mover (its slot reused)
 			int i = tu_int(&r, M, w.m.n - 1);
 			if (model_find(&w, w.m.handle[i]) >= 0) {
