@@ -21,6 +21,8 @@ typedef struct BF(state) {
 	ort_handle *batch; // batch mode: the moved ones' handles
 	void **user;     // user data = the box id
 	uint32_t *box_of_id; // handle id -> box, as a user indexes its objects by id (NULL: id - 1)
+	uint32_t (*fixed)[2]; // broad phase with never-moving boxes: their pairs among themselves (box ids), found once
+	size_t fixed_len, fixed_cap;
 } BF(state);
 
 static OT(box) BF(box)(const ort3_box *b)
@@ -31,6 +33,55 @@ static OT(box) BF(box)(const ort3_box *b)
 		r.max[d] = b->max[d];
 	}
 	return r;
+}
+
+static bool BF(fixed_cb)(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a;
+	(void)b;
+	BF(state) *s = ctx;
+	if (s->fixed_len == s->fixed_cap) {
+		s->fixed_cap = s->fixed_cap ? 2 * s->fixed_cap : 4096;
+		s->fixed = realloc(s->fixed, sizeof *s->fixed * s->fixed_cap);
+		if (!s->fixed) {
+			fprintf(stderr, "orthant: out of memory for the static pairs\n");
+			exit(3);
+		}
+	}
+	s->fixed[s->fixed_len][0] = (uint32_t)(uintptr_t)ua;
+	s->fixed[s->fixed_len][1] = (uint32_t)(uintptr_t)ub;
+	s->fixed_len++;
+	return true;
+}
+
+// The broad phase in a world whose boxes mostly never move (frame->mobile),
+// set up as the Jolt and Box2D v3 adapters set theirs up: the boxes that
+// never move are marked static (ort_filter.is_static), so the broad phase
+// keeps only the pairs with a mover in its set, as their layers do; the pairs
+// of two static boxes, which no frame can change, are found once here
+// (find_pairs, before the marking) and reported each frame from a dense array
+// of their own, as the Jolt adapter reports its static pairs.
+static void BF(mark_static)(BF(state) * s, const bench_frame *f)
+{
+	int statics = 0;
+	for (int i = 0; i < f->count; ++i) statics += !f->mobile[i];
+	if (statics == 0 || statics == f->count) return; // a world of one kind: nothing to keep apart
+	OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(fixed_cb), s);
+	size_t keep = 0;
+	for (size_t k = 0; k < s->fixed_len; ++k)
+		if (!f->mobile[s->fixed[k][0]] && !f->mobile[s->fixed[k][1]]) {
+			s->fixed[keep][0] = s->fixed[k][0];
+			s->fixed[keep][1] = s->fixed[k][1];
+			keep++;
+		}
+	s->fixed_len = keep;
+	ort_filter still = ORT_FILTER_DEFAULT;
+	still.is_static = true;
+	for (int i = 0; i < f->count; ++i)
+		if (!f->mobile[i] && OT(tree_set_filter)(s->tree, s->handles[i], still) != ORT_OK) {
+			fprintf(stderr, "orthant: set_filter failed\n");
+			exit(3);
+		}
 }
 
 static void *BF(create)(const bench_frame *f, ort_placement placement, int incremental)
@@ -73,6 +124,7 @@ static void *BF(create)(const bench_frame *f, ort_placement placement, int incre
 		s->box_of_id = calloc((size_t)max_id + 1, sizeof *s->box_of_id);
 		for (int i = 0; i < f->count; ++i) s->box_of_id[s->handles[i].id] = (uint32_t)i;
 	}
+	if (incremental >= 2 && f->mobile) BF(mark_static)(s, f);
 	if (incremental >= 2) OT(tree_update_pairs)(s->tree, NULL, NULL, NULL); // the initial pair set
 	return s;
 }
@@ -119,6 +171,7 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 		// The current set as the dense array of handle ids the broad phase
 		// keeps, read at memory speed, as the peers read theirs (Jolt's
 		// body indices name the boxes the same way).
+		for (size_t k = 0; k < s->fixed_len; ++k) bench_sink_pair(sink, s->fixed[k][0], s->fixed[k][1]);
 		size_t count;
 		const ort_id_pair *p = OT(tree_pair_ids)(s->tree, &count);
 		if (s->box_of_id)
@@ -138,6 +191,7 @@ static void BF(destroy)(void *st)
 	free(s->user);
 	free(s->box_of_id);
 	free(s->batch);
+	free(s->fixed);
 	free(s);
 }
 
@@ -146,7 +200,7 @@ static size_t BF(bytes)(void *st)
 	BF(state) *s = st;
 	ort_tree_stats stats;
 	OT(tree_get_stats)(s->tree, &stats);
-	return stats.bytes;
+	return stats.bytes + s->fixed_cap * sizeof *s->fixed;
 }
 
 static size_t BF(pair_bytes)(void *st)
@@ -154,7 +208,7 @@ static size_t BF(pair_bytes)(void *st)
 	BF(state) *s = st;
 	ort_tree_stats stats;
 	OT(tree_get_stats)(s->tree, &stats);
-	return stats.bytes_pairs;
+	return stats.bytes_pairs + s->fixed_cap * sizeof *s->fixed;
 }
 
 static bool BF(id_cb)(void *ctx, ort_handle h, void *user)

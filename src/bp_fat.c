@@ -408,30 +408,56 @@ static bool fat_gather_hit(void *ctx, ort_handle h, void *user)
 	return !box_overlap(&bo, &g->box) || bp_partner(g->run, h, user);
 }
 
-/// Item run->self's begun step by its record: its list when it may be used,
-/// else a query with a new fat box that makes the list. False when the item
-/// has no record (the caller queries as ever); else *r is the query's result.
-static bool fat_begun(tree_t *t, bp_run *run, ort_result *r)
+/// How item run->self takes its begun step.
+static enum fat_way fat_route(const tree_t *t, const bp_run *run)
+{
+	const struct bp_fat *f = t->bp->fat;
+	uint32_t i = run->self;
+	if (!f || !f->on || i >= f->of_cap || f->of[i] == NIL) return FAT_QUERY;
+	const fat_rec *rec = &f->rec[f->of[i]];
+	bool usable = f->lists && rec->made != FAT_NONE && f->now - rec->made < FAT_AGE &&
+	              box_within(&run->box, rec->fat.min, rec->fat.max);
+	return usable ? FAT_LIST : FAT_GATHER;
+}
+
+/// Item run->self's begun step from its candidate list (FAT_LIST), run
+/// before its partners are flagged and without flagging them: a candidate
+/// already paired with it is found by a walk of its own pair list, which the
+/// ended step has just read, so a partner's item and entry, far apart in a big
+/// world, are not read at all (most candidates that meet the item are its
+/// partners). A candidate that meets it and is not one is checked against its
+/// own entry (the list's box may be stale) before its pair begins.
+static void fat_list_begun(tree_t *t, bp_run *run)
 {
 	struct bp_fat *f = t->bp->fat;
 	uint32_t i = run->self;
-	if (!f || !f->on || i >= f->of_cap || f->of[i] == NIL) return false;
-	fat_rec *rec = &f->rec[f->of[i]];
-	*r = ORT_OK;
-	if (f->lists && rec->made != FAT_NONE && f->now - rec->made < FAT_AGE &&
-	    box_within(&run->box, rec->fat.min, rec->fat.max)) {
-		for (uint32_t k = rec->off, end = rec->off + rec->len; k < end && run->result == ORT_OK; ++k) {
-			const entry *c = &f->cand[k];
-			if (!box_overlap(&c->box, &run->box)) continue;
-			const item *it = &t->items[c->item];
-			if ((it->flags & (ITEM_LIVE | ITEM_PENDING | ITEM_PAIRED)) != ITEM_LIVE) continue;
-			if (!box_overlap(&entry_at(t, it->addr)->box, &run->box)) continue; // it moved: the sweep's
-			bp_partner(run, make_handle(t, c->item), it->user);
+	const fat_rec *rec = &f->rec[f->of[i]];
+	for (uint32_t k = rec->off, end = rec->off + rec->len; k < end && run->result == ORT_OK; ++k) {
+		const entry *c = &f->cand[k];
+		if (!box_overlap(&c->box, &run->box) || fat_paired(t->bp, i, c->item)) continue;
+		uint32_t o = c->item;
+		const item *it = &t->items[o];
+		if ((it->flags & (ITEM_LIVE | ITEM_PENDING)) != ITEM_LIVE) continue;
+		box_t bo = entry_at(t, it->addr)->box;
+		if (!box_overlap(&bo, &run->box)) continue; // it moved: the sweep's
+		if (!items_pair(t, i, o) || (t->spheres && !items_touch(t, i, o, &run->box, &bo))) continue;
+		if (!bp_pair_reserve(t)) {
+			run->result = ORT_ERROR_OUT_OF_MEMORY;
+			return;
 		}
-		return true;
+		// A begin callback may insert (deferred): the arena and records stay.
+		bp_report(t, run->begin, run->ctx, &t->bp->pairs[bp_add(t, i, o)]);
 	}
+}
+
+/// Item run->self's begun step when its list may not be used (FAT_GATHER): a
+/// query with a new fat box that makes the list; returns the query's result.
+static ort_result fat_gather_begun(tree_t *t, bp_run *run)
+{
+	struct bp_fat *f = t->bp->fat;
+	uint32_t i = run->self;
 	fat_gather g = {run, run->box, NULL, 0, fat_cand_room(f)};
-	rec = &f->rec[f->of[i]];
+	fat_rec *rec = &f->rec[f->of[i]];
 	rec->made = FAT_NONE;
 	float ext = 0.0f;
 	for (int d = 0; d < DIM; ++d)
@@ -443,13 +469,14 @@ static bool fat_begun(tree_t *t, bp_run *run, ort_result *r)
 		rec->fat.max[d] = run->box.max[d] + m;
 	}
 	if (g.keep) g.out = &f->cand[f->cand_len];
-	*r = query_box_by_content(t, &rec->fat, fat_gather_hit, &g);
+	ort_result r = query_box_by_content(t, &rec->fat, fat_gather_hit, &g);
 	rec = &f->rec[f->of[i]];
-	if (*r == ORT_OK && run->result == ORT_OK && g.keep) {
+	if (r == ORT_OK && run->result == ORT_OK && g.keep) {
 		rec->made = f->now;
 		rec->off = f->cand_len;
 		rec->len = g.len;
 		f->cand_len += g.len;
 	}
-	return true;
+	return r;
 }
+

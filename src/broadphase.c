@@ -38,7 +38,9 @@
 //      removed; pairs of removed items were removed at removal and wait in the
 //      ended list, with the handles and user data they had;
 //   2. begun: for each touched item, its partners are flagged, a box query
-//      finds what it overlaps now, and an unflagged partner begins a pair.
+//      finds what it overlaps now, and an unflagged partner begins a pair
+//      (a mover re-testing its fat-box list finds its partners by a walk of
+//      its own pair list instead, and flags nothing: bp_fat.c).
 //
 // A pair of two touched items is met twice and counted once (the second item
 // finds the first one flagged); an untouched pair cannot change. Events come
@@ -141,7 +143,15 @@ static void fat_forget(struct bp_fat *f, uint32_t index);
 static bool fat_refresh(tree_t *t);
 static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, void *ctx);
 static void fat_reserve(tree_t *t, uint32_t n);
-static bool fat_begun(tree_t *t, bp_run *run, ort_result *r);
+/// How a touched item takes its begun step (fat_route).
+enum fat_way {
+	FAT_QUERY,  ///< no record: a tree query, as without the shortcut
+	FAT_LIST,   ///< from its candidate list (fat_list_begun)
+	FAT_GATHER, ///< a query with a new fat box that makes its list (fat_gather_begun)
+};
+static enum fat_way fat_route(const tree_t *t, const bp_run *run);
+static void fat_list_begun(tree_t *t, bp_run *run);
+static ort_result fat_gather_begun(tree_t *t, bp_run *run);
 
 /// Make *arr hold exactly want elements (want > *cap), keeping the first *cap.
 static bool bp_resize(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t want)
@@ -501,13 +511,17 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
 		run.self = i;
 		run.box = entry_at(t, t->items[i].addr)->box;
-		bp_flag_partners(t, i, true);
-		ort_result r;
-		if (!fat_begun(t, &run, &r))
-			r = by_content ? query_box_by_content(t, &run.box, bp_partner, &run)
-			               : ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
-		bp_flag_partners(t, i, false);
-		if (r != ORT_OK) run.result = r;
+		enum fat_way way = fat_route(t, &run);
+		if (way == FAT_LIST) {
+			fat_list_begun(t, &run); // finds partners without flagging them
+		} else {
+			bp_flag_partners(t, i, true);
+			ort_result r = way == FAT_GATHER ? fat_gather_begun(t, &run)
+			               : by_content      ? query_box_by_content(t, &run.box, bp_partner, &run)
+			                                 : ORTHANT_NAME(tree_query_box)(t, run.box, ORT_MASK_ALL, bp_partner, &run);
+			bp_flag_partners(t, i, false);
+			if (r != ORT_OK) run.result = r;
+		}
 		if (run.result == ORT_OK) t->items[i].flags &= ~(uint32_t)ITEM_TOUCHED;
 	}
 	if (run.result != ORT_OK) {

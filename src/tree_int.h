@@ -71,8 +71,12 @@
 /// Nodes owing an own-list settle the tree lists by name (tree_t.own_owed).
 #define OWN_OWED 32
 /// A node at max_depth holding more than this many buckets splits on
-/// (can_split in tree_shape.c).
-#define DEEP_SPLIT 8
+/// (can_split in tree_shape.c). Two, not more: a world too big for the depth
+/// (2M boxes at depth 8: 61 a cell) would otherwise keep cells whose every
+/// query scans them whole and whose own-list indexes every in-place move must
+/// keep up (about 4 of a mover's 11 cache misses in tree_move); split, its
+/// cells hold a bucket or less and need no index.
+#define DEEP_SPLIT 2
 /// leaves: an item whose box would be copied into more leaves than this is
 /// stored once instead, at the smallest node holding it (tree_cap.c). A build
 /// may set ORTHANT_LEAVES_CAP to show what the cap saves (test_leafcap.c).

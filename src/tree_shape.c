@@ -15,7 +15,8 @@
 /// Depth: max_depth is where splitting normally stops, not a wall. A node
 /// there holding more than DEEP_SPLIT buckets is a pile the limit would leave
 /// to be scanned whole by every query and pair search (a speck of boxes far
-/// smaller than the scene, points on binary scales towards 0), so it splits
+/// smaller than the scene, points on binary scales towards 0, a world of
+/// millions of boxes too big for the depth), so it splits
 /// on, until floats run out; split() refuses a pile of one box repeated, which
 /// no split could spread. A node already divided keeps its children.
 static bool can_split(const tree_t *t, const node *n)

@@ -323,11 +323,18 @@ static void on_begin_move(void *ctx, ort_handle a, ort_handle b, void *ua, void 
 /// each other and past still items, an odd jump, movers resting long enough to
 /// be forgotten and starting again, removals and inserts reusing the slots
 /// (new items beside movers), filters and statics changing on movers and on
-/// still items, and moves made from inside the begin callback.
-static void fat_frames(ort_placement placement, uint64_t seed)
+/// still items, and moves made from inside the begin callback. With max_depth
+/// set (> 0) the world is too big for the depth: its crowded cells split on
+/// past it, and movers move in and out of cells below max_depth.
+static void fat_frames(ort_placement placement, uint64_t seed, int max_depth)
 {
 	enum { N = 1200, M = 30 };
-	tree_t *t = tu_tree_make(placement, 4);
+	def_t def = TU(tree_default_def)();
+	def.placement = placement;
+	def.bucket_size = 4;
+	if (max_depth > 0) def.max_depth = max_depth;
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	tu_rng r = tu_rng_make(seed);
 	world w;
 	tu_model_init(&w.m, 2 * N);
@@ -341,6 +348,11 @@ static void fat_frames(ort_placement placement, uint64_t seed)
 	assert_int_equal(TU(tree_update_pairs)(t, on_begin_move, on_end, &c), ORT_OK);
 	compare(&c.set.keys, &w, "first update");
 	apply_moves(&c);
+	if (max_depth > 0) {
+		ort_tree_stats st;
+		TU(tree_get_stats)(t, &st);
+		if (st.depth <= max_depth) TU_FAIL("crowded cells at max_depth %d did not split on: depth %d\n", max_depth, st.depth);
+	}
 	ort_handle mover[M];
 	for (int k = 0; k < M; ++k) mover[k] = w.m.handle[k];
 	int frames = tu_size(80, 40);
@@ -402,9 +414,15 @@ static void fat_frames(ort_placement placement, uint64_t seed)
 static void test_fat_movers(void **state)
 {
 	(void)state;
-	fat_frames(ORT_PLACEMENT_LOOSE, 31);
-	fat_frames(ORT_PLACEMENT_TIGHT, 32);
-	fat_frames(ORT_PLACEMENT_LEAVES, 33);
+	fat_frames(ORT_PLACEMENT_LOOSE, 31, 0);
+	fat_frames(ORT_PLACEMENT_TIGHT, 32, 0);
+	fat_frames(ORT_PLACEMENT_LEAVES, 33, 0);
+	// About 19 items a cell at max_depth (64 cells): more than two buckets
+	// of 4, so they split on.
+	int crowded = DIM == 2 ? 3 : 2;
+	fat_frames(ORT_PLACEMENT_LOOSE, 34, crowded);
+	fat_frames(ORT_PLACEMENT_TIGHT, 35, crowded);
+	fat_frames(ORT_PLACEMENT_LEAVES, 36, crowded);
 }
 
 /// The churn frames on two workers of the built-in pool: the movers' queries in

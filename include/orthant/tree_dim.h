@@ -40,8 +40,9 @@ typedef struct ORTHANT_NAME(tree_def) {
 	/// Items a leaf holds before it splits (default 16). >= 1.
 	int bucket_size;
 	/// Splits stop this many levels below the root (default 8). 0..ORTHANT_MAX_DEPTH.
-	/// A pile goes deeper: a node there holding more than 8 buckets of boxes
-	/// that are not all one box splits on, until floats run out.
+	/// A crowded cell goes deeper: a node there holding more than 2 buckets of
+	/// boxes that are not all one box splits on, until floats run out (a pile,
+	/// or a world too big for the depth).
 	int max_depth;
 	/// Splits stop at cells this small on their shortest axis (default 0). >= 0.
 	float min_cell_size;
