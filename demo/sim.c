@@ -239,11 +239,14 @@ static int demo_sim_make_objects(demo_sim *sim, int count)
 	}
 	sim->region = malloc((size_t)(count > 0 ? count : 1));
 	if (!sim->region) return -1;
+	// The new count first: demo_sim_cluster gives every object its region,
+	// and one left out (the old count was smaller) would index the clusters
+	// by whatever malloc left in its byte.
+	sim->count = count;
 	if (sim->kind == DEMO_SCENE_CLUSTERED) demo_sim_cluster(sim);
 	sim->compare_us = sim->step_min_us = 0.0;
 	sim->compare_kept = 0;
 	sim->steps = 0;
-	sim->count = count;
 	sim->total = count + DEMO_BULLET_SLOTS;
 	size_t n = (size_t)sim->total;
 	sim->boxes = calloc(n, sizeof *sim->boxes);
