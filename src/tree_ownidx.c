@@ -81,20 +81,23 @@ static bool own_find(const tree_t *t, const struct ownidx *ix, uint32_t ci, uint
 	return false;
 }
 
-/// Grow position pos of run r and the groups above it to hold box.
-static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box)
+/// Grow position pos of run r and the groups above it to hold box, an entry of
+/// handle id `id` (their least ids fall to it).
+static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box, uint32_t id)
 {
 	const own_run *rn = &ix->run[r];
 	box_t *base = &own_bounds(t, ix)[2 * rn->first];
+	uint32_t *least = &own_least(t, ix)[2 * rn->first];
 	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 		box_t *b = &base[rn->off[l] + pos];
-		bool grew = false;
+		bool grew = false, fell = id < least[rn->off[l] + pos];
 		for (int d = 0; d < DIM; ++d) {
 			if (box->min[d] < b->min[d]) b->min[d] = box->min[d], grew = true;
 			if (box->max[d] > b->max[d]) b->max[d] = box->max[d], grew = true;
 		}
-		if (!grew) return;
-		if (l == 0) ix->stale++;
+		if (fell) least[rn->off[l] + pos] = id;
+		if (!grew && !fell) return;
+		if (l == 0 && grew) ix->stale++;
 	}
 }
 
@@ -136,8 +139,11 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 {
 	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
 	struct ownidx *ix = own_mut(t, ni);
-	uint32_t r, pos;
-	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos)) own_grow(t, ix, r, pos, box);
+	uint32_t r, pos, id = entry_at(t, addr)->item + 1;
+	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos))
+		own_grow(t, ix, r, pos, box, id);
+	else if (id < ix->tail_least)
+		ix->tail_least = id; // a tail chunk
 	own_note(t, ni);
 }
 
@@ -148,12 +154,13 @@ static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chun
 		return;
 	}
 	struct ownidx *ix = own_mut(t, ni);
-	if (fresh_chunk) {
-		ix->tail++;
-		own_note(t, ni);
+	uint32_t id = entry_at(t, addr)->item + 1;
+	if (fresh_chunk || ix->tail > 0) { // the head is a tail chunk
+		if (fresh_chunk) ix->tail++;
+		if (id < ix->tail_least) ix->tail_least = id;
+		if (fresh_chunk) own_note(t, ni);
 		return;
 	}
-	if (ix->tail > 0) return; // the head is a tail chunk
 	own_on_write(t, ni, addr, &entry_at(t, addr)->box);
 }
 
@@ -208,6 +215,7 @@ static bool own_attach(tree_t *t, uint32_t ni)
 	ix->node = ni;
 	ix->tail = (t->nodes[ni].count + CHUNK_CAP - 1) / CHUNK_CAP; // every chunk, until a run takes them
 	ix->dead = ix->stale = ix->nruns = 0;
+	ix->tail_least = 0; // unknown until a run takes the tail
 	ix->base = ix->cap = 0;
 	t->own_of[ni] = h;
 	t->nodes[ni].flags |= NODE_OWNIDX;
@@ -245,6 +253,7 @@ static void own_free_all(tree_t *t)
 {
 	mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 	mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
+	mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
 	mem_free(t, t->own, (size_t)t->own_cap * sizeof(struct ownidx));
 	mem_free(t, t->own_of, (size_t)t->own_of_cap * sizeof(uint32_t));
 	mem_free(t, t->own_scratch, t->own_scratch_bytes);
@@ -266,8 +275,10 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 		if (pool > UINT32_MAX / 4) return false;
 		uint32_t *ids = mem_alloc(t, (size_t)pool * sizeof(uint32_t));
 		box_t *bounds = ids ? mem_alloc(t, (size_t)pool * 2 * sizeof(box_t)) : NULL;
-		if (!bounds) {
+		uint32_t *least = bounds ? mem_alloc(t, (size_t)pool * 2 * sizeof(uint32_t)) : NULL;
+		if (!least) {
 			mem_free(t, ids, (size_t)pool * sizeof(uint32_t));
+			mem_free(t, bounds, (size_t)pool * 2 * sizeof(box_t));
 			return false;
 		}
 		uint32_t len = 0;
@@ -276,13 +287,16 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 			if (o->cap == 0) continue;
 			memcpy(&ids[len], own_ids(t, o), (size_t)o->cap * sizeof(uint32_t));
 			memcpy(&bounds[2 * (size_t)len], own_bounds(t, o), (size_t)o->cap * 2 * sizeof(box_t));
+			memcpy(&least[2 * (size_t)len], own_least(t, o), (size_t)o->cap * 2 * sizeof(uint32_t));
 			o->base = len;
 			len += o->cap;
 		}
 		mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 		mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
+		mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
 		t->own_ids = ids;
 		t->own_bounds = bounds;
+		t->own_least = least;
 		t->own_pool_cap = (uint32_t)pool;
 		t->own_pool_len = len;
 	}
@@ -290,6 +304,7 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 	if (keep) {
 		memcpy(&t->own_ids[base], own_ids(t, ix), (size_t)keep * sizeof(uint32_t));
 		memcpy(&t->own_bounds[2 * (size_t)base], own_bounds(t, ix), (size_t)keep * 2 * sizeof(box_t));
+		memcpy(&t->own_least[2 * (size_t)base], own_least(t, ix), (size_t)keep * 2 * sizeof(uint32_t));
 	}
 	t->own_pool_used += (uint32_t)cap - ix->cap;
 	t->own_pool_len += (uint32_t)cap;
@@ -442,13 +457,18 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 {
 	own_run *rn = &ix->run[r];
 	box_t *base = &own_bounds(t, ix)[2 * rn->first];
+	uint32_t *least = &own_least(t, ix)[2 * rn->first];
 	uint32_t size = rn->size, off = 0, l = 0;
 	for (uint32_t p = 0; p < size; ++p) {
-		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP;
+		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP, lo = UINT32_MAX;
 		box_t b;
 		bound_clear(&b);
-		for (uint32_t k = 0; k < fill; ++k) pairs_grow(&b, &t->chunks[c].e[k].box);
+		for (uint32_t k = 0; k < fill; ++k) {
+			pairs_grow(&b, &t->chunks[c].e[k].box);
+			if (t->chunks[c].e[k].item + 1 < lo) lo = t->chunks[c].e[k].item + 1;
+		}
 		base[p] = b;
+		least[p] = lo;
 	}
 	rn->off[0] = 0;
 	while (size > 1) {
@@ -458,8 +478,13 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 		for (uint32_t p = 0; p < up; ++p) {
 			box_t b;
 			bound_clear(&b);
-			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) pairs_grow(&b, &base[off + q]);
+			uint32_t lo = UINT32_MAX;
+			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) {
+				pairs_grow(&b, &base[off + q]);
+				if (least[off + q] < lo) lo = least[off + q];
+			}
 			base[off + size + p] = b;
+			least[off + size + p] = lo;
 		}
 		off += size;
 		size = up;
@@ -527,6 +552,11 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
 	ix->nruns = j + 1;
 	ix->tail = keep;
+	// What stays in the tail is the head alone (keep 1), or nothing.
+	ix->tail_least = UINT32_MAX;
+	if (keep)
+		for (uint32_t q = 0, fill = head_fill(n->count); q < fill; ++q)
+			if (t->chunks[n->head].e[q].item + 1 < ix->tail_least) ix->tail_least = t->chunks[n->head].e[q].item + 1;
 	if (j == 0) ix->stale = 0;
 	own_run_bounds(t, ix, j, n->head, head_fill(n->count));
 	return true;
@@ -621,6 +651,8 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	uint32_t c = n->head, dead = 0;
 	for (uint32_t s = 0; s < ix->tail; ++s) {
 		if (c == NIL) return "own-list index: tail longer than the chain";
+		for (uint32_t k = 0, fill = c == n->head ? head_fill(n->count) : CHUNK_CAP; k < fill; ++k)
+			if (t->chunks[c].e[k].item + 1 < ix->tail_least) return "own-list index: a tail entry's id below the tail's least";
 		c = t->chunks[c].next;
 	}
 	uint32_t first = 0;
@@ -656,9 +688,12 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 			for (uint32_t k = 0; k < fill; ++k) {
 				const box_t *b = &t->chunks[c].e[k].box;
 				uint32_t pos = lo;
-				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8)
+				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 					if (!box_within(b, base[rn->off[l] + pos].min, base[rn->off[l] + pos].max))
 						return "own-list index: a group's bound misses an entry";
+					if (t->chunks[c].e[k].item + 1 < own_least(t, ix)[2 * rn->first + rn->off[l] + pos])
+						return "own-list index: an entry's id below its group's least";
+				}
 			}
 			c = t->chunks[c].next;
 		}
