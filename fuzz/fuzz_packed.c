@@ -188,13 +188,25 @@ static void op_def(fuzz *f, input *in)
 // ---- scenes ---------------------------------------------------------------------------
 
 /// Pattern 7 with param 8..15: piles a tree cannot spread out, which the
-/// pair finder sweeps (param & 3): a speck of boxes 1e5 times smaller than
-/// the scene with box 0 far away; long thin strips along x, stacked apart;
-/// points at x = 2^-u, u up to 60; boxes across the centre line x = 0.
+/// pair finder sweeps (param & 3; params 12 and 14 kind 4): a speck of boxes
+/// 1e5 times smaller than the scene with box 0 far away; long thin strips
+/// along x, stacked apart; points at x = 2^-u, u up to 60; boxes across the
+/// centre line x = 0; boxes that all hold the origin, thin on every axis but
+/// one (a nearest search from inside finds them all at distance 0: only ids
+/// part them).
 static box_t generate_pile(tu_rng *r, int kind, int i)
 {
 	box_t b;
 	float side = tu_float(r, 0.0f, 3.0f);
+	if (kind == 4) {
+		int a = tu_int(r, 0, DIM - 1);
+		for (int d = 0; d < DIM; ++d) {
+			float len = d == a ? tu_float(r, 2.0f, 100.0f) : 0.05f;
+			b.min[d] = -len * tu_float(r, 0.0f, 1.0f);
+			b.max[d] = b.min[d] + len;
+		}
+		return b;
+	}
 	for (int d = 0; d < DIM; ++d) {
 		float lo = tu_float(r, 0.0f, 100.0f);
 		switch (kind) {
@@ -220,7 +232,7 @@ static box_t generate_pile(tu_rng *r, int kind, int i)
 static box_t generate(tu_rng *r, int pattern, int param, int i, float unit)
 {
 	box_t b;
-	if (pattern == 7 && param >= 8) return generate_pile(r, param & 3, i);
+	if (pattern == 7 && param >= 8) return generate_pile(r, param >= 12 && !(param & 1) ? 4 : param & 3, i);
 	int per_row = param + 1;
 	for (int d = 0; d < DIM; ++d) {
 		float lo = 0, side = 0;

@@ -152,6 +152,11 @@ def seeds():
             piles += generate(P_NESTED, 8 + kind, 200, seed=kind + 1, doubled=True)
         s[f'swept-piles-{D}'] = [d] + definition(0, 0x40, 0) + piles + \
             query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 1), origin=(1, 0), dirs=(1, 1, 1))
+        # Boxes that all hold the origin, thin on all axes but one: nearest from
+        # inside them (all at distance 0, parted by ids alone) and from an end.
+        s[f'centre-pile-{D}'] = [d] + definition(0, 0x40, 0) + generate(P_NESTED, 12, 250, seed=3, doubled=True) + \
+            query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(2, 7), origin=(1, 0), dirs=(1, 1, 1), k=10) + \
+            query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 9), origin=(2, 3), dirs=(1, 0, 1), k=70)
         # Units from subnormal to past the limit.
         units = []
         for unit in range(8):

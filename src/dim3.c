@@ -9,6 +9,7 @@
 #include "tree_check.c"
 #include "tree_ownidx.c"
 #include "query.c"
+#include "query_knn.c"
 #include "query_cast.c"
 #include "query_planes.c"
 #include "query_batch.c"

@@ -2,7 +2,8 @@
 // tree's and the packed tree's).
 //
 // - The frontier: nodes still to visit, a min-heap on their distance, in a
-//   local array first and in allocated memory once it outgrows it.
+//   local array first and in allocated memory once it outgrows it
+//   (KNN_HEAP: the tree's search keeps its own-list groups in a second one).
 // - The best: the k results so far, a max-heap on (distance, id), so the worst
 //   is at the top to be replaced; sorted into result order at the end.
 #ifndef ORTHANT_SRC_KNN_HEAP_H
@@ -15,71 +16,75 @@
 
 #include "mem.h"
 
-/// Frontier nodes held before the frontier moves to allocated memory.
+/// Frontier entries held before a frontier moves to allocated memory.
 #define KNN_LOCAL 256
 
+/// A growable min-heap `name` of T, ordered by before(&a, &b), in a local
+/// array first: name_init, name_free, name_push (false when it had to grow
+/// and the allocation failed), name_pop.
+#define KNN_HEAP(name, T, before)                                                                                   \
+	typedef struct name {                                                                                           \
+		T local[KNN_LOCAL];                                                                                         \
+		T *data;                                                                                                    \
+		size_t n, cap;                                                                                              \
+	} name;                                                                                                         \
+	static inline void name##_init(name *h)                                                                         \
+	{                                                                                                               \
+		h->data = h->local;                                                                                         \
+		h->n = 0;                                                                                                   \
+		h->cap = KNN_LOCAL;                                                                                         \
+	}                                                                                                               \
+	static inline void name##_free(const ort_allocator *a, name *h)                                                 \
+	{                                                                                                               \
+		if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *h->data);                              \
+	}                                                                                                               \
+	static inline bool name##_push(const ort_allocator *a, name *h, T v)                                            \
+	{                                                                                                               \
+		if (h->n == h->cap) {                                                                                       \
+			size_t cap = h->cap * 2;                                                                                \
+			T *p = allocator_alloc(a, cap * sizeof *p);                                                             \
+			if (!p) return false;                                                                                   \
+			memcpy(p, h->data, h->n * sizeof *p);                                                                   \
+			if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *p);                                \
+			h->data = p;                                                                                            \
+			h->cap = cap;                                                                                           \
+		}                                                                                                           \
+		size_t i = h->n++;                                                                                          \
+		while (i > 0) {                                                                                             \
+			size_t parent = (i - 1) / 2;                                                                            \
+			if (!before(&v, &h->data[parent])) break;                                                               \
+			h->data[i] = h->data[parent];                                                                           \
+			i = parent;                                                                                             \
+		}                                                                                                           \
+		h->data[i] = v;                                                                                             \
+		return true;                                                                                                \
+	}                                                                                                               \
+	static inline T name##_pop(name *h)                                                                             \
+	{                                                                                                               \
+		T top = h->data[0], last = h->data[--h->n];                                                                 \
+		size_t i = 0;                                                                                               \
+		for (;;) {                                                                                                  \
+			size_t c = 2 * i + 1;                                                                                   \
+			if (c >= h->n) break;                                                                                   \
+			if (c + 1 < h->n && before(&h->data[c + 1], &h->data[c])) c++;                                          \
+			if (!before(&h->data[c], &last)) break;                                                                 \
+			h->data[i] = h->data[c];                                                                                \
+			i = c;                                                                                                  \
+		}                                                                                                           \
+		if (h->n) h->data[i] = last;                                                                                \
+		return top;                                                                                                 \
+	}
+
+/// A node of the tree's frontier.
 typedef struct knn_node {
 	double d2;
 	uint32_t node;
 } knn_node;
 
-/// A growable min-heap of nodes by distance, local first.
-typedef struct knn_heap {
-	knn_node local[KNN_LOCAL];
-	knn_node *data;
-	size_t n, cap;
-} knn_heap;
+static inline bool knn_node_before(const knn_node *a, const knn_node *b) { return a->d2 < b->d2; }
 
-static inline void knn_heap_init(knn_heap *h)
-{
-	h->data = h->local;
-	h->n = 0;
-	h->cap = KNN_LOCAL;
-}
-
-static inline void knn_heap_free(const ort_allocator *a, knn_heap *h)
-{
-	if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *h->data);
-}
-
-/// Add v; false when the frontier had to grow and a's allocation failed.
-static bool knn_push(const ort_allocator *a, knn_heap *h, knn_node v)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap * 2;
-		knn_node *p = allocator_alloc(a, cap * sizeof *p);
-		if (!p) return false;
-		memcpy(p, h->data, h->n * sizeof *p);
-		if (h->data != h->local) allocator_free(a, h->data, h->cap * sizeof *p);
-		h->data = p;
-		h->cap = cap;
-	}
-	size_t i = h->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (h->data[parent].d2 <= v.d2) break;
-		h->data[i] = h->data[parent];
-		i = parent;
-	}
-	h->data[i] = v;
-	return true;
-}
-
-static knn_node knn_pop(knn_heap *h)
-{
-	knn_node top = h->data[0], last = h->data[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n) break;
-		if (c + 1 < h->n && h->data[c + 1].d2 < h->data[c].d2) c++;
-		if (h->data[c].d2 >= last.d2) break;
-		h->data[i] = h->data[c];
-		i = c;
-	}
-	if (h->n) h->data[i] = last;
-	return top;
-}
+/// The frontier of nodes by distance: knn_heap_init, _free, _push, _pop.
+KNN_HEAP(knn_heap, knn_node, knn_node_before)
 
 /// A result candidate: the k best so far form a max-heap on (dist, id).
 ///

@@ -175,8 +175,10 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 				break;
 			}
 			at = b->first[k] + b->own[k];
-			for (uint32_t e = b->first[k]; e < at && res == ORT_OK; ++e)
+			for (uint32_t e = b->first[k]; e < at && res == ORT_OK; ++e) {
 				if (!pk_box_holds(&lb, &p->boxes[e])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
+				if (p->ids[e] < b->least[k]) res = pk_fail(msg, msg_size, "an item's id below its lane's least", i);
+			}
 			uint32_t c = b->child[k];
 			if (c == NIL || res != ORT_OK) continue;
 			const pblock *cb = &p->blocks[c];
@@ -184,6 +186,7 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 			for (uint32_t l = 0; l < cb->kids && res == ORT_OK; ++l) {
 				box_t clb = pk_lane_box(cb, (int)l);
 				if (!pk_box_holds(&lb, &clb)) res = pk_fail(msg, msg_size, "bounds miss a child", i);
+				if (cb->least[l] < b->least[k]) res = pk_fail(msg, msg_size, "a child's least id below its parent's", i);
 			}
 			at = end[c];
 		}

@@ -616,6 +616,7 @@ static ort_result pk_build_from(packed_t *p, const char *base, size_t stride, in
 	p->block_count = used;
 	p->count = n;
 	p->bounds = all;
+	pk_least_fill(p);
 	return ORT_OK;
 }
 

@@ -384,6 +384,7 @@ static ort_result pk_build_in_jobs(packed_t *p, ort_tasks *tasks, const char *ba
 	p->block_count = need;
 	p->count = n;
 	p->bounds = all;
+	pk_least_fill(p);
 	return ORT_OK;
 }
 

@@ -63,6 +63,10 @@ typedef struct pblock {
 	uint32_t own[NCHILD];   ///< items of the child itself
 	uint32_t child[NCHILD]; ///< the block of the child's children, NIL for a leaf
 	uint32_t kids;          ///< lanes in use, from 0
+	/// The least id of the child's items, its own and below (pk_least_fill):
+	/// nearest drops a child no nearer than the k-th found whose ids are all
+	/// above the k-th's, so boxes that all hold the point cost about k leaves.
+	uint32_t least[NCHILD];
 } pblock;
 
 struct ORTHANT_NAME(packed) {
@@ -183,6 +187,28 @@ static inline void pk_lane_set(pblock *b, int k, const box_t *box, uint32_t firs
 	b->first[k] = first;
 	b->own[k] = own;
 	b->child[k] = child;
+}
+
+/// Fill every lane's least id from the items and the blocks below it; the
+/// least id of lane k of block bi is returned by pk_least_lane.
+static uint32_t pk_least_lane(pblock *blocks, const uint32_t *ids, uint32_t bi, uint32_t k)
+{
+	pblock *b = &blocks[bi];
+	uint32_t least = UINT32_MAX;
+	for (const uint32_t *i = ids + b->first[k], *e = i + b->own[k]; i < e; ++i) least = *i < least ? *i : least;
+	uint32_t ci = b->child[k];
+	if (ci != NIL)
+		for (uint32_t l = 0, kids = blocks[ci].kids; l < kids; ++l) {
+			uint32_t m = pk_least_lane(blocks, ids, ci, l); // at most PK_PATH_MAX deep
+			least = m < least ? m : least;
+		}
+	b->least[k] = least;
+	return least;
+}
+
+static void pk_least_fill(packed_t *p)
+{
+	if (p->block_count) pk_least_lane(p->blocks, p->ids, 0, 0);
 }
 
 static void pk_block_clear(pblock *b)

@@ -243,6 +243,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	}
 	int n = 0;
 	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
+	double tie_low = INFINITY; ///< below this no distance is reported as the k-th's: the id check is skipped
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	const pblock *blocks = p->blocks;
@@ -252,9 +253,12 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	top = pk_push_near_first(stack, top, 0, at, 1u);
 	while (top > 0) {
 		pk_visit v = stack[--top];
-		// Equal distances are still visited: they may hold a tie with a lower id.
+		// Equal distances are still visited: they may hold a tie with a lower
+		// id, unless every id there is above the k-th's (all at distance 0
+		// when the boxes hold the point: ids alone part them).
 		if (v.at > limit2 || v.at >= beyond) continue;
 		const pblock *b = &blocks[v.block];
+		if (v.at >= tie_low && b->least[v.lane] > best[0].id && (float)sqrt(v.at) >= best[0].dist) continue;
 		WORK_TESTS(b->own[v.lane]);
 		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
 			double d2 = dist2_point_box(point, &p->boxes[e]);
@@ -267,7 +271,14 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				best[0] = c;
 				knn_sift_down(best, n, 0);
 			}
-			if (n == k) beyond = knn_beyond(best[0].dist);
+			if (n == k) {
+				beyond = knn_beyond(best[0].dist);
+				// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp
+				// below dist (relative 2^-24 for normal floats): a cheap filter
+				// before the exact test.
+				double dist = best[0].dist;
+				tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
+			}
 		}
 		uint32_t ci = b->child[v.lane];
 		if (ci == NIL) continue;
@@ -283,6 +294,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				d2 += gap * gap;
 			}
 			if (d2 > worst || d2 >= beyond) continue;
+			if (d2 >= tie_low && c->least[l] > best[0].id && (float)sqrt(d2) >= best[0].dist) continue;
 			at[l] = d2;
 			m |= 1u << l;
 		}

@@ -1,5 +1,5 @@
-// query.c: box, point and sphere queries, and k nearest. Rays and other
-// sweeps are in query_cast.c, convex regions in query_planes.c.
+// query.c: box, point and sphere queries. Rays and other sweeps are in
+// query_cast.c, convex regions in query_planes.c, k nearest in query_knn.c.
 //
 // Every query walks the tree with an explicit stack sized from the tree's
 // height (tree_int.h: node_stack), skipping subtrees that hold nothing and those
@@ -20,7 +20,6 @@
 #include <emmintrin.h>
 #endif
 
-#include "knn_heap.h"
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
@@ -244,108 +243,4 @@ ort_result ORTHANT_NAME(tree_query_sphere)(const tree_t *t, const float centre[D
 	q.radius = radius;
 	q.radius2 = (double)radius * radius;
 	return query_run(t, &q, fn, ctx);
-}
-
-// ---- k nearest ------------------------------------------------------------------
-
-/// What a nearest search's own-list walk prunes by: groups past the limit or
-/// at least as far as the current k-th (the key orders them nearest first).
-typedef struct knn_reach {
-	const float *point;
-	double limit2;
-	const double *beyond;
-} knn_reach;
-
-static bool knn_group(const void *q, const box_t *b, float *key)
-{
-	const knn_reach *r = q;
-	double d2 = dist2_point_bounds(r->point, b->min, b->max);
-	*key = (float)d2;
-	return d2 <= r->limit2 && d2 < *r->beyond;
-}
-
-ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], int k, float max_distance,
-                                      uint64_t mask, ORTHANT_NAME(neighbor) * out, int *found)
-{
-	if (found) *found = 0;
-	if (!t || !point || !found || k < 0 || (k > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
-	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
-	if (k == 0 || t->root == NIL) return ORT_OK;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	double limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance;
-	if ((uint32_t)k > t->live) k = (int)t->live;
-	if (k == 0) return ORT_OK;
-	knn_best local_best[64];
-	knn_best *best = k <= 64 ? local_best : query_alloc(t, (size_t)k * sizeof *best);
-	if (!best) return ORT_ERROR_OUT_OF_MEMORY;
-	knn_heap h;
-	knn_heap_init(&h);
-	int n = 0;
-	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
-	ort_result result = ORT_OK;
-	knn_push(&t->alloc, &h, (knn_node){0.0, t->root});
-	while (h.n > 0) {
-		knn_node kn = knn_pop(&h);
-		if (kn.d2 > limit2) break;
-		// Visit equal distances too: they may hold a tie with a lower id.
-		if (kn.d2 >= beyond) break;
-		const node *nd = &t->nodes[kn.node];
-		own_iter it;
-		knn_reach reach = {point, limit2, &beyond};
-		own_iter_init(t, kn.node, &it, knn_group, &reach);
-		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill))
-			for (uint32_t e_k = 0; e_k < fill; ++e_k) {
-			const entry *e = &t->chunks[c].e[e_k];
-			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
-			double d2 = dist2_point_bounds(point, e->box.min, e->box.max);
-			const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
-			if (sph) {
-				double gap = sqrt(dist2_points(point, sph->c)) - sph->r;
-				d2 = gap > 0.0 ? gap * gap : 0.0;
-			}
-			if (d2 > limit2 || d2 >= beyond) continue;
-			knn_best v = knn_make(d2, e->item + 1);
-			if (n == k && !knn_before(&v, &best[0])) continue;
-			if (leaves) {
-				float p[DIM];
-				clamp_point(point, &e->box, p);
-				if (!leaf_owns(nd, p)) continue;
-			}
-			if (n < k) {
-				best[n] = v;
-				knn_sift_up(best, n++);
-			} else {
-				best[0] = v;
-				knn_sift_down(best, n, 0);
-			}
-			if (n == k) beyond = knn_beyond(best[0].dist);
-		}
-		for (int c = 0; c < NCHILD; ++c) {
-			uint32_t ci = nd->child[c];
-			if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & mask)) continue;
-			// Both the bound and (leaves) the cell hold the point an entry is
-			// measured to, so the farther of the two is a lower bound.
-			const node *cn = &t->nodes[ci];
-			double d2 = dist2_point_bounds(point, cn->bound.min, cn->bound.max);
-			if (leaves) {
-				double dc = dist2_point_bounds(point, cn->lo, cn->hi);
-				if (dc > d2) d2 = dc;
-			}
-			if (d2 > limit2 || d2 >= beyond) continue;
-			if (!knn_push(&t->alloc, &h, (knn_node){d2, ci})) {
-				result = ORT_ERROR_OUT_OF_MEMORY;
-				goto done;
-			}
-		}
-	}
-	knn_heap_sort(best, n);
-	for (int i = 0; i < n; ++i) {
-		uint32_t item_index = best[i].id - 1;
-		out[i] = (ORTHANT_NAME(neighbor)){make_handle(t, item_index), t->items[item_index].user, best[i].dist};
-	}
-	*found = n;
-done:
-	knn_heap_free(&t->alloc, &h);
-	if (best != local_best) query_free(t, best, (size_t)k * sizeof *best);
-	return result;
 }

@@ -213,6 +213,7 @@ struct ORTHANT_NAME(tree) {
 	/// (at the end, in order), and in use (the rest is left by regrown indexes).
 	uint32_t *own_ids;
 	box_t *own_bounds;
+	uint32_t *own_least; ///< beside own_bounds: the least handle id under each bound
 	uint32_t own_pool_cap, own_pool_len, own_pool_used;
 	void *own_scratch; ///< rebuild memory, kept between frames
 	size_t own_scratch_bytes;

@@ -81,20 +81,23 @@ static bool own_find(const tree_t *t, const struct ownidx *ix, uint32_t ci, uint
 	return false;
 }
 
-/// Grow position pos of run r and the groups above it to hold box.
-static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box)
+/// Grow position pos of run r and the groups above it to hold box, an entry of
+/// handle id `id` (their least ids fall to it).
+static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box, uint32_t id)
 {
 	const own_run *rn = &ix->run[r];
 	box_t *base = &own_bounds(t, ix)[2 * rn->first];
+	uint32_t *least = &own_least(t, ix)[2 * rn->first];
 	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 		box_t *b = &base[rn->off[l] + pos];
-		bool grew = false;
+		bool grew = false, fell = id < least[rn->off[l] + pos];
 		for (int d = 0; d < DIM; ++d) {
 			if (box->min[d] < b->min[d]) b->min[d] = box->min[d], grew = true;
 			if (box->max[d] > b->max[d]) b->max[d] = box->max[d], grew = true;
 		}
-		if (!grew) return;
-		if (l == 0) ix->stale++;
+		if (fell) least[rn->off[l] + pos] = id;
+		if (!grew && !fell) return;
+		if (l == 0 && grew) ix->stale++;
 	}
 }
 
@@ -136,8 +139,11 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 {
 	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
 	struct ownidx *ix = own_mut(t, ni);
-	uint32_t r, pos;
-	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos)) own_grow(t, ix, r, pos, box);
+	uint32_t r, pos, id = entry_at(t, addr)->item + 1;
+	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos))
+		own_grow(t, ix, r, pos, box, id);
+	else if (id < ix->tail_least)
+		ix->tail_least = id; // a tail chunk
 	own_note(t, ni);
 }
 
@@ -148,12 +154,13 @@ static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chun
 		return;
 	}
 	struct ownidx *ix = own_mut(t, ni);
-	if (fresh_chunk) {
-		ix->tail++;
-		own_note(t, ni);
+	uint32_t id = entry_at(t, addr)->item + 1;
+	if (fresh_chunk || ix->tail > 0) { // the head is a tail chunk
+		if (fresh_chunk) ix->tail++;
+		if (id < ix->tail_least) ix->tail_least = id;
+		if (fresh_chunk) own_note(t, ni);
 		return;
 	}
-	if (ix->tail > 0) return; // the head is a tail chunk
 	own_on_write(t, ni, addr, &entry_at(t, addr)->box);
 }
 
@@ -208,6 +215,7 @@ static bool own_attach(tree_t *t, uint32_t ni)
 	ix->node = ni;
 	ix->tail = (t->nodes[ni].count + CHUNK_CAP - 1) / CHUNK_CAP; // every chunk, until a run takes them
 	ix->dead = ix->stale = ix->nruns = 0;
+	ix->tail_least = 0; // unknown until a run takes the tail
 	ix->base = ix->cap = 0;
 	t->own_of[ni] = h;
 	t->nodes[ni].flags |= NODE_OWNIDX;
@@ -245,6 +253,7 @@ static void own_free_all(tree_t *t)
 {
 	mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 	mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
+	mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
 	mem_free(t, t->own, (size_t)t->own_cap * sizeof(struct ownidx));
 	mem_free(t, t->own_of, (size_t)t->own_of_cap * sizeof(uint32_t));
 	mem_free(t, t->own_scratch, t->own_scratch_bytes);
@@ -266,8 +275,10 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 		if (pool > UINT32_MAX / 4) return false;
 		uint32_t *ids = mem_alloc(t, (size_t)pool * sizeof(uint32_t));
 		box_t *bounds = ids ? mem_alloc(t, (size_t)pool * 2 * sizeof(box_t)) : NULL;
-		if (!bounds) {
+		uint32_t *least = bounds ? mem_alloc(t, (size_t)pool * 2 * sizeof(uint32_t)) : NULL;
+		if (!least) {
 			mem_free(t, ids, (size_t)pool * sizeof(uint32_t));
+			mem_free(t, bounds, (size_t)pool * 2 * sizeof(box_t));
 			return false;
 		}
 		uint32_t len = 0;
@@ -276,13 +287,16 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 			if (o->cap == 0) continue;
 			memcpy(&ids[len], own_ids(t, o), (size_t)o->cap * sizeof(uint32_t));
 			memcpy(&bounds[2 * (size_t)len], own_bounds(t, o), (size_t)o->cap * 2 * sizeof(box_t));
+			memcpy(&least[2 * (size_t)len], own_least(t, o), (size_t)o->cap * 2 * sizeof(uint32_t));
 			o->base = len;
 			len += o->cap;
 		}
 		mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 		mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
+		mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
 		t->own_ids = ids;
 		t->own_bounds = bounds;
+		t->own_least = least;
 		t->own_pool_cap = (uint32_t)pool;
 		t->own_pool_len = len;
 	}
@@ -290,6 +304,7 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 	if (keep) {
 		memcpy(&t->own_ids[base], own_ids(t, ix), (size_t)keep * sizeof(uint32_t));
 		memcpy(&t->own_bounds[2 * (size_t)base], own_bounds(t, ix), (size_t)keep * 2 * sizeof(box_t));
+		memcpy(&t->own_least[2 * (size_t)base], own_least(t, ix), (size_t)keep * 2 * sizeof(uint32_t));
 	}
 	t->own_pool_used += (uint32_t)cap - ix->cap;
 	t->own_pool_len += (uint32_t)cap;
@@ -350,36 +365,72 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 	}
 }
 
+/// The coordinate (of the 2 * DIM a box is as a point) to cut e[0, n) on at
+/// rank `cut`, or -1 when the boxes are all one point: the cut whose two sides'
+/// bounds are smallest, each axis measured against the whole's extent on it
+/// (a sum of relative shrinks: about the volume the cut saves). Measured on a
+/// sample, sorted per coordinate; the choice only steers the layout's quality.
+///
+/// Relative, not absolute: boxes that all hold one point and are long on
+/// different axes leave a cut on their long ends a side as long as the whole,
+/// while a cut on the thin axes (where they differ by a hair) parts those
+/// whose near faces are nearest a point off that axis, which is what a
+/// nearest search among such near-ties must tell apart. Strips stacked along
+/// y are still cut on y (each side half the whole's height).
+static int own_axis(const entry *e, uint32_t n, uint32_t cut)
+{
+	const entry *s[OWN_SAMPLE];
+	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
+	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = &e[i];
+	uint32_t r = (uint32_t)((uint64_t)cut * m / n);
+	if (r < 1) r = 1;
+	if (r > m - 1) r = m - 1;
+	box_t whole;
+	bound_clear(&whole);
+	for (uint32_t i = 0; i < m; ++i) pairs_grow(&whole, &s[i]->box);
+	int best = -1;
+	double best_score = -1.0;
+	for (int a = 0; a < 2 * DIM; ++a) {
+		for (uint32_t i = 1; i < m; ++i) { // insertion sort by coordinate a: m is small
+			const entry *x = s[i];
+			uint32_t j = i;
+			for (; j > 0 && own_key(s[j - 1], a) > own_key(x, a); --j) s[j] = s[j - 1];
+			s[j] = x;
+		}
+		if (!(own_key(s[0], a) < own_key(s[m - 1], a))) continue; // one value: no cut parts it
+		box_t side[2];
+		bound_clear(&side[0]);
+		bound_clear(&side[1]);
+		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i]->box);
+		double score = 0.0;
+		for (int d = 0; d < DIM; ++d) {
+			double w = (double)whole.max[d] - whole.min[d];
+			if (!(w > 0.0)) continue;
+			for (int h = 0; h < 2; ++h) score += (w - ((double)side[h].max[d] - side[h].min[d])) / w;
+		}
+		if (score > best_score) best = a, best_score = score;
+	}
+	if (best < 0 && m < n) {
+		// The sample is one point; the whole may not be: cut on any coordinate that varies.
+		for (int a = 0; a < 2 * DIM && best < 0; ++a)
+			for (uint32_t i = 1; i < n; ++i)
+				if (own_key(&e[i], a) != own_key(&e[0], a)) {
+					best = a;
+					break;
+				}
+	}
+	return best;
+}
+
 /// Lay out e[0, n) in kd order (see the top), cut at chunk boundaries.
 static void own_order(entry *e, uint32_t n)
 {
 	while (n > CHUNK_CAP) {
-		// The coordinate whose spread most exceeds the boxes' mean extent on
-		// its axis: a cut there parts boxes instead of slicing across them
-		// (strips along x are cut by y, not by the noise of their ends). A
-		// sample measures it: the axis only steers the layout's quality.
-		float lo[2 * DIM], hi[2 * DIM];
-		double extent[DIM] = {0};
-		uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, taken = 0;
-		for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
-		for (uint32_t i = 0; i < n; i += step, ++taken) {
-			for (int a = 0; a < 2 * DIM; ++a) {
-				float v = own_key(&e[i], a);
-				if (v < lo[a]) lo[a] = v;
-				if (v > hi[a]) hi[a] = v;
-			}
-			for (int d = 0; d < DIM; ++d) extent[d] += (double)e[i].box.max[d] - e[i].box.min[d];
-		}
-		int best = -1;
-		double best_score = 0.0;
-		for (int a = 0; a < 2 * DIM; ++a) {
-			double spread = (double)hi[a] - lo[a], score = spread - extent[a % DIM] / taken;
-			if (spread > 0.0 && (best < 0 || score > best_score)) best = a, best_score = score;
-		}
-		if (best < 0) return; // all one point: any order
 		uint32_t chunks = (n + CHUNK_CAP - 1) / CHUNK_CAP, left = 1;
 		while (left * 2 < chunks) left *= 2;
 		uint32_t cut = left * CHUNK_CAP;
+		int best = own_axis(e, n, cut);
+		if (best < 0) return; // all one point: any order
 		own_select(e, n, cut, best);
 		// The smaller side by recursion, the larger by the loop: O(log n) deep.
 		if (cut <= n - cut) {
@@ -406,13 +457,18 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 {
 	own_run *rn = &ix->run[r];
 	box_t *base = &own_bounds(t, ix)[2 * rn->first];
+	uint32_t *least = &own_least(t, ix)[2 * rn->first];
 	uint32_t size = rn->size, off = 0, l = 0;
 	for (uint32_t p = 0; p < size; ++p) {
-		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP;
+		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP, lo = UINT32_MAX;
 		box_t b;
 		bound_clear(&b);
-		for (uint32_t k = 0; k < fill; ++k) pairs_grow(&b, &t->chunks[c].e[k].box);
+		for (uint32_t k = 0; k < fill; ++k) {
+			pairs_grow(&b, &t->chunks[c].e[k].box);
+			if (t->chunks[c].e[k].item + 1 < lo) lo = t->chunks[c].e[k].item + 1;
+		}
 		base[p] = b;
+		least[p] = lo;
 	}
 	rn->off[0] = 0;
 	while (size > 1) {
@@ -422,8 +478,13 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 		for (uint32_t p = 0; p < up; ++p) {
 			box_t b;
 			bound_clear(&b);
-			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) pairs_grow(&b, &base[off + q]);
+			uint32_t lo = UINT32_MAX;
+			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) {
+				pairs_grow(&b, &base[off + q]);
+				if (least[off + q] < lo) lo = least[off + q];
+			}
 			base[off + size + p] = b;
+			least[off + size + p] = lo;
 		}
 		off += size;
 		size = up;
@@ -491,6 +552,11 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
 	ix->nruns = j + 1;
 	ix->tail = keep;
+	// What stays in the tail is the head alone (keep 1), or nothing.
+	ix->tail_least = UINT32_MAX;
+	if (keep)
+		for (uint32_t q = 0, fill = head_fill(n->count); q < fill; ++q)
+			if (t->chunks[n->head].e[q].item + 1 < ix->tail_least) ix->tail_least = t->chunks[n->head].e[q].item + 1;
 	if (j == 0) ix->stale = 0;
 	own_run_bounds(t, ix, j, n->head, head_fill(n->count));
 	return true;
@@ -585,6 +651,8 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	uint32_t c = n->head, dead = 0;
 	for (uint32_t s = 0; s < ix->tail; ++s) {
 		if (c == NIL) return "own-list index: tail longer than the chain";
+		for (uint32_t k = 0, fill = c == n->head ? head_fill(n->count) : CHUNK_CAP; k < fill; ++k)
+			if (t->chunks[c].e[k].item + 1 < ix->tail_least) return "own-list index: a tail entry's id below the tail's least";
 		c = t->chunks[c].next;
 	}
 	uint32_t first = 0;
@@ -620,9 +688,12 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 			for (uint32_t k = 0; k < fill; ++k) {
 				const box_t *b = &t->chunks[c].e[k].box;
 				uint32_t pos = lo;
-				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8)
+				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 					if (!box_within(b, base[rn->off[l] + pos].min, base[rn->off[l] + pos].max))
 						return "own-list index: a group's bound misses an entry";
+					if (t->chunks[c].e[k].item + 1 < own_least(t, ix)[2 * rn->first + rn->off[l] + pos])
+						return "own-list index: an entry's id below its group's least";
+				}
 			}
 			c = t->chunks[c].next;
 		}

@@ -33,6 +33,16 @@
 // bounds pass a fraction of the list, the next change rebuilds the whole
 // index: O(m log m) after Θ(m) changes. Rebuilds happen in mutations only;
 // queries read the index and never change it.
+//
+// ## Least ids
+//
+// Beside each bound the index keeps a lower bound of the handle ids (item + 1)
+// under it (own_least, parallel to own_bounds), and the header one for the
+// tail's entries (tail_least). Like the bounds they only move one way (down)
+// between rebuilds. A nearest search needs them: its results are ordered by
+// distance, then id, so when many boxes hold the query point (all at distance
+// 0) it must find the least ids among them; a group no nearer than the k-th
+// found whose least id is above the k-th's holds nothing that ranks before it.
 #ifndef ORTHANT_SRC_TREE_OWNIDX_H
 #define ORTHANT_SRC_TREE_OWNIDX_H
 
@@ -69,6 +79,8 @@ struct ownidx {
 	uint32_t dead;  ///< released run chunks, over all runs
 	uint32_t stale; ///< bounds grown since the last full rebuild
 	uint32_t nruns;
+	/// No entry of a tail chunk has a lower handle id (item + 1); 0 when unknown.
+	uint32_t tail_least;
 	/// Its region of the tree's index pools: positions [base, base + cap) of
 	/// own_ids (chunk ids by run and position) and [2 base, 2 (base + cap))
 	/// of own_bounds (per run, its levels: they fit in twice its size). The
@@ -85,6 +97,8 @@ static inline const struct ownidx *own_get(const tree_t *t, uint32_t ni)
 
 static inline uint32_t *own_ids(const tree_t *t, const struct ownidx *ix) { return &t->own_ids[ix->base]; }
 static inline box_t *own_bounds(const tree_t *t, const struct ownidx *ix) { return &t->own_bounds[2 * (size_t)ix->base]; }
+/// The least ids, one for each bound of own_bounds, at the same place.
+static inline uint32_t *own_least(const tree_t *t, const struct ownidx *ix) { return &t->own_least[2 * (size_t)ix->base]; }
 
 static inline bool box_inverted(const box_t *b) { return !(b->min[0] <= b->max[0]); }
 
@@ -189,6 +203,40 @@ static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fi
 		for (uint32_t p = s.pos * 8; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
 	}
 	return NIL;
+}
+
+// ---- a best-first walk's view of the groups ------------------------------------
+//
+// A nearest search keeps the groups it has yet to open in its own frontier,
+// with the tree's nodes, instead of walking a node's index at once.
+
+/// Group (level, pos) of run r: its place in the index's bounds and least ids.
+static inline uint32_t own_group_at(const struct ownidx *ix, uint32_t r, uint32_t level, uint32_t pos)
+{
+	const own_run *run = &ix->run[r];
+	assert(level < run->levels);
+	return 2 * run->first + run->off[level] + pos;
+}
+
+/// The groups one level below group (level >= 1, pos) of run r: [*first, *end).
+static inline void own_group_below(const struct ownidx *ix, uint32_t r, uint32_t level, uint32_t pos,
+                                   uint32_t *first, uint32_t *end)
+{
+	const own_run *run = &ix->run[r];
+	uint32_t n_below = run->off[level] - run->off[level - 1];
+	*first = pos * 8;
+	*end = pos * 8 + 8 < n_below ? pos * 8 + 8 : n_below;
+}
+
+/// The chunk at level-0 position pos of run r of node ni's index, and the
+/// entries it holds.
+static inline uint32_t own_group_chunk(const tree_t *t, const struct ownidx *ix, uint32_t ni, uint32_t r, uint32_t pos,
+                                       uint32_t *fill)
+{
+	uint32_t c = own_ids(t, ix)[ix->run[r].first + pos];
+	const node *n = &t->nodes[ni];
+	*fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
+	return c;
 }
 
 #endif
