@@ -47,7 +47,12 @@
 //
 // A merge elsewhere may leave a capped item touching LEAVES_CAP leaves or
 // fewer; it stays capped until it moves (finding it would mean scanning the
-// own lists of every ancestor on each merge). So the rule validate checks:
+// own lists of every ancestor on each merge). That costs no cliff: a capped
+// item is stored as the tight placement stores every item (once, in the
+// smallest node holding it, in an own list that is indexed when big and
+// handed down by the pair finder), whose work the same bounds hold on any
+// scene (tests/test_leafcap.c: boxes left capped when the small boxes around
+// them go, against a tree built from the same boxes). So the rule validate checks:
 // a copied item is in exactly the leaves it touches, at most LEAVES_CAP; a
 // capped item has one entry, in its home, which is divided (so the box
 // crosses a split line there and touches at least two leaves).
