@@ -3,7 +3,9 @@
 node's own list (fuzz/corpus/ops/own-list-*), so the fuzzer starts from the
 indexed path of src/tree_ownidx.h: tight straddlers of the centre line and
 loose full-width strips, 2D and 3D, then removes, small and far moves and
-queries among them, and removes down past the point where the index goes.
+queries among them, and removes down past the point where the index goes;
+and leaves strips each removed and inserted again in row order, whose
+copies fill leaves that must split for them to go capped.
 
     python3 fuzz/make_ownidx_corpus.py
 """
@@ -49,6 +51,15 @@ def program(dim, placement, kind, rng):
             first = (-120, 120)
         rest = [(row if d == 1 else rng.randrange(-120, 120), 1 + 2 * (i % 2)) for d in range(1, dim)]
         out += bytes([OP_INSERT]) + box([first] + rest)
+    if kind == "leaves-strips":
+        # Every strip removed and inserted again, in row order: the copies of
+        # the re-inserted strips fill the big leaves they touch, whose splits
+        # must count them as capped (else they pile up there).
+        for i in range(n):
+            out += bytes([OP_REMOVE, i, OP_INSERT]) + box(
+                [(-120, 120)] + [(-120 + (240 * i) // n if d == 1 else rng.randrange(-120, 120), 1) for d in range(1, dim)])
+        out += bytes([OP_QUERY] + [rng.randrange(256) for _ in range(4 * dim + 1)])
+        return bytes(out)
     for step in range(160):
         r = rng.random()
         if r < 0.25:
@@ -82,7 +93,7 @@ def main():
     check_ops()
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "ops")
     for dim in (2, 3):
-        for placement, kind in ((1, "straddle"), (0, "strips")):
+        for placement, kind in ((1, "straddle"), (0, "strips"), (2, "leaves-strips")):
             rng = random.Random(dim * 10 + placement)
             name = "own-list-%s-%dd" % (kind, dim)
             with open(os.path.join(here, name), "wb") as f:
