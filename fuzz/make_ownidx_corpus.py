@@ -3,14 +3,20 @@
 node's own list (fuzz/corpus/ops/own-list-*), so the fuzzer starts from the
 indexed path of src/tree_ownidx.h: tight straddlers of the centre line and
 loose full-width strips, 2D and 3D, then removes, small and far moves and
-queries among them, and removes down past the point where the index goes.
+queries among them, and removes down past the point where the index goes;
+and leaves strips each removed and inserted again in row order, whose
+copies fill leaves that must split for them to go capped.
 
     python3 fuzz/make_ownidx_corpus.py
 """
 import os
 import random
 
-OP_INSERT, OP_REMOVE, OP_MOVE_NEAR, OP_MOVE_FAR, OP_QUERY = 0, 1, 2, 3, 8
+# fuzz_ops.c reads an op byte as op % OP_COUNT; a near move steps by 1/16
+# of its operands, or by whole units when the byte has bit 4 (16) set.
+OP_INSERT, OP_REMOVE, OP_MOVE_NEAR, OP_MOVE_FAR, OP_QUERY, OP_COUNT = 0, 1, 2, 3, 8, 9
+# The near-move byte with bit 4 set: 2 + 9k for the least k that sets it (20).
+OP_MOVE_NEAR_UNITS = next(b for b in range(OP_MOVE_NEAR, 0xF0, OP_COUNT) if b & 16)
 
 
 def s8(v):
@@ -45,6 +51,15 @@ def program(dim, placement, kind, rng):
             first = (-120, 120)
         rest = [(row if d == 1 else rng.randrange(-120, 120), 1 + 2 * (i % 2)) for d in range(1, dim)]
         out += bytes([OP_INSERT]) + box([first] + rest)
+    if kind == "leaves-strips":
+        # Every strip removed and inserted again, in row order: the copies of
+        # the re-inserted strips fill the big leaves they touch, whose splits
+        # must count them as capped (else they pile up there).
+        for i in range(n):
+            out += bytes([OP_REMOVE, i, OP_INSERT]) + box(
+                [(-120, 120)] + [(-120 + (240 * i) // n if d == 1 else rng.randrange(-120, 120), 1) for d in range(1, dim)])
+        out += bytes([OP_QUERY] + [rng.randrange(256) for _ in range(4 * dim + 1)])
+        return bytes(out)
     for step in range(160):
         r = rng.random()
         if r < 0.25:
@@ -52,7 +67,7 @@ def program(dim, placement, kind, rng):
         elif r < 0.45:
             out += bytes([OP_REMOVE, rng.randrange(256)])
         elif r < 0.65:
-            out += bytes([OP_MOVE_NEAR | 16 * rng.randrange(2), rng.randrange(256)])
+            out += bytes([(OP_MOVE_NEAR, OP_MOVE_NEAR_UNITS)[rng.randrange(2)], rng.randrange(256)])
             out += bytes(s8(rng.randrange(-3, 4)) for _ in range(dim))
         elif r < 0.8:
             out += bytes([OP_MOVE_FAR, rng.randrange(256)]) + box(
@@ -66,10 +81,19 @@ def program(dim, placement, kind, rng):
     return bytes(out)
 
 
+def check_ops():
+    """Each op byte the script writes decodes as the op it is named for."""
+    for byte, op in ((OP_INSERT, OP_INSERT), (OP_REMOVE, OP_REMOVE), (OP_MOVE_NEAR, OP_MOVE_NEAR),
+                     (OP_MOVE_NEAR_UNITS, OP_MOVE_NEAR), (OP_MOVE_FAR, OP_MOVE_FAR), (OP_QUERY, OP_QUERY)):
+        assert byte % OP_COUNT == op and byte < 0xF0, (byte, op)
+    assert OP_MOVE_NEAR_UNITS & 16
+
+
 def main():
+    check_ops()
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "ops")
     for dim in (2, 3):
-        for placement, kind in ((1, "straddle"), (0, "strips")):
+        for placement, kind in ((1, "straddle"), (0, "strips"), (2, "leaves-strips")):
             rng = random.Random(dim * 10 + placement)
             name = "own-list-%s-%dd" % (kind, dim)
             with open(os.path.join(here, name), "wb") as f:

@@ -626,6 +626,8 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 	bool split_it = n > (uint32_t)t->def.bucket_size && can_split(t, nd);
 	if (split_it) {
 		const uint32_t *S = t->scratch;
+		// per counts the entries that stay (not capped by the split) first.
+		uint32_t capped[NCHILD] = {0};
 		for (uint32_t k = 0; k < n; ++k) {
 			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
@@ -633,9 +635,13 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 				child_cell(nd, c, lo, hi);
 				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++, touched++;
 			}
-			over += touched > 1 && cap_build_spans(nd, &boxes[S[at + k]]);
+			if (touched < 2 || !cap_build_spans(nd, &boxes[S[at + k]])) continue;
+			over++;
+			unsigned mask = cap_child_mask(nd, &boxes[S[at + k]]); // rare: its touches moved to capped
+			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u, capped[c] += (mask >> c) & 1u;
 		}
-		split_it = leaves_split_helps(per, n); // as split() decides
+		split_it = leaves_split_helps(per, n - over); // as split() decides: what the split caps does not count
+		for (int c = 0; c < NCHILD; ++c) per[c] += capped[c];
 		if (split_it && node_depth(t, nd) >= t->def.max_depth) {
 			bool one = true; // past max_depth one box repeated is refused
 			for (uint32_t k = 1; k < n && one; ++k) one = memcmp(&boxes[S[at + k]], &boxes[S[at]], sizeof boxes[0]) == 0;

@@ -30,7 +30,12 @@
 //     (cap_split_entry), so a pile of strips never copies itself down every
 //     level first; cap_fixup takes its copies elsewhere out (each leaf read once, however many
 //     noted items it holds: a pile of thousands converts in linear time), then
-//     tidies the leaves that emptied. (Not
+//     tidies the leaves that emptied. Whether a split helps (tree_shape.c)
+//     counts only the entries it does not cap (cap_split_caps): a leaf of
+//     strips that each touch its fullest child still splits, and they go to
+//     their home (else strips re-inserted into a grown tree, each copied
+//     into the two big leaves it touches, piled up there by the thousand,
+//     scanned whole by every query that reached them). (Not
 //     inside the split: the split runs inside a walk of the region, and
 //     removing copies elsewhere could prune what the walk is about to read.)
 //   merge: a node folding its subtree into one leaf turns every capped entry
@@ -42,7 +47,12 @@
 //
 // A merge elsewhere may leave a capped item touching LEAVES_CAP leaves or
 // fewer; it stays capped until it moves (finding it would mean scanning the
-// own lists of every ancestor on each merge). So the rule validate checks:
+// own lists of every ancestor on each merge). That costs no cliff: a capped
+// item is stored as the tight placement stores every item (once, in the
+// smallest node holding it, in an own list that is indexed when big and
+// handed down by the pair finder), whose work the same bounds hold on any
+// scene (tests/test_leafcap.c: boxes left capped when the small boxes around
+// them go, against a tree built from the same boxes). So the rule validate checks:
 // a copied item is in exactly the leaves it touches, at most LEAVES_CAP; a
 // capped item has one entry, in its home, which is divided (so the box
 // crosses a split line there and touches at least two leaves).
@@ -294,6 +304,28 @@ static inline bool cap_build_spans(const node *nd, const box_t *box)
 	return spans;
 }
 
+/// The children of node nd whose cells box touches, a bit each.
+static inline unsigned cap_child_mask(const node *nd, const box_t *box)
+{
+	unsigned mask = 0;
+	for (int c = 0; c < NCHILD; ++c) {
+		float lo[DIM], hi[DIM];
+		child_cell(nd, c, lo, hi);
+		mask |= (unsigned)cell_touches(lo, hi, box) << c;
+	}
+	return mask;
+}
+
+/// Whether box, touching the children of nd in mask (cap_child_mask), is
+/// over the cap once nd is divided, whatever grows below: it touches two
+/// children or more and spans one of them (cap_build_spans), which cap_count
+/// counts as past the limit. A split (the batched build's or an insert's)
+/// stores such an entry capped, never in the children.
+static inline bool cap_split_caps(const node *nd, const box_t *box, unsigned mask)
+{
+	return (mask & (mask - 1)) && cap_build_spans(nd, box);
+}
+
 /// The batched build's split of node nd into children: the n box indices at
 /// S[at..] (item of box k at S[k]), per[c] of them touching child c, some of
 /// them (the build counted them) touching two children or more and spanning
@@ -309,13 +341,8 @@ static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const
 {
 	for (uint32_t k = 0; k < n; ++k) {
 		const box_t *box = &boxes[S[at + k]];
-		unsigned mask = 0;
-		for (int c = 0; c < NCHILD; ++c) {
-			float lo[DIM], hi[DIM];
-			child_cell(nd, c, lo, hi);
-			mask |= (unsigned)cell_touches(lo, hi, box) << c;
-		}
-		if (!(mask & (mask - 1)) || !cap_build_spans(nd, box)) continue;
+		unsigned mask = cap_child_mask(nd, box);
+		if (!cap_split_caps(nd, box, mask)) continue;
 		t->items[S[S[at + k]]].flags |= ITEM_OVERCAP;
 		for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 	}

@@ -502,6 +502,8 @@ static void cap_note(tree_t *t, uint32_t index, const box_t *box);
 static bool cap_split_entry(tree_t *t, const entry *e);
 static void cap_uncap(tree_t *t, uint32_t index);
 static inline bool cap_build_spans(const node *nd, const box_t *box);
+static inline unsigned cap_child_mask(const node *nd, const box_t *box);
+static inline bool cap_split_caps(const node *nd, const box_t *box, unsigned mask);
 static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const uint32_t *S, size_t at, uint32_t n,
                             uint32_t per[NCHILD]);
 static bool cap_build_fixup(tree_t *t, const box_t *boxes);

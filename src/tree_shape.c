@@ -192,18 +192,27 @@ static void split(tree_t *t, uint32_t ni)
 	if (leaves) {
 		// Splitting helps only if some entry misses the fullest child; else
 		// (a pile of duplicates, boxes covering the whole cell) it would only
-		// copy the pile down to max_depth, NCHILD times per level.
-		uint32_t per[NCHILD] = {0};
+		// copy the pile down to max_depth, NCHILD times per level. An entry
+		// the split puts over the cap (cap_split_caps) leaves the leaf for
+		// its home instead of being copied, so it is not counted: a leaf of
+		// strips that all touch the fullest child still splits, and they go
+		// capped (else re-inserted strips pile up in a leaf, scanned whole).
+		uint32_t per[NCHILD] = {0}, stay = n->count;
 		ENTRY_LOOP(t, n, ch, k)
 		{
 			const box_t *b = &t->chunks[ch].e[k].box;
+			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
 				float lo[DIM], hi[DIM];
 				child_cell(n, c, lo, hi);
-				if (cell_touches(lo, hi, b)) per[c]++;
+				if (cell_touches(lo, hi, b)) per[c]++, touched++;
 			}
+			if (touched < 2 || !cap_build_spans(n, b)) continue;
+			stay--; // capped by the split (cap_split_caps): its touches do not count
+			unsigned mask = cap_child_mask(n, b);
+			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 		}
-		useful = leaves_split_helps(per, n->count);
+		useful = leaves_split_helps(per, stay);
 	}
 	// Past max_depth (can_split): one box repeated would only move down until
 	// floats run out.
