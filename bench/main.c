@@ -437,7 +437,7 @@ static void run_static(void)
 		for (int kk = 0; kk < g_nimpl; ++kk) {
 			int idx = (kk + r) % g_nimpl;
 			const bench_impl *im = &g_impls[idx];
-			if (!strcmp(im->name, "brute") || im->dynamic_only || !impl_fits(im, 2, n)) continue;
+			if (!strcmp(im->name, "brute") || im->dynamic_only || !impl_fits(im, 2, n) || !impl_wanted(&sc, im)) continue;
 			if (!im->query_boxes && !im->ray_all && !im->ray_first && !im->knn) continue;
 			size_t heap0 = bench_heap();
 			double t0 = bench_now();
