@@ -10,7 +10,8 @@
 //   on scenes made to pile items into one cell (a speck and a far box, thin
 //   strips, binary scales towards 0, centre-line straddlers, duplicates,
 //   strips long in x and strips long in y crossing the centre, strips
-//   across the centre lying between rows of small boxes),
+//   across the centre lying between rows of small boxes, pinwheels of
+//   strips that meet on every axis and never as boxes),
 //   stay within c (n log n + k); every answer against brute force.
 #include <float.h>
 
@@ -277,10 +278,61 @@ static void test_packed_reentry(void **state)
 extern uint64_t TU(work_box_tests);
 #endif
 
-enum scene_kind { K_UNIFORM, K_SPECK, K_STRIPS, K_BINARY, K_STRADDLE, K_DUPLICATES, K_CROSSED, K_GAPS, KINDS };
-static const char *const kind_names[] = {"uniform",          "speck and a far box",        "thin strips",
-                                         "binary scales",    "centre-line straddlers",     "duplicates",
-                                         "strips crossing the centre", "strips between rows"};
+enum scene_kind {
+	K_UNIFORM,
+	K_SPECK,
+	K_STRIPS,
+	K_BINARY,
+	K_STRADDLE,
+	K_DUPLICATES,
+	K_CROSSED,
+	K_GAPS,
+	K_PINWHEEL,
+	K_PINWHEEL_TURNED,
+	K_PINWHEEL_MIXED,
+	KINDS
+};
+static const char *const kind_names[] = {"uniform",
+                                         "speck and a far box",
+                                         "thin strips",
+                                         "binary scales",
+                                         "centre-line straddlers",
+                                         "duplicates",
+                                         "strips crossing the centre",
+                                         "strips between rows",
+                                         "pinwheel of strips",
+                                         "pinwheel, turned",
+                                         "pinwheel and small boxes"};
+
+/// Box i of n of a pinwheel of strips in the plane of axes u and v (the
+/// other axis, in 3D, long: every box meets every other on it): four arms
+/// around the centre, each a stack of strips across a centre line. The top
+/// arm's strips are long in u and reach over the left arm's (long in v) on
+/// u, and under the right arm's on v; none meets another as a box (k = 0),
+/// yet a sweep along u or along v meets a quarter of all pairs, and the
+/// strips long in u cross the strips long in v on both axes.
+static box_t pinwheel_box(tu_rng *r, int i, int n, int u, int v)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0.0f, 10.0f);
+		b.max[d] = tu_float(r, 990.0f, 1000.0f);
+	}
+	int arm = i % 4, per = (n + 3) / 4, s = i / 4;
+	float step = 190.0f / (float)per, thin = (float)s * step + tu_float(r, 0.0f, 0.5f * step);
+	// Each arm: whether it is long in u, its range on that axis, and where
+	// its band on the other starts.
+	static const struct {
+		int long_u;
+		float lo, hi, band;
+	} arms[4] = {{1, 0.0f, 790.0f, 810.0f}, {0, 210.0f, 1000.0f, 810.0f}, {1, 210.0f, 1000.0f, 0.0f}, {0, 0.0f, 790.0f, 0.0f}};
+	int la = arms[arm].long_u ? u : v, ta = arms[arm].long_u ? v : u;
+	b.min[la] = arms[arm].lo + tu_float(r, 0.0f, 10.0f);
+	b.max[la] = arms[arm].hi - tu_float(r, 0.0f, 10.0f);
+	b.min[ta] = arms[arm].band + thin;
+	b.max[ta] = b.min[ta] + 0.4f * step;
+	return b;
+}
 
 /// Box i of n of a scene kind, in the region [0, 1000]^DIM (the speck's far box
 /// outside it).
@@ -340,6 +392,20 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 		for (int d = 2; d < DIM; ++d) {
 			b.min[d] = tu_float(r, 0.0f, 997.0f);
 			b.max[d] = b.min[d] + (i % 2 ? 0.01f : side);
+		}
+		break;
+	case K_PINWHEEL: b = pinwheel_box(r, i, n, 0, 1); break;
+	case K_PINWHEEL_TURNED: // the other way round; in 3D in the plane of y and z
+		b = DIM == 2 ? pinwheel_box(r, i, n, 1, 0) : pinwheel_box(r, i, n, DIM - 1, 1);
+		break;
+	case K_PINWHEEL_MIXED: // every other box small, spread over the region
+		if (i % 2) {
+			b = pinwheel_box(r, i / 2, n / 2, 0, DIM - 1);
+		} else {
+			for (int d = 0; d < DIM; ++d) {
+				b.min[d] = tu_float(r, 0.0f, 997.0f);
+				b.max[d] = b.min[d] + side;
+			}
 		}
 		break;
 	default: break;
