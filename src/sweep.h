@@ -13,10 +13,10 @@
 //
 // One axis fails a mixed pile (strips long in x and strips long in y, all
 // across one point, overlap on either axis): a sweep that tests more than
-// SWEEP_BUDGET pairs a box stops, and what it left is swept on with the
-// boxes it has passed kept in a tree ordered on a second axis
-// (sweep_set_self, sweep_set_cross; the essay above them), which in 2D
-// costs O((m + k) log m) for any pile.
+// SWEEP_BUDGET pairs a box that are not pairs stops, and what it left is
+// swept on with the boxes it has passed kept in a tree ordered on a second
+// axis (sweep_set_self, sweep_set_cross; the essay above them), which in
+// 2D costs O((m + k) log m) for any pile.
 //
 // Sorting is a radix sort of (key << 32 | index): a float's bits, flipped so
 // they order as the floats do, are the key. Below SWEEP_MIN boxes (and for two
@@ -146,21 +146,23 @@ typedef bool sweep_pair_fn(void *ctx, uint32_t i, uint32_t j);
 
 enum { SWEEP_DONE, SWEEP_STOPPED, SWEEP_OVER };
 
-/// A sweep tests at most this many pairs a box that do not overlap before
-/// it goes on with an active set ordered on a second axis (sweep_set_self,
+/// A sweep tests at most this many pairs a box that do not overlap, on
+/// average over the boxes it has passed (and SWEEP_MIN more), before it
+/// goes on with an active set ordered on a second axis (sweep_set_self,
 /// sweep_set_cross), which costs a few times log m a box: pairs that do
-/// overlap are never held against it (a pile of duplicates sweeps on).
+/// overlap are never held against it (a pile of duplicates sweeps on), and
+/// a pile that wastes many tests a box stops after a few boxes.
 #define SWEEP_BUDGET 32
 
 /// Sweep sorted v[0..m) of l along axis: every overlapping pair once. Past
-/// `budget` tests that found no pair it stops before box *at (every pair of
-/// a box before it reported) and returns SWEEP_OVER.
+/// `budget` tests that found no pair a box passed it stops before box *at
+/// (every pair of a box before it reported) and returns SWEEP_OVER.
 static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget,
                           uint32_t *at, sweep_pair_fn *fn, void *ctx)
 {
 	uint64_t tests = 0, waste = 0;
 	for (uint32_t i = 0; i < m; ++i) {
-		if (waste > budget) {
+		if (waste > budget * ((uint64_t)i + SWEEP_MIN)) {
 			*at = i;
 			WORK_TESTS(tests + m);
 			return SWEEP_OVER;
@@ -186,8 +188,8 @@ static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, in
 }
 
 /// Sweep sorted va[0..ma) of a against sorted vb[0..mb) of b along axis:
-/// every overlapping pair once. Past `budget` tests that found no pair it
-/// stops before boxes
+/// every overlapping pair once. Past `budget` tests that found no pair a
+/// box passed it stops before boxes
 /// at[0] of a and at[1] of b (every pair of a box before them reported) and
 /// returns SWEEP_OVER.
 static int sweep_run_cross(const sweep_list *a, const uint64_t *va, uint32_t ma, const sweep_list *b,
@@ -201,7 +203,7 @@ static int sweep_run_cross(const sweep_list *a, const uint64_t *va, uint32_t ma,
 	// boxes start within its reach. Equal low faces: whichever goes first
 	// meets the other in its scan, and the other's later scan starts past it.
 	while (i < ma && j < mb) {
-		if (waste > budget) {
+		if (waste > budget * ((uint64_t)i + j + SWEEP_MIN)) {
 			at[0] = i;
 			at[1] = j;
 			res = SWEEP_OVER;
@@ -259,9 +261,9 @@ out:
 // has passed (the active set: those still reaching the next low face on a)
 // kept in a tree over their order by low face on a second axis b. A box asks
 // for the active boxes whose low face on b lies at or below its high face
-// (a prefix of that order) and whose high face on b reaches its low face:
-// each node of the tree keeps the highest face on b below it, so the walk
-// enters only subtrees holding such a box, and the prefix's end. Boxes the
+// (a prefix of that order, found by a binary search) and whose high face on
+// b reaches its low face: each node of the tree keeps the highest face on b
+// below it, so the walk enters only subtrees holding such a box. Boxes the
 // sweep has passed on a are dropped where the walk meets them, once each.
 // Every box the walk reaches is an answer on a and on b, or dropped: in 2D
 // the work is O((m + k) log m), whatever the scene. In 3D the third axis is
@@ -299,6 +301,7 @@ typedef struct sweep_ask {
 	bool x_first;      ///< report (x, found) rather than (found, x)
 	bool stop;         ///< the callback said stop
 	int a, b;          ///< the axis swept, the axis the tree orders
+	uint32_t end;      ///< only positions below it (low face on b at most x's high face)
 	uint32_t reach;    ///< sweep_key0 of x's low face on b
 	uint64_t steps;    ///< nodes visited and searched: the work
 	sweep_pair_fn *fn;
@@ -306,14 +309,13 @@ typedef struct sweep_ask {
 } sweep_ask;
 
 /// Node i of s's tree (positions [lo, hi)): x against every active box
-/// there that meets it on b (its low face, lowest at lo, at most x's high
-/// face; its high face at least x's low face); boxes x has passed on a are
-/// dropped. Returns the node's new highest face.
+/// there that meets it on b (below w->end; its high face at least x's low
+/// face); boxes x has passed on a are dropped. Returns the node's new
+/// highest face.
 static uint32_t sweep_ask_node(const sweep_set *s, sweep_ask *w, uint32_t i, uint32_t lo, uint32_t hi)
 {
-	if (s->top[i] < w->reach || w->stop) return s->top[i];
+	if (lo >= w->end || s->top[i] < w->reach || w->stop) return s->top[i];
 	w->steps++;
-	if (sweep_box(s->l, s->box[lo])->min[w->b] > w->x->max[w->b]) return s->top[i];
 	if (hi - lo == 1) {
 		const box_t *y = sweep_box(s->l, s->box[lo]);
 		if (y->max[w->a] < w->x->min[w->a]) return s->top[i] = 0; // passed: never met again
@@ -336,6 +338,17 @@ static bool sweep_set_ask(const sweep_set *s, sweep_ask *w, const box_t *x, uint
 	w->xi = xi;
 	w->x_first = x_first;
 	w->reach = sweep_key0(x->min[w->b]);
+	// The first position whose low face on b passes x's high face.
+	uint32_t lo = 0, hi = s->m;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		w->steps++;
+		if (sweep_box(s->l, s->box[mid])->min[w->b] <= x->max[w->b])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	w->end = lo;
 	sweep_ask_node(s, w, 0, 0, s->m);
 	return !w->stop;
 }
@@ -493,7 +506,7 @@ static bool sweep_self(const sweep_list *a, uint64_t *keys, sweep_pair_fn *fn, v
 	int axis = sweep_axis(share);
 	uint32_t m = a->n, at = 0;
 	sweep_fill(a, axis, keys, keys + m);
-	int res = sweep_run_self(a, keys, m, axis, (uint64_t)SWEEP_BUDGET * m, &at, fn, ctx);
+	int res = sweep_run_self(a, keys, m, axis, SWEEP_BUDGET, &at, fn, ctx);
 	if (res != SWEEP_OVER) return res == SWEEP_DONE;
 	return sweep_set_self(a, keys, at, m, axis, sweep_axis_second(share, axis), fn, ctx);
 }
@@ -509,7 +522,7 @@ static bool sweep_cross(const sweep_list *a, const sweep_list *b, uint64_t *keys
 	uint64_t *tmp = keys + ma + mb;
 	sweep_fill(a, axis, keys, tmp);
 	sweep_fill(b, axis, keys + ma, tmp);
-	int res = sweep_run_cross(a, keys, ma, b, keys + ma, mb, axis, (uint64_t)SWEEP_BUDGET * (ma + mb), at, fn, ctx);
+	int res = sweep_run_cross(a, keys, ma, b, keys + ma, mb, axis, SWEEP_BUDGET, at, fn, ctx);
 	if (res != SWEEP_OVER) return res == SWEEP_DONE;
 	return sweep_set_cross(a, b, keys, at, ma, mb, axis, sweep_axis_second(share, axis), fn, ctx);
 }
