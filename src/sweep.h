@@ -152,7 +152,7 @@ enum { SWEEP_DONE, SWEEP_STOPPED, SWEEP_OVER };
 /// sweep_set_cross), which costs a few times log m a box: pairs that do
 /// overlap are never held against it (a pile of duplicates sweeps on), and
 /// a pile that wastes many tests a box stops after a few boxes.
-#define SWEEP_BUDGET 32
+#define SWEEP_BUDGET 64
 
 /// Sweep sorted v[0..m) of l along axis: every overlapping pair once. Past
 /// `budget` tests that found no pair a box passed it stops before box *at
@@ -160,9 +160,9 @@ enum { SWEEP_DONE, SWEEP_STOPPED, SWEEP_OVER };
 static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget,
                           uint32_t *at, sweep_pair_fn *fn, void *ctx)
 {
-	uint64_t tests = 0, waste = 0;
+	uint64_t tests = 0, hits = 0;
 	for (uint32_t i = 0; i < m; ++i) {
-		if (waste > budget * ((uint64_t)i + SWEEP_MIN)) {
+		if (tests - hits > budget * ((uint64_t)i + SWEEP_MIN)) {
 			*at = i;
 			WORK_TESTS(tests + m);
 			return SWEEP_OVER;
@@ -173,11 +173,7 @@ static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, in
 			const box_t *y = sweep_box(l, (uint32_t)v[j]);
 			if (y->min[axis] > reach) break;
 			tests++;
-			if (!box_overlap(x, y)) {
-				waste++;
-				continue;
-			}
-			if (!fn(ctx, (uint32_t)v[i], (uint32_t)v[j])) {
+			if (box_overlap(x, y) && (hits++, !fn(ctx, (uint32_t)v[i], (uint32_t)v[j]))) {
 				WORK_TESTS(tests + m);
 				return SWEEP_STOPPED;
 			}
@@ -196,14 +192,14 @@ static int sweep_run_cross(const sweep_list *a, const uint64_t *va, uint32_t ma,
                            const uint64_t *vb, uint32_t mb, int axis, uint64_t budget, uint32_t at[2],
                            sweep_pair_fn *fn, void *ctx)
 {
-	uint64_t tests = 0, waste = 0;
+	uint64_t tests = 0, hits = 0;
 	uint32_t i = 0, j = 0;
 	int res = SWEEP_DONE;
 	// Take the lower low face next; scan the other list from its cursor while
 	// boxes start within its reach. Equal low faces: whichever goes first
 	// meets the other in its scan, and the other's later scan starts past it.
 	while (i < ma && j < mb) {
-		if (waste > budget * ((uint64_t)i + j + SWEEP_MIN)) {
+		if (tests - hits > budget * ((uint64_t)i + j + SWEEP_MIN)) {
 			at[0] = i;
 			at[1] = j;
 			res = SWEEP_OVER;
@@ -215,11 +211,7 @@ static int sweep_run_cross(const sweep_list *a, const uint64_t *va, uint32_t ma,
 				const box_t *z = sweep_box(b, (uint32_t)vb[k]);
 				if (z->min[axis] > x->max[axis]) break;
 				tests++;
-				if (!box_overlap(x, z)) {
-					waste++;
-					continue;
-				}
-				if (!fn(ctx, (uint32_t)va[i], (uint32_t)vb[k])) {
+				if (box_overlap(x, z) && (hits++, !fn(ctx, (uint32_t)va[i], (uint32_t)vb[k]))) {
 					res = SWEEP_STOPPED;
 					goto out;
 				}
@@ -230,11 +222,7 @@ static int sweep_run_cross(const sweep_list *a, const uint64_t *va, uint32_t ma,
 				const box_t *z = sweep_box(a, (uint32_t)va[k]);
 				if (z->min[axis] > y->max[axis]) break;
 				tests++;
-				if (!box_overlap(z, y)) {
-					waste++;
-					continue;
-				}
-				if (!fn(ctx, (uint32_t)va[k], (uint32_t)vb[j])) {
+				if (box_overlap(z, y) && (hits++, !fn(ctx, (uint32_t)va[k], (uint32_t)vb[j]))) {
 					res = SWEEP_STOPPED;
 					goto out;
 				}
