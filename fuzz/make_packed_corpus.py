@@ -152,6 +152,10 @@ def seeds():
             piles += generate(P_NESTED, 8 + kind, 200, seed=kind + 1, doubled=True)
         s[f'swept-piles-{D}'] = [d] + definition(0, 0x40, 0) + piles + \
             query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 1), origin=(1, 0), dirs=(1, 1, 1))
+        # A pinwheel of strips: a sweep along any axis meets a quarter of all pairs,
+        # no pair meets as boxes (the packed build cuts it by count, bucket 64).
+        s[f'pinwheel-{D}'] = [d] + definition(0x7F, 0, 0) + generate(P_NESTED, 15, 255, seed=9, doubled=True) + \
+            query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 1), origin=(1, 0), dirs=(1, 1, 1))
         # Units from subnormal to past the limit.
         units = []
         for unit in range(8):
