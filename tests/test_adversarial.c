@@ -500,6 +500,77 @@ static void test_pairs_work(void **state)
 	free(b);
 }
 
+/// Counts pairs and stops at a limit.
+typedef struct stop_at {
+	size_t n, limit;
+} stop_at;
+
+static bool stop_count(stop_at *s) { return ++s->n < s->limit; }
+
+static bool stop_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	return stop_count(ctx);
+}
+
+static bool stop_id_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	return stop_count(ctx);
+}
+
+/// A callback that says stop inside a pile's sweep, while the sweep runs on
+/// its active set ordered on a second axis (pinwheel strips among small
+/// boxes): find_pairs calls it no more, serially and on tasks, in every
+/// placement and the packed tree; and on tasks every pair is still found.
+static void test_pairs_stop_in_pile(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	box_t *b = malloc(sizeof *b * N);
+	tu_rng rng = tu_rng_make(77);
+	for (int i = 0; i < N; ++i) b[i] = scene_box(K_PINWHEEL_MIXED, &rng, i, N);
+	size_t k = 0;
+	for (int i = 0; i < N; ++i)
+		for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+	assert_true(k > 100);
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	ort_tasks *tasks = NULL;
+	assert_int_equal(ort_tasks_create(&td, &tasks), ORT_OK);
+	const size_t limits[] = {1, 7, 100, k};
+	for (int tk = 0; tk < 2; ++tk)
+		for (int pi = 0; pi <= NPLACEMENTS; ++pi)
+			for (size_t l = 0; l < sizeof limits / sizeof limits[0]; ++l) {
+				TU_CONTEXT("stop in a pile, %s, tasks %d, limit %zu", pi < NPLACEMENTS ? placement_names[pi] : "packed",
+				           tk, limits[l]);
+				stop_at s = {0, limits[l]};
+				if (pi < NPLACEMENTS) {
+					def_t def = TU(tree_default_def)();
+					def.placement = placements[pi];
+					def.use_region = true;
+					def.region = tu_cube(0.0f, 1000.0f);
+					def.tasks = tk ? tasks : NULL;
+					tree_t *t = NULL;
+					assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+					for (int i = 0; i < N; ++i) assert_int_equal(TU(tree_insert)(t, b[i], NULL, NULL), ORT_OK);
+					assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, stop_pair, &s), ORT_OK);
+					TU(tree_destroy)(t);
+				} else {
+					pdef_t def = TU(packed_default_def)();
+					def.tasks = tk ? tasks : NULL;
+					packed_t *p = NULL;
+					assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+					assert_int_equal(TU(packed_build)(p, b, N), ORT_OK);
+					assert_int_equal(TU(packed_find_pairs)(p, stop_id_pair, &s), ORT_OK);
+					TU(packed_destroy)(p);
+				}
+				if (s.n != limits[l]) TU_FAIL("%zu calls, stopped at %zu of %zu pairs\n", s.n, limits[l], k);
+			}
+	ort_tasks_destroy(tasks);
+	free(b);
+}
+
 static bool count_id(void *ctx, uint32_t id)
 {
 	(void)id;
@@ -573,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(test_coord_limit_exact),
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
+	    cmocka_unit_test(test_pairs_stop_in_pile),
 	    cmocka_unit_test(test_packed_query_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
