@@ -289,55 +289,70 @@ typedef struct sweep_ask {
 	bool x_first;      ///< report (x, found) rather than (found, x)
 	bool stop;         ///< the callback said stop
 	int a, b;          ///< the axis swept, the axis the tree orders
-	uint32_t end;      ///< only positions below it (low face on b at most x's high face)
 	uint32_t reach;    ///< sweep_key0 of x's low face on b
 	uint64_t steps;    ///< nodes visited and searched: the work
 	sweep_pair_fn *fn;
 	void *ctx;
 } sweep_ask;
 
-/// Node i of s's tree (positions [lo, hi)): x against every active box
-/// there that meets it on b (below w->end; its high face at least x's low
-/// face); boxes x has passed on a are dropped. Returns the node's new
-/// highest face.
-static uint32_t sweep_ask_node(const sweep_set *s, sweep_ask *w, uint32_t i, uint32_t lo, uint32_t hi)
+/// Leaf i of s's tree (position p, its low face on b at most x's high
+/// face, its high face on b at least x's low face): x against its box, or
+/// the box dropped when x has passed it on a. Returns the leaf's new key.
+static uint32_t sweep_ask_leaf(const sweep_set *s, sweep_ask *w, uint32_t i, uint32_t p)
 {
-	if (lo >= w->end || s->top[i] < w->reach || w->stop) return s->top[i];
+	const box_t *y = sweep_box(s->l, s->box[p]);
+	if (y->max[w->a] < w->x->min[w->a]) return s->top[i] = 0; // passed: never met again
+	if (box_overlap(w->x, y) && !(w->x_first ? w->fn(w->ctx, w->xi, s->box[p]) : w->fn(w->ctx, s->box[p], w->xi)))
+		w->stop = true;
+	return s->top[i];
+}
+
+/// Node i of s's tree (positions [lo, hi), every low face on b at most x's
+/// high face): x against every active box there whose high face on b
+/// reaches x's low face. Returns the node's new highest face.
+static uint32_t sweep_ask_all(const sweep_set *s, sweep_ask *w, uint32_t i, uint32_t lo, uint32_t hi)
+{
+	if (s->top[i] < w->reach || w->stop) return s->top[i];
 	w->steps++;
-	if (hi - lo == 1) {
-		const box_t *y = sweep_box(s->l, s->box[lo]);
-		if (y->max[w->a] < w->x->min[w->a]) return s->top[i] = 0; // passed: never met again
-		if (box_overlap(w->x, y) &&
-		    !(w->x_first ? w->fn(w->ctx, w->xi, s->box[lo]) : w->fn(w->ctx, s->box[lo], w->xi)))
-			w->stop = true;
-		return s->top[i];
-	}
+	if (hi - lo == 1) return sweep_ask_leaf(s, w, i, lo);
 	uint32_t mid = lo + (hi - lo) / 2;
-	uint32_t l = sweep_ask_node(s, w, i + 1, lo, mid), r = sweep_ask_node(s, w, i + 2 * (mid - lo), mid, hi);
+	uint32_t l = sweep_ask_all(s, w, i + 1, lo, mid), r = sweep_ask_all(s, w, i + 2 * (mid - lo), mid, hi);
 	return s->top[i] = l > r ? l : r;
 }
 
 /// x (index xi of its list) against the active boxes of s; false when the
-/// callback said stop.
+/// callback said stop. One descent finds where the low faces on b pass x's
+/// high face (a binary search over the tree's halves); every left half it
+/// passes lies below that, whole (sweep_ask_all).
 static bool sweep_set_ask(const sweep_set *s, sweep_ask *w, const box_t *x, uint32_t xi, bool x_first)
 {
-	if (!s->m) return true;
 	w->x = x;
 	w->xi = xi;
 	w->x_first = x_first;
 	w->reach = sweep_key0(x->min[w->b]);
-	// The first position whose low face on b passes x's high face.
-	uint32_t lo = 0, hi = s->m;
-	while (lo < hi) {
+	uint32_t path[64], half[64], i = 0, lo = 0, hi = s->m;
+	int depth = 0;
+	while (hi - lo > 1 && s->top[i] >= w->reach && !w->stop) {
 		uint32_t mid = lo + (hi - lo) / 2;
+		path[depth] = i;
+		half[depth++] = mid - lo;
 		w->steps++;
-		if (sweep_box(s->l, s->box[mid])->min[w->b] <= x->max[w->b])
-			lo = mid + 1;
-		else
+		if (sweep_box(s->l, s->box[mid])->min[w->b] <= x->max[w->b]) {
+			if (s->top[i + 1] >= w->reach) sweep_ask_all(s, w, i + 1, lo, mid);
+			i += 2 * (mid - lo);
+			lo = mid;
+		} else {
+			i += 1;
 			hi = mid;
+		}
 	}
-	w->end = lo;
-	sweep_ask_node(s, w, 0, 0, s->m);
+	if (hi - lo == 1 && s->top[i] >= w->reach && !w->stop && sweep_box(s->l, s->box[lo])->min[w->b] <= x->max[w->b])
+		sweep_ask_leaf(s, w, i, lo);
+	// The highest faces again up the path, below which boxes may have gone.
+	while (depth-- > 0) {
+		uint32_t n = path[depth], l = s->top[n + 1], r = s->top[n + 2 * half[depth]];
+		s->top[n] = l > r ? l : r;
+	}
 	return !w->stop;
 }
 
