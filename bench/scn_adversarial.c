@@ -12,6 +12,9 @@
 //   binary    points at x = 2^-u, u uniform in [0, 60]: binary scales towards 0
 //   straddle  every box across the centre line x = 500 of the region
 //   dups      the uniform scene with every box there 8 times
+//   pinwheel  four arms of strips around the centre, each arm across a
+//             centre line, long in x or in y (every other axis long): every
+//             axis has a quarter of all pairs overlapping on it, no pairs
 //
 // The operations: build (insert one by one; packed: build), find_pairs, the
 // first update_pairs, box queries around items, rays, 10 nearest, and a
@@ -50,8 +53,9 @@ static float ad_float(uint64_t *s, float lo, float hi)
 	return lo + (hi - lo) * (float)((ad_rng(s) >> 40) * (1.0 / 16777216.0));
 }
 
-enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_KINDS };
-static const char *const ad_kind_names[AD_KINDS] = {"uniform", "speck", "strips", "binary", "straddle", "dups"};
+enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_PINWHEEL, AD_KINDS };
+static const char *const ad_kind_names[AD_KINDS] = {"uniform", "speck",    "strips",  "binary",
+                                                    "straddle", "dups", "pinwheel"};
 enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
 static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
 #define AD_PLACES 4
@@ -98,6 +102,26 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float *lo, floa
 			hi[d] = lo[d] + 1000.0f / (float)n;
 		}
 		break;
+	case AD_PINWHEEL: {
+		// Arm i % 4 (top, right, bottom, left): the strips of the top arm lie
+		// over the left arm on x, those of the right arm beside the top one on
+		// y, and so on round; strip i / 4 of its arm's stack of 190 across.
+		static const float arm[4][4] = {
+		    // long axis, its range, the thin axis' band start
+		    {0, 0.0f, 790.0f, 810.0f}, {1, 210.0f, 1000.0f, 810.0f}, {0, 210.0f, 1000.0f, 0.0f}, {1, 0.0f, 790.0f, 0.0f}};
+		const float *a = arm[i % 4];
+		int along = (int)a[0], across = 1 - along;
+		float step = 190.0f / (float)((n + 3) / 4);
+		for (int d = 0; d < dim; ++d) {
+			lo[d] = ad_float(s, 0.0f, 10.0f);
+			hi[d] = ad_float(s, 990.0f, 1000.0f);
+		}
+		lo[along] = a[1] + ad_float(s, 0.0f, 10.0f);
+		hi[along] = a[2] - ad_float(s, 0.0f, 10.0f);
+		lo[across] = a[3] + (float)(i / 4) * step;
+		hi[across] = lo[across] + 0.4f * step;
+		break;
+	}
 	default: break;
 	}
 }
@@ -131,7 +155,7 @@ int bench_adversarial(const char *path, int quick)
 	}
 	fprintf(out, "## Adversarial scenes: time / the uniform scene's time, same run\n\n");
 	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE`. The goal: every ratio <= 5.\n"
-	             "Pairs: uniform ~n, speck ~n, strips 0, binary 0, straddle ~n, dups 28n.\n",
+	             "Pairs: uniform ~n, speck ~n, strips 0, binary 0, straddle ~n, dups 28n, pinwheel 0.\n",
 	        n, rounds);
 	int over = ad_run2_d(out, n, rounds) + ad_run3_d(out, n, rounds);
 	fprintf(out, "\n%d ratio(s) above 5.\n", over);

@@ -157,6 +157,10 @@ def seeds():
         s[f'centre-pile-{D}'] = [d] + definition(0, 0x40, 0) + generate(P_NESTED, 12, 250, seed=3, doubled=True) + \
             query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(2, 7), origin=(1, 0), dirs=(1, 1, 1), k=10) + \
             query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 9), origin=(2, 3), dirs=(1, 0, 1), k=70)
+        # A pinwheel of strips: a sweep along any axis meets a quarter of all pairs,
+        # no pair meets as boxes (the packed build cuts it by count, bucket 64).
+        s[f'pinwheel-{D}'] = [d] + definition(0x7F, 0, 0) + generate(P_NESTED, 15, 255, seed=9, doubled=True) + \
+            query(dim, box(dim, (0, 1), (0, 1), (0, 1)), point=(1, 1), origin=(1, 0), dirs=(1, 1, 1))
         # Units from subnormal to past the limit.
         units = []
         for unit in range(8):

@@ -97,9 +97,9 @@ static bool pk_sweep(pk_pairs *r, uint32_t a0, uint32_t na, uint32_t b0, uint32_
 	sweep_list lb = {(const char *)&boxes[b0], sizeof(box_t), nb};
 	pk_sweep_at s = {r, a0, nb ? b0 : a0};
 	if (nb)
-		sweep_cross(&la, &lb, r->keys, r->keys + na + nb, pk_sweep_report, &s);
+		sweep_cross(&la, &lb, r->keys, pk_sweep_report, &s);
 	else
-		sweep_self(&la, r->keys, r->keys + na, pk_sweep_report, &s);
+		sweep_self(&la, r->keys, pk_sweep_report, &s);
 	return true;
 }
 

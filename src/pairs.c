@@ -32,8 +32,8 @@
 // floats or the depth limit will not split), or a long list of ancestors'
 // entries reaching into a node (boxes across split lines) — is swept
 // (sweep.h) instead of tested pair by pair, so it costs O(m log m + k1), not m^2;
-// a sweep that tests far more than its pile's size splits the pile by the
-// axis each box is thin in. A list handed down that outnumbers the subtree it
+// a sweep that tests far more pairs than it finds goes on with its active
+// boxes kept in order on a second axis, O((m + k) log m) in 2D. A list handed down that outnumbers the subtree it
 // reaches is swept against that whole subtree at once (pairs_handed). Why
 // that bounds the handed-down work, and what it does not bound: the comment
 // above pairs_descend.
@@ -166,9 +166,9 @@ static bool pair_sweep_lists(pair_run *run, size_t top, size_t a, size_t na, siz
 	sweep_list lb = {(const char *)&list[b], sizeof(entry), (uint32_t)nb};
 	pair_sweep ps = {run, a, nb ? b : a, leaf};
 	if (nb)
-		sweep_cross(&la, &lb, v, v + na + nb, pair_sweep_report, &ps);
+		sweep_cross(&la, &lb, v, pair_sweep_report, &ps);
 	else
-		sweep_self(&la, v, v + na, pair_sweep_report, &ps);
+		sweep_self(&la, v, pair_sweep_report, &ps);
 	return true;
 }
 
@@ -417,13 +417,12 @@ static void pairs_handed(pair_run *run, uint32_t ni, size_t anc, size_t own)
 /// floats stop splitting, a constant (about 150 levels) times n.
 ///
 /// What is left is the sweep's own test count (sweep.h): pairs that overlap
-/// on the axis swept but are apart as boxes. Sweeping each group of boxes
-/// along the axis they are thin in (sweep_split) keeps it near k for piles
-/// of strips and straddlers, but one axis at a time is not a worst-case
-/// bound: a staircase of boxes across both centre lines, each overlapping
-/// half the others on x and the other half on y and none on both, costs
-/// m^2 tests for k = 0; a sweep keeping an interval tree of the active boxes
-/// would bound that (in 2D).
+/// on the axis swept but are apart as boxes. A sweep stops counting them
+/// past SWEEP_BUDGET a box and goes on with its active boxes in a tree
+/// ordered on a second axis, so a pile costs O(m log m + k) in 2D whatever
+/// its shape (a pinwheel of strips across both centre lines, meeting on x
+/// and on y and never as boxes, included), and O(m log m + k2) in 3D, k2
+/// the pairs that overlap on the two axes swept.
 static void pairs_descend(pair_run *run, uint32_t ni, size_t anc, size_t own)
 {
 	tree_t *t = run->t;

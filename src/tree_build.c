@@ -617,7 +617,14 @@ static bool root_for_batch(tree_t *t, const box_t *all)
 /// The top-down build of leaves trees: the n box indices at scratch[at..]
 /// (item of box k at scratch[k]) all touch node ni's cell; each child gets the
 /// ones touching its cell, written on top of the scratch stack (which may
-/// move, so it is indexed, never held). Returns false when memory runs out.
+/// move, so it is indexed, never held), except the child with the most,
+/// last, whose list is written over ni's. The stack then holds, at each
+/// level down, a parent's list only while a smaller sibling is built: when
+/// items touch one child each that sibling holds at most half its parent's,
+/// so the lists held sum to at most twice the parent's (2n in all, with the
+/// copies the cap allows), not n a level down a pile that one child takes
+/// whole level after level (a speck far below the scene). Returns false
+/// when memory runs out.
 static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t at, uint32_t n, size_t top)
 {
 	uint32_t per[NCHILD] = {0}, over = 0;
@@ -659,25 +666,33 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 	}
 	nd->flags |= NODE_DIVIDED;
 	if (over) cap_build_split(t, nd, boxes, t->scratch, at, n, per); // items over the cap: stored capped, not copied down
+	// The child with the most goes last, its list written over this one's
+	// (spent by then), so a pile that goes whole into one child level after
+	// level (a speck) takes no more room at each level.
+	int last = -1;
+	for (int c = 0; c < NCHILD; ++c)
+		if (per[c] && (last < 0 || per[c] > per[last])) last = c;
 	uint64_t total = 0;
-	for (int c = 0; c < NCHILD; ++c) {
+	for (int k = 0; k < NCHILD && last >= 0; ++k) {
+		int c = k == NCHILD - 1 ? last : k < last ? k : k + 1;
 		if (!per[c]) continue;
-		if (!scratch_reserve(t, (top + per[c]) * sizeof(uint32_t)) || !nodes_reserve(t, 1)) return false;
+		size_t from = c == last ? at : top; // c == last: filtered in place
+		if (!scratch_reserve(t, (from + per[c]) * sizeof(uint32_t)) || !nodes_reserve(t, 1)) return false;
 		uint32_t *S = t->scratch;
 		float lo[DIM], hi[DIM];
 		child_cell(&t->nodes[ni], c, lo, hi);
-		size_t w = top;
-		for (uint32_t k = 0; k < n; ++k)
-			if (cell_touches(lo, hi, &boxes[S[at + k]]) && !(over && (t->items[S[S[at + k]]].flags & ITEM_OVERCAP)))
-				S[w++] = S[at + k];
+		size_t w = from;
+		for (uint32_t j = 0; j < n; ++j)
+			if (cell_touches(lo, hi, &boxes[S[at + j]]) && !(over && (t->items[S[S[at + j]]].flags & ITEM_OVERCAP)))
+				S[w++] = S[at + j];
 		// Fewer than per[c] when a sibling's subtree marked some since. (An
 		// item marked in another branch is copied on down until a node
 		// where it spans a child skips it; cap_build_fixup takes those copies
 		// out.)
-		uint32_t got = (uint32_t)(w - top);
+		uint32_t got = (uint32_t)(w - from);
 		if (!got) continue;
 		uint32_t ci = child_make(t, ni, c);
-		if (!build_leaves_node(t, ci, boxes, top, got, w)) return false;
+		if (!build_leaves_node(t, ci, boxes, from, got, w)) return false;
 		total += t->nodes[ci].total;
 		t->nodes[ni].cats |= t->nodes[ci].cats;
 	}

@@ -10,7 +10,8 @@
 //   on scenes made to pile items into one cell (a speck and a far box, thin
 //   strips, binary scales towards 0, centre-line straddlers, duplicates,
 //   strips long in x and strips long in y crossing the centre, strips
-//   across the centre lying between rows of small boxes),
+//   across the centre lying between rows of small boxes, pinwheels of
+//   strips that meet on every axis and never as boxes),
 //   stay within c (n log n + k); every answer against brute force.
 // - k nearest: the entries, index groups and nodes a search tests, on those
 //   scenes and on boxes that all hold the region's centre (thin on all axes
@@ -283,10 +284,61 @@ static void test_packed_reentry(void **state)
 extern uint64_t TU(work_box_tests);
 #endif
 
-enum scene_kind { K_UNIFORM, K_SPECK, K_STRIPS, K_BINARY, K_STRADDLE, K_DUPLICATES, K_CROSSED, K_GAPS, KINDS };
-static const char *const kind_names[] = {"uniform",          "speck and a far box",        "thin strips",
-                                         "binary scales",    "centre-line straddlers",     "duplicates",
-                                         "strips crossing the centre", "strips between rows"};
+enum scene_kind {
+	K_UNIFORM,
+	K_SPECK,
+	K_STRIPS,
+	K_BINARY,
+	K_STRADDLE,
+	K_DUPLICATES,
+	K_CROSSED,
+	K_GAPS,
+	K_PINWHEEL,
+	K_PINWHEEL_TURNED,
+	K_PINWHEEL_MIXED,
+	KINDS
+};
+static const char *const kind_names[] = {"uniform",
+                                         "speck and a far box",
+                                         "thin strips",
+                                         "binary scales",
+                                         "centre-line straddlers",
+                                         "duplicates",
+                                         "strips crossing the centre",
+                                         "strips between rows",
+                                         "pinwheel of strips",
+                                         "pinwheel, turned",
+                                         "pinwheel and small boxes"};
+
+/// Box i of n of a pinwheel of strips in the plane of axes u and v (the
+/// other axis, in 3D, long: every box meets every other on it): four arms
+/// around the centre, each a stack of strips across a centre line. The top
+/// arm's strips are long in u and reach over the left arm's (long in v) on
+/// u, and under the right arm's on v; none meets another as a box (k = 0),
+/// yet a sweep along u or along v meets a quarter of all pairs, and the
+/// strips long in u cross the strips long in v on both axes.
+static box_t pinwheel_box(tu_rng *r, int i, int n, int u, int v)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0.0f, 10.0f);
+		b.max[d] = tu_float(r, 990.0f, 1000.0f);
+	}
+	int arm = i % 4, per = (n + 3) / 4, s = i / 4;
+	float step = 190.0f / (float)per, thin = (float)s * step + tu_float(r, 0.0f, 0.5f * step);
+	// Each arm: whether it is long in u, its range on that axis, and where
+	// its band on the other starts.
+	static const struct {
+		int long_u;
+		float lo, hi, band;
+	} arms[4] = {{1, 0.0f, 790.0f, 810.0f}, {0, 210.0f, 1000.0f, 810.0f}, {1, 210.0f, 1000.0f, 0.0f}, {0, 0.0f, 790.0f, 0.0f}};
+	int la = arms[arm].long_u ? u : v, ta = arms[arm].long_u ? v : u;
+	b.min[la] = arms[arm].lo + tu_float(r, 0.0f, 10.0f);
+	b.max[la] = arms[arm].hi - tu_float(r, 0.0f, 10.0f);
+	b.min[ta] = arms[arm].band + thin;
+	b.max[ta] = b.min[ta] + 0.4f * step;
+	return b;
+}
 
 /// Box i of n of a scene kind, in the region [0, 1000]^DIM (the speck's far box
 /// outside it).
@@ -346,6 +398,20 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 		for (int d = 2; d < DIM; ++d) {
 			b.min[d] = tu_float(r, 0.0f, 997.0f);
 			b.max[d] = b.min[d] + (i % 2 ? 0.01f : side);
+		}
+		break;
+	case K_PINWHEEL: b = pinwheel_box(r, i, n, 0, 1); break;
+	case K_PINWHEEL_TURNED: // the other way round; in 3D in the plane of y and z
+		b = DIM == 2 ? pinwheel_box(r, i, n, 1, 0) : pinwheel_box(r, i, n, DIM - 1, 1);
+		break;
+	case K_PINWHEEL_MIXED: // every other box small, spread over the region
+		if (i % 2) {
+			b = pinwheel_box(r, i / 2, n / 2, 0, DIM - 1);
+		} else {
+			for (int d = 0; d < DIM; ++d) {
+				b.min[d] = tu_float(r, 0.0f, 997.0f);
+				b.max[d] = b.min[d] + side;
+			}
 		}
 		break;
 	default: break;
@@ -437,6 +503,77 @@ static void test_pairs_work(void **state)
 #endif
 		}
 	}
+	free(b);
+}
+
+/// Counts pairs and stops at a limit.
+typedef struct stop_at {
+	size_t n, limit;
+} stop_at;
+
+static bool stop_count(stop_at *s) { return ++s->n < s->limit; }
+
+static bool stop_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	return stop_count(ctx);
+}
+
+static bool stop_id_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	(void)a, (void)b;
+	return stop_count(ctx);
+}
+
+/// A callback that says stop inside a pile's sweep, while the sweep runs on
+/// its active set ordered on a second axis (pinwheel strips among small
+/// boxes): find_pairs calls it no more, serially and on tasks, in every
+/// placement and the packed tree; and on tasks every pair is still found.
+static void test_pairs_stop_in_pile(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	box_t *b = malloc(sizeof *b * N);
+	tu_rng rng = tu_rng_make(77);
+	for (int i = 0; i < N; ++i) b[i] = scene_box(K_PINWHEEL_MIXED, &rng, i, N);
+	size_t k = 0;
+	for (int i = 0; i < N; ++i)
+		for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+	assert_true(k > 100);
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	ort_tasks *tasks = NULL;
+	assert_int_equal(ort_tasks_create(&td, &tasks), ORT_OK);
+	const size_t limits[] = {1, 7, 100, k};
+	for (int tk = 0; tk < 2; ++tk)
+		for (int pi = 0; pi <= NPLACEMENTS; ++pi)
+			for (size_t l = 0; l < sizeof limits / sizeof limits[0]; ++l) {
+				TU_CONTEXT("stop in a pile, %s, tasks %d, limit %zu", pi < NPLACEMENTS ? placement_names[pi] : "packed",
+				           tk, limits[l]);
+				stop_at s = {0, limits[l]};
+				if (pi < NPLACEMENTS) {
+					def_t def = TU(tree_default_def)();
+					def.placement = placements[pi];
+					def.use_region = true;
+					def.region = tu_cube(0.0f, 1000.0f);
+					def.tasks = tk ? tasks : NULL;
+					tree_t *t = NULL;
+					assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+					for (int i = 0; i < N; ++i) assert_int_equal(TU(tree_insert)(t, b[i], NULL, NULL), ORT_OK);
+					assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, stop_pair, &s), ORT_OK);
+					TU(tree_destroy)(t);
+				} else {
+					pdef_t def = TU(packed_default_def)();
+					def.tasks = tk ? tasks : NULL;
+					packed_t *p = NULL;
+					assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+					assert_int_equal(TU(packed_build)(p, b, N), ORT_OK);
+					assert_int_equal(TU(packed_find_pairs)(p, stop_id_pair, &s), ORT_OK);
+					TU(packed_destroy)(p);
+				}
+				if (s.n != limits[l]) TU_FAIL("%zu calls, stopped at %zu of %zu pairs\n", s.n, limits[l], k);
+			}
+	ort_tasks_destroy(tasks);
 	free(b);
 }
 
@@ -636,6 +773,7 @@ int main(void)
 	    cmocka_unit_test(test_coord_limit_exact),
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
+	    cmocka_unit_test(test_pairs_stop_in_pile),
 	    cmocka_unit_test(test_packed_query_work),
 	    cmocka_unit_test(test_nearest_work),
 	};

@@ -555,13 +555,14 @@ static void peak_free_fn(void *ctx, void *p, size_t size)
 	free(p);
 }
 
-/// The most bytes a leaves tree holds while tree_build stores boxes b[0..n),
-/// after checking the tree it made against brute force.
-static size_t build_peak(const box_t *b, int n)
+/// The most bytes a tree of placement pl holds while tree_build stores boxes
+/// b[0..n), after checking the tree it made against brute force (its pairs
+/// when `pairs`).
+static size_t build_peak(ort_placement pl, const box_t *b, int n, bool pairs)
 {
 	peak_alloc a = {0, 0};
 	def_t def = TU(tree_default_def)();
-	def.placement = ORT_PLACEMENT_LEAVES;
+	def.placement = pl;
 	def.use_region = true;
 	def.region = tu_cube(0.0f, 1000.0f);
 	def.allocator = (ort_allocator){peak_alloc_fn, peak_free_fn, &a};
@@ -577,7 +578,7 @@ static size_t build_peak(const box_t *b, int n)
 		model m;
 		tu_model_init(&m, n);
 		for (int i = 0; i < n; ++i) tu_model_add(&m, h[i], b[i]);
-		tu_check_pairs(t, &m);
+		if (pairs) tu_check_pairs(t, &m);
 		tu_check_box_query(t, &m, b[n / 2]);
 		tu_model_free(&m);
 	}
@@ -586,37 +587,55 @@ static size_t build_peak(const box_t *b, int n)
 	return a.peak;
 }
 
-/// A batched leaves build holds O(n) memory at its peak on every scene kind:
-/// items over the cap are capped as the build splits, not copied into every
-/// leaf first. Held as: the peak per item, at n and at 4n, stays within a few
-/// times a uniform scene's of the same size (pools grow by doubling, so the
-/// peak itself moves in steps).
+/// The build-only scenes: piles the tree splits far down (a speck of small
+/// boxes with one box far away, as deep as floats go) and one box repeated.
+enum { S_SPECK = S_KINDS, S_DUPS, S_PEAK_KINDS };
+
+/// Box i of n of a scene kind, or of the build-only ones, or (kind < 0) of
+/// the uniform scene.
+static box_t peak_box(int kind, tu_rng *r, int i, int n)
+{
+	if (kind >= 0 && kind < S_KINDS) return scene_box(kind, r, i);
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		float lo = tu_float(r, 0.0f, 997.0f), side = tu_float(r, 0.5f, 3.0f);
+		b.min[d] = kind == S_DUPS ? 1.0f : kind == S_SPECK ? (i == n - 1 ? 1e6f : lo * 1e-12f) : lo;
+		b.max[d] = kind == S_DUPS ? 2.0f : kind == S_SPECK ? (i == n - 1 ? 1e6f + 1.0f : (lo + side) * 1e-12f) : lo + side;
+	}
+	return b;
+}
+
+/// A batched build holds O(n) memory at its peak on every scene kind: in
+/// leaves, items over the cap are capped as the build splits, not copied
+/// into every leaf first, and a pile that goes whole into one child is
+/// split in the room of its parent's list; loose and tight partition in
+/// place. Held as: the peak per item, at n and at 4n, stays within a few
+/// times a uniform scene's of the same size and placement (pools grow by
+/// doubling, so the peak itself moves in steps). Loose and tight take the
+/// speck and the duplicates (the other kinds are leaves' own: copies).
 static void test_build_peak(void **state)
 {
 	(void)state;
 	enum { N = 4000 };
+	static const ort_placement pls[] = {ORT_PLACEMENT_LEAVES, ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT};
+	static const char *const pl_names[] = {"leaves", "loose", "tight"};
 	box_t *b = malloc(sizeof *b * 4 * N);
-	double uniform[2] = {0.0, 0.0};
-	for (int kind = -1; kind < S_KINDS; ++kind) {
-		TU_CONTEXT("build peak, %s", kind < 0 ? "uniform" : scene_names[kind]);
-		for (int s = 0; s < 2; ++s) {
-			int n = s ? 4 * N : N;
-			tu_rng rng = tu_rng_make(500 + (uint64_t)kind);
-			for (int i = 0; i < n; ++i) {
-				if (kind >= 0) {
-					b[i] = scene_box(kind, &rng, i);
-					continue;
-				}
-				for (int d = 0; d < DIM; ++d) {
-					b[i].min[d] = tu_float(&rng, 0.0f, 997.0f);
-					b[i].max[d] = b[i].min[d] + tu_float(&rng, 0.5f, 3.0f);
-				}
+	for (int pl = 0; pl < 3; ++pl) {
+		double uniform[2] = {0.0, 0.0};
+		for (int kind = -1; kind < S_PEAK_KINDS; ++kind) {
+			if (pl > 0 && kind >= 0 && kind < S_KINDS) continue;
+			const char *name = kind < 0 ? "uniform" : kind == S_SPECK ? "speck" : kind == S_DUPS ? "duplicates" : scene_names[kind];
+			TU_CONTEXT("build peak, %s, %s", pl_names[pl], name);
+			for (int s = 0; s < 2; ++s) {
+				int n = s ? 4 * N : N;
+				tu_rng rng = tu_rng_make(500 + (uint64_t)kind);
+				for (int i = 0; i < n; ++i) b[i] = peak_box(kind, &rng, i, n);
+				double per = (double)build_peak(pls[pl], b, n, kind != S_DUPS) / n;
+				if (kind < 0) uniform[s] = per;
+				print_message("%-6s %-18s build peak n %5d: %4.0f bytes an item, %.2f of uniform\n", pl_names[pl], name,
+				              n, per, per / uniform[s]);
+				if (per > 3.0 * uniform[s]) TU_FAIL("%.0f bytes an item, uniform %.0f\n", per, uniform[s]);
 			}
-			double per = (double)build_peak(b, n) / n;
-			if (kind < 0) uniform[s] = per;
-			print_message("%-18s build peak n %5d: %4.0f bytes an item, %.2f of uniform\n",
-			              kind < 0 ? "uniform" : scene_names[kind], n, per, per / uniform[s]);
-			if (per > 3.0 * uniform[s]) TU_FAIL("%.0f bytes an item, uniform %.0f\n", per, uniform[s]);
 		}
 	}
 	free(b);
