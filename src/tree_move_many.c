@@ -130,6 +130,121 @@ static void mm_touch(tree_t *t, const ort_handle *handles, uint32_t count)
 	for (uint32_t k = 0; k < count; ++k) bp_touch(t, handles[k].id - 1);
 }
 
+// ---- the bulk path: a batch of a quarter of the items or more -----------------------
+//
+// A big batch names most entries of the tree, in an order that has nothing to
+// do with where they are stored: the steps above read each item, its node and
+// its entry from scattered memory, the item three times. The bulk path reads
+// the batch once and the tree once, in the tree's memory order:
+//
+//   A. every handle and box checked, in batch order; item i's batch slot k is
+//      written into a table indexed by item (of[i] = k + 1, in the tree's
+//      scratch, so a repeat's later slot wins, as the last box must). A fault
+//      returns with nothing changed: the table is scratch.
+//   B. one walk of the nodes and their entries in pool order (the snapshot's
+//      walk, bp_snapshot.c): an entry whose item has a slot is moved in place
+//      when its node keeps it (the rules of ortN_tree_move, tested against
+//      the node's bounds computed once per node), and its slot cleared; the
+//      others are listed. Only entries, bounds and own-list marks change:
+//      no node, chunk or entry is made or freed during the walk.
+//   C. the listed items re-home, as ortN_tree_move re-homes them, in walk
+//      order.
+//
+// The table costs 4 bytes an item and the list 4 a batch entry, in the
+// scratch the pair finder and builds keep anyway. The result depends on the
+// batch and the tree alone (no workers), so it is the same for any worker
+// count; only the order of the re-homes differs from the steps above, and
+// each item ends with the box the batch gave it either way.
+
+/// Whether move_many takes the bulk path: a batch the broad phase counts as
+/// every item touched (mm_touch_all), outside callbacks.
+static bool mm_bulk_wanted(const tree_t *t, uint32_t count) { return t->live >= 64 && mm_touch_all(t, count); }
+
+/// Step B for node ni: its entries with a slot move in place or are listed
+/// in list[*len]. Returns nothing; the slots it met are cleared.
+static void mm_bulk_node(tree_t *t, uint32_t ni, uint32_t *of, const box_t *boxes, uint32_t *list, uint32_t *len)
+{
+	const node *n = &t->nodes[ni];
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	fitter f;
+	bool fitted = false;
+	ENTRY_LOOP(t, n, c, j)
+	{
+		entry *e = &t->chunks[c].e[j];
+		uint32_t i = e->item;
+		uint32_t k = of[i];
+		if (!k) continue;
+		of[i] = 0; // a leaves item of several entries is met once
+		const box_t *box = &boxes[k - 1];
+		bool here;
+		if (leaves)
+			// Divided nodes hold capped entries only (re-homed, as their cap
+			// rules say); a box inside one half-open leaf cell touches no other
+			// leaf, so the entry is the item's only one.
+			here = !(n->flags & NODE_DIVIDED) && cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, box);
+		else {
+			here = tight ? cell_holds(lo, hi, box) : box_within(box, lo, hi);
+			if (here && (n->flags & NODE_DIVIDED)) {
+				if (!fitted) fitter_init(t, n, &f), fitted = true;
+				here = fitter_child(&f, box) < 0;
+			}
+		}
+		if (!here) {
+			list[(*len)++] = k - 1;
+			continue;
+		}
+		assert(t->items[i].addr == c * CHUNK_CAP + j && !(t->items[i].flags & ITEM_CAPPED));
+		e->box = *box;
+		bound_grow(t, ni, box);
+		if (n->flags & NODE_OWNIDX) own_on_write(t, ni, c * CHUNK_CAP + j, box);
+	}
+}
+
+/// The bulk path (steps A to C). False, with nothing changed, when the
+/// scratch cannot hold its table: the caller takes the steps above.
+static bool mm_bulk(tree_t *t, const ort_handle *handles, const box_t *boxes, uint32_t count, ort_result *result)
+{
+	size_t table = (size_t)t->item_len * sizeof(uint32_t);
+	if (!scratch_reserve(t, table + (size_t)count * sizeof(uint32_t))) return false;
+	uint32_t *of = t->scratch, *list = of + t->item_len;
+	memset(of, 0, table);
+	// A.
+	for (uint32_t k = 0; k < count; ++k) {
+		uint32_t i = handle_index(t, handles[k]);
+		if (i == NIL || (t->items[i].flags & ITEM_DOOMED)) {
+			*result = misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move_many of a stale or foreign handle");
+			return true;
+		}
+		if ((*result = box_check(&boxes[k])) != ORT_OK) return true;
+		// An item waiting in the deferred queue has no entry to meet in step
+		// B (none should outside callbacks): the steps above move it.
+		if (t->items[i].flags & ITEM_PENDING) return false;
+		of[i] = k + 1;
+	}
+	// Every item of the batch becomes a box item (only a tree that has had
+	// spheres has any to clear).
+	if (t->spheres)
+		for (uint32_t k = 0; k < count; ++k) t->items[handles[k].id - 1].flags &= ~(uint32_t)ITEM_SPHERE;
+	mm_touch(t, handles, count);
+	// B.
+	uint32_t len = 0;
+	for (uint32_t ni = 0; ni < t->node_len; ++ni)
+		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) mm_bulk_node(t, ni, of, boxes, list, &len);
+	// C. The list is read by index: a move does not use the scratch, but
+	// should it ever grow it, the contents move with it.
+	*result = ORT_OK;
+	for (uint32_t q = 0; q < len; ++q) {
+		uint32_t k = ((const uint32_t *)t->scratch)[t->item_len + q];
+		ort_result m = move_now(t, handles[k], boxes[k], NULL);
+		if (*result == ORT_OK) *result = m;
+	}
+	own_settle_pending(t);
+	return true;
+}
+
 ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, const box_t *boxes, int count)
 {
 	if (!t || count < 0 || (count > 0 && (!handles || !boxes))) return ORT_ERROR_INVALID_ARGUMENT;
@@ -142,6 +257,8 @@ ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, co
 		for (uint32_t k = 0; k < n && r == ORT_OK; ++k) r = move_item(t, handles[k], boxes[k], NULL);
 		return r;
 	}
+	ort_result bulk;
+	if (mm_bulk_wanted(t, n) && mm_bulk(t, handles, boxes, n, &bulk)) return bulk;
 	// Capacity first (a refusal changes nothing else): the status bytes in the
 	// tree's scratch (no move below uses it), the broad phase's touches.
 	if (!scratch_reserve(t, n)) return ORT_ERROR_OUT_OF_MEMORY;
