@@ -26,6 +26,9 @@
 // before step 3. The broad phase sees every moved item as touched, or, when
 // the batch is a quarter of the items or more, counts every item as touched
 // (the all-pairs update the next update_pairs would choose anyway).
+//
+// A batch of a quarter of the items or more takes the bulk path instead
+// (below): the same moves, read in the tree's memory order.
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
