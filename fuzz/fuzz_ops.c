@@ -25,7 +25,8 @@
 // is on the tree may hold MAX_ITEMS_TASKS items; 0xF9 moves every k-th item a
 // small step, enough movers at once (32 of 160) for update_pairs to query
 // them in jobs, and may remove and re-insert some in between (a freed slot
-// reused in the same frame).
+// reused in the same frame). Of the codes that move every item, 0xFE moves
+// them in one move_many batch.
 //
 // Invalid input is part of the alphabet: bad boxes (NaN, infinities,
 // min > max, beyond ORTHANT_COORD_LIMIT) from a palette of nasty floats or raw
@@ -328,11 +329,31 @@ static void op_move(fuzz *f, int i, box_t b)
 
 /// Every item a small step, the step and its direction by item and axis
 /// from one operand (some stay put): most of the world moves in one frame.
-static void op_move_all(fuzz *f, input *in)
+/// batch: in one move_many call, last item first (its bulk path from 64
+/// items on); a box out of range fails the whole batch and changes nothing.
+static void op_move_all(fuzz *f, input *in, bool batch)
 {
 	float v = small(in) * 0.25f;
-	if (tracing) fprintf(stderr, "move all by %g\n", (double)v);
-	for (int i = 0; i < f->m.n; ++i) op_move(f, i, stepped(f, i, v));
+	if (tracing) fprintf(stderr, "move all by %g%s\n", (double)v, batch ? " in one batch" : "");
+	if (!batch) {
+		for (int i = 0; i < f->m.n; ++i) op_move(f, i, stepped(f, i, v));
+		return;
+	}
+	ort_handle hs[MAX_ITEMS_TASKS + 16];
+	box_t bs[MAX_ITEMS_TASKS + 16];
+	int n = f->m.n, bad = -1;
+	for (int k = 0; k < n; ++k) {
+		hs[k] = f->m.handle[n - 1 - k];
+		bs[k] = stepped(f, n - 1 - k, v);
+		if (bad < 0 && !box_ok(&bs[k])) bad = k;
+	}
+	ort_result r = TU(tree_move_many)(f->t, hs, bs, n);
+	if (bad >= 0) {
+		if (r == ORT_OK || !result_fits_box(&bs[bad], r)) TU_FAIL("move_many: %s\n", ort_result_string(r));
+		return;
+	}
+	assert_int_equal(r, ORT_OK);
+	for (int k = 0; k < n; ++k) f->m.box[n - 1 - k] = bs[k];
 }
 
 static void op_build(fuzz *f, input *in)
@@ -476,7 +497,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 		}
 		case OP_MOVE_NEAR: {
 			if (op >= 0xF0) { // rarer: every item moves, so update_pairs finds all pairs at once
-				op_move_all(&f, &in);
+				op_move_all(&f, &in, op == 0xFE);
 				break;
 			}
 			int i = pick(&f, &in);

@@ -5,7 +5,7 @@ paths: a context switched on (a toy task system of the caller's, or the
 built-in pool, two workers each), 160 items built in batches, then rounds of
 many movers at once (the movers' queries in jobs, with removals and
 re-inserts that reuse a slot in the same frame), every item moving (the
-all-pairs pass), single moves, inserts, removes and queries, with the
+all-pairs pass; one by one or in one move_many batch), single moves, inserts, removes and queries, with the
 context switched off, to the other kind and back on between them.
 
     python3 fuzz/make_tasks_corpus.py
@@ -14,7 +14,7 @@ import os
 import random
 
 OP_INSERT, OP_REMOVE, OP_MOVE_NEAR, OP_BUILD, OP_QUERY = 0, 1, 2, 5, 8
-OP_TASKS, OP_MOVE_SOME, OP_MOVE_ALL = 0xF0, 0xF9, 0xF5  # the tick op's codes, and move-near's
+OP_TASKS, OP_MOVE_SOME, OP_MOVE_ALL, OP_MOVE_BATCH = 0xF0, 0xF9, 0xF5, 0xFE  # the tick op's codes, and move-near's
 
 
 def s8(v):
@@ -51,7 +51,8 @@ def program(dim, placement, first, rng):
         out += bytes([OP_MOVE_NEAR + 18 * rng.randrange(2), rng.randrange(256)])
         out += bytes(s8(rng.randrange(-3, 4)) for _ in range(dim))
         if rnd % 3 == 0:
-            out += bytes([OP_MOVE_ALL, s8(rng.randrange(-8, 9))])
+            # every item, one by one or (odd rounds) in one move_many batch
+            out += bytes([OP_MOVE_BATCH if rnd % 2 else OP_MOVE_ALL, s8(rng.randrange(-8, 9))])
         out += bytes([OP_REMOVE, rng.randrange(256), OP_INSERT]) + box(rng, dim)
         out += bytes([OP_TASKS, (first + rnd) % 3])  # off, toy, pool in turn
     return bytes(out)

@@ -1027,13 +1027,16 @@ static void expect_old_or_new(tree_t *t, const world *w, const box_t *old)
 /// Bad input changes nothing; a refused allocation leaves every item whole
 /// (its old box or its new one), the tree valid and the pair set as it was,
 /// and the same call again finishes the batch; from a callback the moves wait.
-static void test_move_many_faults(void **state)
+/// The batch names every item (move_many's bulk path); warm: after a first
+/// batch of small steps, so the path's scratch is there and the refusals land
+/// in the re-homes (which grow the root, make nodes and chunks).
+static void run_move_many_faults(bool warm)
 {
-	(void)state;
 	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
 		enum { N = 120 };
 		for (long fail = 1;; ++fail) {
-			TU_CONTEXT("move_many faults, %s, allocation %ld refused", ort_placement_string((ort_placement)p), fail);
+			TU_CONTEXT("move_many faults, %s%s, allocation %ld refused", ort_placement_string((ort_placement)p),
+			           warm ? ", warm" : "", fail);
 			tu_alloc a;
 			memset(&a, 0, sizeof a);
 			def_t def = TU(tree_default_def)();
@@ -1051,13 +1054,21 @@ static void test_move_many_faults(void **state)
 			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
 			box_t old[N], bs[N];
 			ort_handle hs[N];
+			for (int i = 0; warm && i < N; ++i) {
+				hs[i] = w.m.handle[i];
+				bs[i] = w.m.box[i] = stepped(w.m.box[i], &r, 1.0f);
+			}
+			if (warm) {
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, N), ORT_OK);
+				assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			}
 			for (int i = 0; i < N; ++i) {
 				old[i] = w.m.box[i];
 				hs[i] = w.m.handle[i];
-				bs[i] = stepped(old[i], &r, i % 5 == 0 ? 60.0f : 2.0f); // a fifth re-home
+				bs[i] = stepped(old[i], &r, i % 5 == 0 ? (warm ? 3000.0f : 60.0f) : 2.0f); // a fifth re-home
 				w.m.box[i] = bs[i];
 			}
-			if (fail == 1) {
+			if (fail == 1 && !warm) {
 				// Bad input, checked before anything changes.
 				ort_handle keep = hs[N / 2];
 				hs[N / 2].gen ^= 1;
@@ -1108,6 +1119,13 @@ static void test_move_many_faults(void **state)
 	}
 }
 
+static void test_move_many_faults(void **state)
+{
+	(void)state;
+	run_move_many_faults(false);
+	run_move_many_faults(true);
+}
+
 /// Moves from inside a query's callback wait, and show after it.
 typedef struct mm_cb {
 	tree_t *t;
@@ -1154,6 +1172,139 @@ static void test_move_many_deferred(void **state)
 	TU(tree_destroy)(t);
 }
 
+// ---- move_many's bulk path ----------------------------------------------------------
+
+/// A batch of every item in `at` (shuffled by the caller) with a few named
+/// twice: each gets a small step, a far jump (some past the world, growing the
+/// root) or, now and then, a big box (leaves: copied into many leaves, or
+/// capped); the model takes the last box of each.
+static int bulk_batch(world *w, tu_rng *r, int *at, int n, ort_handle *hs, box_t *bs, int far_share)
+{
+	for (int k = tu_int(r, 1, 4); k > 0 && n > 0; --k) {
+		int j = tu_int(r, 0, n - 1);
+		at[n++] = at[j];
+	}
+	for (int k = 0; k < n; ++k) {
+		int i = at[k];
+		box_t b;
+		int kind = tu_int(r, 0, far_share);
+		if (kind == 0) {
+			b = small_box(r, 100.0f);
+			for (int d = 0; d < DIM; ++d) b.min[d] += tu_float(r, -150.0f, 150.0f), b.max[d] = b.min[d] + 2.0f;
+		} else if (kind == 1) {
+			b = small_box(r, 100.0f);
+			for (int d = 0; d < DIM; ++d) b.max[d] = b.min[d] + tu_float(r, 10.0f, 40.0f);
+		} else {
+			b = stepped(w->m.box[i], r, 1.5f);
+		}
+		if (tu_int(r, 0, 40) == 0) b.max[0] = b.min[0]; // flat
+		hs[k] = w->m.handle[i];
+		bs[k] = w->m.box[i] = b;
+	}
+	return n;
+}
+
+/// Queries of every kind against the model, as a game asks them between its
+/// moves (the filters' categories all meet mask 1 | 2 | 4).
+static void bulk_queries(const tree_t *t, const world *w, tu_rng *r)
+{
+	for (int q = 0; q < 3; ++q) {
+		box_t b = small_box(r, 100.0f);
+		for (int d = 0; d < DIM; ++d) b.max[d] += 10.0f;
+		tu_check_box_query(t, &w->m, b);
+		float p[DIM], dir[DIM];
+		for (int d = 0; d < DIM; ++d) p[d] = tu_float(r, -10.0f, 110.0f), dir[d] = tu_float(r, -1.0f, 1.0f);
+		tu_check_point_query(t, &w->m, p);
+		tu_check_sphere_query(t, &w->m, p, tu_float(r, 0.0f, 12.0f));
+		tu_check_ray(t, &w->m, p, dir, tu_float(r, 5.0f, 200.0f));
+		tu_check_nearest(t, &w->m, p, 4, INFINITY);
+	}
+}
+
+/// Batches of a quarter of the items or more (move_many's bulk path) in every
+/// placement: sphere items become box items, repeats end with their last box,
+/// far jumps re-home (and grow the root), big boxes spread over many leaves;
+/// after each batch the tree is valid, every box is the model's, queries of
+/// every kind asked before and after update_pairs agree with brute force, a
+/// few single moves in between too, and the events replay to the brute-force
+/// pairs with statics, filters and masks.
+static void test_move_many_bulk(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		int N = p == ORT_PLACEMENT_LOOSE ? 900 : 400;
+		tree_t *t = tu_tree_make((ort_placement)p, 4);
+		tu_rng r = tu_rng_make(70 + (uint64_t)p);
+		world w;
+		tu_model_init(&w.m, 2 * N);
+		w.filter = malloc(sizeof *w.filter * 2 * N);
+		world_fill(t, &w, &r, N - 20, 100.0f);
+		// Spheres: box items once a batch names them.
+		for (int k = 0; k < 20; ++k) {
+			float c[DIM];
+			for (int d = 0; d < DIM; ++d) c[d] = tu_float(&r, 0.0f, 100.0f);
+			ort_handle h;
+			assert_int_equal(TU(tree_insert_sphere)(t, c, 1.0f, NULL, &h), ORT_OK);
+			box_t b;
+			assert_int_equal(TU(tree_get_box)(t, h, &b), ORT_OK);
+			w.filter[w.m.n] = ORT_FILTER_DEFAULT;
+			tu_model_add(&w.m, h, b);
+		}
+		for (int k = 0; k < N / 8; ++k) {
+			int i = tu_int(&r, 0, N - 21);
+			w.filter[i] = random_filter(&r);
+			assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+		}
+		pairset set = {{0}, 0};
+		ort_handle *hs = malloc(sizeof *hs * 4 * N);
+		box_t *bs = malloc(sizeof *bs * 4 * N);
+		int *at = malloc(sizeof *at * 4 * N);
+		int frames = tu_size(12, 6);
+		for (int f = 0; f < frames; ++f) {
+			TU_CONTEXT("move_many bulk, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			// Every item; half of them; a quarter (the least the bulk path takes).
+			int n = 0, kind = f == 0 ? 0 : f % 3;
+			for (int i = 0; i < w.m.n; ++i) at[n++] = i;
+			for (int k = n - 1; k > 0; --k) {
+				int j = tu_int(&r, 0, k), x = at[k];
+				at[k] = at[j], at[j] = x;
+			}
+			if (kind == 1) n /= 2;
+			if (kind == 2) n = (w.m.n + 3) / 4;
+			n = bulk_batch(&w, &r, at, n, hs, bs, f % 2 ? 6 : 30);
+			assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			tu_check_valid(t);
+			for (int i = 0; i < w.m.n; ++i) {
+				box_t got;
+				assert_int_equal(TU(tree_get_box)(t, w.m.handle[i], &got), ORT_OK);
+				assert_memory_equal(&got, &w.m.box[i], sizeof got);
+			}
+			if (f == 0)
+				for (int i = N - 20; i < N; ++i) {
+					float c[DIM], rad;
+					assert_int_equal(TU(tree_get_sphere)(t, w.m.handle[i], c, &rad), ORT_ERROR_INVALID_ARGUMENT);
+				}
+			bulk_queries(t, &w, &r);
+			// A few single moves between the batch and the update.
+			for (int k = 0; k < 3; ++k) world_step(t, &w, &r, tu_int(&r, 0, w.m.n - 1), 20.0f);
+			bulk_queries(t, &w, &r);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "replayed events after a bulk move_many");
+			bulk_queries(t, &w, &r);
+			if (f % 3 == 0) {
+				static const uint64_t masks[] = {1, 2, 4, ~(uint64_t)2};
+				for (size_t k = 0; k < sizeof masks / sizeof *masks; ++k) check_masked(t, &w, &r, masks[k]);
+			}
+		}
+		free(hs), free(bs), free(at);
+		free(set.keys.v);
+		free(w.filter);
+		tu_model_free(&w.m);
+		TU(tree_destroy)(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1174,6 +1325,7 @@ int main(void)
 	    cmocka_unit_test(test_move_many),
 	    cmocka_unit_test(test_move_many_faults),
 	    cmocka_unit_test(test_move_many_deferred),
+	    cmocka_unit_test(test_move_many_bulk),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }
