@@ -360,14 +360,24 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		if (!(it->flags & ITEM_OVERCAP)) continue;
 		it->flags &= ~(uint32_t)ITEM_OVERCAP;
 		if (!chunks_reserve(t, 1)) return false;
-		// The build's items are 0, 1, ... in box order, and a marked item
-		// touches two children of a divided node: its home is divided.
+		// The build's items are 0, 1, ... in box order. A marked item
+		// touched two children of a divided node; but an earlier item's
+		// tidy_after may have merged that node's subtree into one leaf (a
+		// split made for capped strips leaves children that hold little
+		// once their copies go). Then the item is that leaf's one copy, as
+		// cap_insert would store it.
 		const box_t box = boxes[i];
 		if (it->node != NIL) {
 			remove_leaves(t, t->root, &box, i);
 			tidy_after(t, NIL, &box);
 		}
-		cap_store(t, cap_home(t, &box), &box, i);
+		uint32_t home = cap_home(t, &box);
+		if (t->nodes[home].flags & NODE_DIVIDED) {
+			cap_store(t, home, &box, i);
+		} else {
+			it->node = NIL; // entry_append makes the entry its home
+			insert_leaves(t, home, &box, i);
+		}
 		marked++;
 	}
 	// A node whose items were all marked below their homes holds nothing:
