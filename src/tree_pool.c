@@ -11,14 +11,17 @@
 // ---- pools ------------------------------------------------------------------
 
 /// Grow an array pool to at least need slots. The new memory is zeroed; the
-/// caller links new slots into its free list lazily (by *len). A pool grows
-/// by half: amortised O(1) a slot as doubling is, with a third of its slack
-/// (a pool that just outgrew its room holds 1.5x, not 2x, what it needs).
+/// caller links new slots into its free list lazily (by *len). A pool
+/// doubles: a world whose node or chunk count wanders (the soak's bouncing
+/// boxes) reaches a new peak now and then for a long time, and growing by half
+/// left it allocating again a million frames in, past any warm-up; doubling
+/// leaves room for every such peak after the first growth. (A build sizes
+/// its pools to fit instead: pools_fit.)
 static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
 {
 	if (need <= *cap) return true;
 	if (need > (uint64_t)UINT32_MAX - 1) return false;
-	uint64_t want = (uint64_t)*cap + *cap / 2;
+	uint64_t want = (uint64_t)*cap * 2;
 	if (want < need) want = need;
 	if (want < 16) want = 16;
 	if (want > (uint64_t)UINT32_MAX - 1) want = (uint64_t)UINT32_MAX - 1;
