@@ -9,7 +9,8 @@
 #   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
 #   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
-# Steps 3 to 8 run in two lanes at once (4 and 7; 3, 6, 5 and 8).
+# Steps 3 to 8 run in two lanes at once, of about equal length: the 2D half of 4,
+# then 7 and 5; 3, 6, the 3D half of 4 with the fuzz replays, then 8.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -35,20 +36,26 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # printed when the lane ends; a failing step stops its lane and fails the script.
 mkdir -p build/steps
 soak() { build/release/tests/orthant_soak 1000000; }
-memcheck() {
+memcheck() { # memcheck 2|3|replays: one share of the valgrind work, so both lanes carry some
   # Under valgrind every instruction costs some fifty: ORTHANT_TEST_SHRINK makes the
   # heavy suites' scenes smaller here (testutil.h, tu_size); both ctest runs above ran them full.
-  for t in build/release/tests/test_*_[23]d; do
+  local t f
+  if [ "$1" = replays ]; then
+    for f in scene ops packed; do
+      valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_${f}_replay fuzz/corpus/$f >/dev/null
+    done
+    echo "valgrind clean: fuzz replays"
+    return
+  fi
+  for t in build/release/tests/test_*_"$1"d; do
     case $t in *tsan*) continue ;; esac
     ORTHANT_TEST_SHRINK=4 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect \
       "$t" >/dev/null
     echo "valgrind clean: $(basename "$t")"
   done
-  for f in scene ops packed; do
-    valgrind -q --error-exitcode=9 --leak-check=full build/release/tests/fuzz/fuzz_${f}_replay fuzz/corpus/$f >/dev/null
-  done
-  echo "valgrind clean: fuzz replays"
 }
+memcheck_2d() { memcheck 2; }
+memcheck_3d() { memcheck 3; memcheck replays; }
 python_tests() { bash scripts/python.sh >build/pytest.log && cat build/pytest.log; }
 lane() { # lane STEP...: the steps in order, each logged. Each runs as a job of
   # its own, not as a condition, so that set -e still stops it at its first failure.
@@ -71,16 +78,16 @@ fuzz() { bash scripts/fuzz.sh 60; }
 coverage() { bash scripts/coverage.sh; }
 echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (60 s), coverage, python: two lanes" >&2
 rm -f build/steps/*.log
-lane memcheck coverage &
+lane memcheck_2d coverage tsan &
 a=$!
-lane soak fuzz tsan python_tests &
+lane soak fuzz memcheck_3d python_tests &
 b=$!
 sa=0 sb=0
 wait $a || sa=$?
 wait $b || sb=$?
 status=0
-report $sa memcheck coverage || status=1
-report $sb soak fuzz tsan python_tests || status=1
+report $sa memcheck_2d coverage tsan || status=1
+report $sb soak fuzz memcheck_3d python_tests || status=1
 [ $status -eq 0 ] || { echo "test.sh: a step failed (its log is above, and in build/steps/)" >&2; exit 1; }
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 
