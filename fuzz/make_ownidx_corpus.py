@@ -5,7 +5,11 @@ indexed path of src/tree_ownidx.h: tight straddlers of the centre line and
 loose full-width strips, 2D and 3D, then removes, small and far moves and
 queries among them, and removes down past the point where the index goes;
 and leaves strips each removed and inserted again in row order, whose
-copies fill leaves that must split for them to go capped.
+copies fill leaves that must split for them to go capped. Also a few movers
+among many resting boxes (fat-movers-*): one item moved a small step per
+update, as in a big world where few things move, which is what the broad
+phase's fat-box candidate lists serve (one mover in 32 or fewer), then a
+jump out of its fat box, its neighbours stepping into it, and removes.
 
     python3 fuzz/make_ownidx_corpus.py
 """
@@ -81,6 +85,32 @@ def program(dim, placement, kind, rng):
     return bytes(out)
 
 
+def movers(dim, placement, rng):
+    """88 small resting boxes; then, one update per step, a mover walks in
+    small steps (the same one for several steps: its candidate list is
+    reused), sometimes jumps far (a new list), a neighbour steps into it,
+    or an item goes."""
+    out = bytearray([dim - 2]) + definition(placement)
+    n = 88
+    for i in range(n):
+        out += bytes([OP_INSERT]) + box([(rng.randrange(-110, 110), 2 + 2 * (i % 3)) for _ in range(dim)])
+    for walk in range(40):
+        who = rng.randrange(n)
+        step = [rng.randrange(-4, 5) for _ in range(dim)]
+        for _ in range(rng.randrange(3, 9)):
+            out += bytes([OP_MOVE_NEAR, who]) + bytes(s8(v) for v in step)
+        r = rng.random()
+        if r < 0.3:
+            out += bytes([OP_MOVE_FAR, who]) + box([(rng.randrange(-110, 110), 2) for _ in range(dim)])
+        elif r < 0.6:
+            out += bytes([OP_MOVE_NEAR, (who + 1) % n]) + bytes(s8(-4 * v) for v in step)
+        elif r < 0.7:
+            out += bytes([OP_REMOVE, rng.randrange(256)])
+        else:
+            out += bytes([OP_QUERY] + [rng.randrange(256) for _ in range(4 * dim + 1)])
+    return bytes(out)
+
+
 def check_ops():
     """Each op byte the script writes decodes as the op it is named for."""
     for byte, op in ((OP_INSERT, OP_INSERT), (OP_REMOVE, OP_REMOVE), (OP_MOVE_NEAR, OP_MOVE_NEAR),
@@ -98,6 +128,10 @@ def main():
             name = "own-list-%s-%dd" % (kind, dim)
             with open(os.path.join(here, name), "wb") as f:
                 f.write(program(dim, placement, kind, rng))
+        for placement, kind in ((0, "loose"), (1, "tight"), (2, "leaves")):
+            rng = random.Random(dim * 100 + placement)
+            with open(os.path.join(here, "fat-movers-%s-%dd" % (kind, dim)), "wb") as f:
+                f.write(movers(dim, placement, rng))
 
 
 if __name__ == "__main__":
