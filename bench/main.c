@@ -579,7 +579,7 @@ static void run_oneshot(void)
 		for (int k = 0; k < g_nimpl; ++k) {
 			int idx = (k + r) % g_nimpl;
 			const bench_impl *im = &g_impls[idx];
-			if (skip[idx] || !im->pairs || im->dynamic_only || !impl_fits(im, 2, n)) continue;
+			if (skip[idx] || !im->pairs || im->dynamic_only || !impl_fits(im, 2, n) || !impl_wanted(&sc, im)) continue;
 			bench_run run;
 			if (run_start(&run, &sc, n) != 0) continue;
 			size_t heap0 = bench_heap();
