@@ -157,8 +157,8 @@ enum { SWEEP_DONE, SWEEP_STOPPED, SWEEP_OVER };
 /// Sweep sorted v[0..m) of l along axis: every overlapping pair once. Past
 /// `budget` tests that found no pair a box passed it stops before box *at
 /// (every pair of a box before it reported) and returns SWEEP_OVER.
-static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget,
-                          uint32_t *at, sweep_pair_fn *fn, void *ctx)
+static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget, uint32_t *at,
+                          sweep_pair_fn *fn, void *ctx)
 {
 	uint64_t tests = 0, hits = 0;
 	for (uint32_t i = 0; i < m; ++i) {
@@ -284,13 +284,14 @@ typedef struct sweep_set {
 
 /// Where a walk is, and what it found.
 typedef struct sweep_ask {
-	const box_t *x;    ///< the box asking
-	uint32_t xi;       ///< its index in its list
-	bool x_first;      ///< report (x, found) rather than (found, x)
-	bool stop;         ///< the callback said stop
-	int a, b;          ///< the axis swept, the axis the tree orders
-	uint32_t reach;    ///< sweep_key0 of x's low face on b
-	uint64_t steps;    ///< nodes visited and searched: the work
+	const box_t *x;  ///< the box asking
+	uint32_t xi;     ///< its index in its list
+	bool x_first;    ///< report (x, found) rather than (found, x)
+	bool stop;       ///< the callback said stop
+	int a, b;        ///< the axis swept, the axis the tree orders
+	uint32_t reach;  ///< sweep_key0 of x's low face on b
+	uint64_t steps;  ///< nodes visited and searched: the work
+	uint64_t misses; ///< boxes met on a and b and not as boxes (3D: apart on the third axis)
 	sweep_pair_fn *fn;
 	void *ctx;
 } sweep_ask;
@@ -302,7 +303,9 @@ static uint32_t sweep_ask_leaf(const sweep_set *s, sweep_ask *w, uint32_t i, uin
 {
 	const box_t *y = sweep_box(s->l, s->box[p]);
 	if (y->max[w->a] < w->x->min[w->a]) return s->top[i] = 0; // passed: never met again
-	if (box_overlap(w->x, y) && !(w->x_first ? w->fn(w->ctx, w->xi, s->box[p]) : w->fn(w->ctx, s->box[p], w->xi)))
+	if (!box_overlap(w->x, y))
+		w->misses++;
+	else if (!(w->x_first ? w->fn(w->ctx, w->xi, s->box[p]) : w->fn(w->ctx, s->box[p], w->xi)))
 		w->stop = true;
 	return s->top[i];
 }
@@ -398,7 +401,8 @@ static void sweep_sort_ranks(const sweep_list *l, const uint32_t *idx, uint32_t 
 			count[c] = sum;
 			sum += n;
 		}
-		for (uint32_t k = 0; k < m; ++k) tmp[count[(sweep_key(sweep_box(l, idx[r[k]])->min[b]) >> shift) & 255u]++] = r[k];
+		for (uint32_t k = 0; k < m; ++k)
+			tmp[count[(sweep_key(sweep_box(l, idx[r[k]])->min[b]) >> shift) & 255u]++] = r[k];
 		uint32_t *x = r;
 		r = tmp;
 		tmp = x;
@@ -443,10 +447,217 @@ static int sweep_axis_second(const double share[DIM], int a)
 	return best;
 }
 
+// ---- 3D: the rest split as a segment tree, axis by axis -------------------------
+//
+// In 3D the active set's third axis is tested box by box, and a pile whose
+// boxes overlap on two axes and never on three (plates stacked on one axis,
+// rods along one axis crossing rods along another, each stack on its own
+// pair of axes so that no choice of the two swept axes dodges them all) makes
+// every such test a miss. So what a 3D sweep leaves past its budget goes to
+// the streamed segment tree of Zomorodian and Edelsbrunner ("Fast software
+// for box intersections", 2002), which needs no memory but two arrays of
+// indices, reordered in place.
+//
+// On an axis d the boxes are ordered by (low face, index) (two lists: the
+// second's indices above the first's), so that of two boxes overlapping on d
+// exactly one, the holder, comes first, and the other's low face lies in the
+// holder's interval. st_run(I, P, d) reports the pairs of a holder in I and
+// a box of P whose low face on d lies in the holder's interval, given that
+// every pair of I x P overlaps on the axes above d. It splits the points P
+// at a median into two halves of the segment [lo, hi) they lie in, as a
+// segment tree would; the intervals spanning the whole segment meet every
+// point on d, so their pairs with P go down one axis, with either side as
+// the holder there (on the lowest axis they are all pairs: reported
+// straight away); an interval that meets a half but does not span the
+// segment goes down into that half. A small node tests its boxes pair by
+// pair. An interval spans or goes into at most two nodes a level, so in 3D
+// the work is O(m log^3 m + k) for any pile, O(m log m + k) for piles a
+// tree on the first axis already parts, within the sweep's own memory.
+// (2D keeps the active set, which is O((m + k) log m) there.)
+#if DIM == 3
+
+/// A node with at most this many intervals or points tests pair by pair.
+#define STREAM_BASE 24
+
+/// Past this depth of nesting (never reached with the medians below, which
+/// halve within 1/8 save for odds of about 1e-8) a node tests pair by pair.
+#define STREAM_DEPTH 200
+
+/// A box's index in the stream: bit 31 says which list.
+#define STREAM_SIDE 0x80000000u
+#define STREAM_NONE UINT32_MAX
+
+typedef struct sweep_stream {
+	const sweep_list *l[2];
+	int axis[DIM]; ///< axis[level]: the axes in order, the top level last
+	bool stop;
+	uint64_t steps; ///< boxes touched and pairs tested: the work
+	uint64_t rng;
+	sweep_pair_fn *fn;
+	void *ctx;
+} sweep_stream;
+
+static inline const box_t *stream_box(const sweep_stream *s, uint32_t id)
+{
+	return sweep_box(s->l[id >> 31], id & ~STREAM_SIDE);
+}
+
+/// Box x (index xi) before box y (index yi) on axis d.
+static inline bool stream_less(const box_t *x, uint32_t xi, const box_t *y, uint32_t yi, int d)
+{
+	return x->min[d] < y->min[d] || (x->min[d] == y->min[d] && xi < yi);
+}
+
+static void stream_report(sweep_stream *s, uint32_t i, uint32_t j)
+{
+	if (s->stop) return;
+	bool swap = (i & STREAM_SIDE) != 0; // two lists: the first list's box first
+	if (!s->fn(s->ctx, (swap ? j : i) & ~STREAM_SIDE, (swap ? i : j) & ~STREAM_SIDE)) s->stop = true;
+}
+
+enum { STREAM_SPANS, STREAM_BEFORE, STREAM_LEFT, STREAM_RIGHT };
+
+/// Move the boxes of v[0..n) for which `test` holds (on axis d, segment
+/// [lo, hi) split at mid) to the front; returns how many.
+static uint32_t stream_part(sweep_stream *s, uint32_t *v, uint32_t n, int test, int d, uint32_t lo, uint32_t mid,
+                            uint32_t hi)
+{
+	const box_t *bl = lo == STREAM_NONE ? NULL : stream_box(s, lo), *bm = stream_box(s, mid);
+	const box_t *bh = hi == STREAM_NONE ? NULL : stream_box(s, hi);
+	uint32_t k = 0;
+	s->steps += n;
+	for (uint32_t i = 0; i < n; ++i) {
+		const box_t *x = stream_box(s, v[i]);
+		bool in;
+		switch (test) {
+		case STREAM_SPANS: // before every point of the segment, reaching past its last low face
+			in = bl && bh && stream_less(x, v[i], bl, lo, d) && bh->min[d] <= x->max[d];
+			break;
+		case STREAM_BEFORE: in = stream_less(x, v[i], bm, mid, d); break;
+		case STREAM_LEFT: // may hold a point of [lo, mid)
+			in = stream_less(x, v[i], bm, mid, d) && (!bl || x->max[d] >= bl->min[d]);
+			break;
+		default: // may hold a point of [mid, hi)
+			in = x->max[d] >= bm->min[d] && (!bh || stream_less(x, v[i], bh, hi, d));
+			break;
+		}
+		if (in) {
+			uint32_t t = v[k];
+			v[k++] = v[i];
+			v[i] = t;
+		}
+	}
+	return k;
+}
+
+/// A point of p[0..n) (n > STREAM_BASE) near the median on axis d: the
+/// median of one random point from each of 15 equal strata.
+static uint32_t stream_pivot(sweep_stream *s, const uint32_t *p, uint32_t n, int d)
+{
+	enum { S = 15 };
+	uint32_t pick[S];
+	for (int k = 0; k < S; ++k) {
+		s->rng ^= s->rng << 13;
+		s->rng ^= s->rng >> 7;
+		s->rng ^= s->rng << 17;
+		uint32_t a = (uint32_t)((uint64_t)n * k / S), b = (uint32_t)((uint64_t)n * (k + 1) / S);
+		uint32_t x = p[a + (uint32_t)(s->rng % (b - a))];
+		int j = k;
+		while (j > 0 && stream_less(stream_box(s, x), x, stream_box(s, pick[j - 1]), pick[j - 1], d)) {
+			pick[j] = pick[j - 1];
+			j--;
+		}
+		pick[j] = x;
+	}
+	s->steps += S;
+	return pick[S / 2];
+}
+
+/// Every pair of a holder in iv[0..ni) and a box of pv[0..np) whose low face
+/// on axis[level] lies in the holder's interval there and that overlap as
+/// boxes, given that every such pair overlaps on the axes above; the points'
+/// keys lie in [lo, hi) (STREAM_NONE: unbounded).
+static void stream_run(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv, uint32_t np, uint32_t lo, uint32_t hi,
+                       int level, int depth)
+{
+	if (!ni || !np || s->stop) return;
+	int d = s->axis[level > 0 ? level : 0]; // (level >= 0: the clamp only quiets a compiler)
+	if (ni <= STREAM_BASE || np <= STREAM_BASE || depth > STREAM_DEPTH) {
+		s->steps += (uint64_t)ni * np;
+		for (uint32_t i = 0; i < ni && !s->stop; ++i) {
+			const box_t *x = stream_box(s, iv[i]);
+			for (uint32_t j = 0; j < np; ++j) {
+				const box_t *y = stream_box(s, pv[j]);
+				if (stream_less(x, iv[i], y, pv[j], d) && box_overlap(x, y)) stream_report(s, iv[i], pv[j]);
+			}
+		}
+		return;
+	}
+	uint32_t mid = stream_pivot(s, pv, np, d);
+	uint32_t nm = stream_part(s, iv, ni, STREAM_SPANS, d, lo, mid, hi);
+	if (nm && level <= 0) { // every axis met: all pairs
+		s->steps += (uint64_t)nm * np;
+		for (uint32_t i = 0; i < nm && !s->stop; ++i)
+			for (uint32_t j = 0; j < np; ++j) stream_report(s, iv[i], pv[j]);
+	} else if (nm) {
+		stream_run(s, iv, nm, pv, np, STREAM_NONE, STREAM_NONE, level - 1, depth + 1);
+		stream_run(s, pv, np, iv, nm, STREAM_NONE, STREAM_NONE, level - 1, depth + 1);
+	}
+	// The halves: the median is one of 15 distinct points, so both hold some.
+	uint32_t nl = stream_part(s, pv, np, STREAM_BEFORE, d, lo, mid, hi);
+	uint32_t *rv = iv + nm, nr = ni - nm;
+	uint32_t k = stream_part(s, rv, nr, STREAM_LEFT, d, lo, mid, hi);
+	stream_run(s, rv, k, pv, nl, lo, mid, level, depth + 1);
+	k = stream_part(s, rv, nr, STREAM_RIGHT, d, lo, mid, hi);
+	stream_run(s, rv, k, pv + nl, np - nl, mid, hi, level, depth + 1);
+}
+
+/// A stream over lists a and b (b NULL: a among itself), its axes ordered
+/// by share, the least shared on top (it parts the most pairs first).
+static sweep_stream sweep_stream_make(const sweep_list *a, const sweep_list *b, const double share[DIM],
+                                      sweep_pair_fn *fn, void *ctx)
+{
+	sweep_stream s = {.l = {a, b ? b : a}, .rng = 0x9E3779B97F4A7C15u, .fn = fn, .ctx = ctx};
+	for (int d = 0; d < DIM; ++d) s.axis[d] = d;
+	for (int i = 1; i < DIM; ++i) // most shared first: the top level is last
+		for (int j = i; j > 0 && share[s.axis[j]] > share[s.axis[j - 1]]; --j) {
+			int t = s.axis[j];
+			s.axis[j] = s.axis[j - 1];
+			s.axis[j - 1] = t;
+		}
+	return s;
+}
+
+/// Sets a[0..na) and b[0..nb) of boxes of one list or two (b's then with
+/// STREAM_SIDE): their pairs, each holding on the top axis in turn.
+static void stream_cross(sweep_stream *s, uint32_t *a, uint32_t na, uint32_t *b, uint32_t nb)
+{
+	stream_run(s, a, na, b, nb, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
+	stream_run(s, b, nb, a, na, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
+}
+
+/// Copy from[0..n) to to[], keeping the boxes whose high face on axis a is
+/// at least `reach` (those that may still meet a box starting there), and
+/// adding `side` to each; returns how many.
+static uint32_t stream_keep(const sweep_stream *s, const uint32_t *from, uint32_t n, uint32_t *to, int a, float reach,
+                            uint32_t side)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; ++i)
+		if (stream_box(s, from[i] | side)->max[a] >= reach) to[k++] = from[i] | side;
+	return k;
+}
+#endif
+
+/// Whether an active-set sweep that has passed r boxes goes on streamed: in
+/// 3D, past SWEEP_BUDGET boxes a box met on the two swept axes and not as
+/// boxes (2D never meets such a box).
+#define SWEEP_SET_OVER(w, r) (DIM == 3 && (w)->misses > SWEEP_BUDGET * ((uint64_t)(r) + SWEEP_MIN))
+
 /// What sweep_run_self left: the boxes v[at..m) of l (sorted on a) among
 /// themselves, with the active set ordered on b. keys: the sweep's 2m words.
 static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uint32_t m, int a, int b,
-                           sweep_pair_fn *fn, void *ctx)
+                           const double share[DIM], sweep_pair_fn *fn, void *ctx)
 {
 	uint32_t k = m - at, *w = (uint32_t *)(void *)keys; // 4m words of 32 bits
 	if (k < 2) return true;
@@ -456,12 +667,33 @@ static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uin
 	sweep_set_clear(&s);
 	sweep_ask wk = {.a = a, .b = b, .fn = fn, .ctx = ctx};
 	bool go = true;
-	for (uint32_t r = 0; r < k && go; ++r) {
+	uint32_t r = 0;
+	for (; r < k && go && !SWEEP_SET_OVER(&wk, r); ++r) {
 		uint32_t p = s.pos[r];
 		go = sweep_set_ask(&s, &wk, sweep_box(l, s.box[p]), s.box[p], false);
 		sweep_set_put(&s, &wk, r);
 	}
 	WORK_TESTS(wk.steps + k);
+#if DIM == 3
+	if (go && r < k) {
+		// Streamed on: the boxes from r on among themselves and against
+		// those before r that reach them (the pairs among those before r
+		// are reported). The order on a goes past the sets, into the tree.
+		uint32_t *o = w + 2 * (size_t)k, n = k - r;
+		for (uint32_t q = 0; q < k; ++q) o[q] = s.box[s.pos[q]];
+		sweep_stream st = sweep_stream_make(l, NULL, share, fn, ctx);
+		memcpy(w, o + r, n * sizeof *w);
+		memcpy(w + k, o + r, n * sizeof *w);
+		stream_run(&st, w, n, w + k, n, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
+		uint32_t np = stream_keep(&st, o, r, w, a, sweep_box(l, o[r])->min[a], 0);
+		memcpy(w + np, o + r, n * sizeof *w);
+		stream_cross(&st, w, np, w + np, n);
+		WORK_TESTS(st.steps + 2 * (uint64_t)k);
+		go = !st.stop;
+	}
+#else
+	(void)share;
+#endif
 	return go;
 }
 
@@ -469,7 +701,8 @@ static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uin
 /// of b (vb = va + ma, sorted on axis a), with the active sets ordered on
 /// axis b. keys: the sweep's 2 (ma + mb) words.
 static bool sweep_set_cross(const sweep_list *la, const sweep_list *lb, uint64_t *keys, const uint32_t at[2],
-                            uint32_t ma, uint32_t mb, int a, int b, sweep_pair_fn *fn, void *ctx)
+                            uint32_t ma, uint32_t mb, int a, int b, const double share[DIM], sweep_pair_fn *fn,
+                            void *ctx)
 {
 	uint32_t ka = ma - at[0], kb = mb - at[1], *w = (uint32_t *)(void *)keys;
 	size_t k = (size_t)ka + kb;
@@ -486,7 +719,7 @@ static bool sweep_set_cross(const sweep_list *la, const sweep_list *lb, uint64_t
 	uint32_t i = 0, j = 0;
 	// The lower low face on a next (a first on ties): it meets the other
 	// list's boxes passed so far, then joins its own list's set.
-	while (go && (i < ka || j < kb)) {
+	while (go && (i < ka || j < kb) && !SWEEP_SET_OVER(&wk, i + j)) {
 		if (j == kb || (i < ka && sweep_set_low(&sa, a, i) <= sweep_set_low(&sb, a, j))) {
 			uint32_t p = sa.pos[i];
 			go = sweep_set_ask(&sb, &wk, sweep_box(la, sa.box[p]), sa.box[p], true);
@@ -498,6 +731,32 @@ static bool sweep_set_cross(const sweep_list *la, const sweep_list *lb, uint64_t
 		}
 	}
 	WORK_TESTS(wk.steps + k);
+#if DIM == 3
+	if (go && (i < ka || j < kb)) {
+		// Streamed on: what is left of a against all of b that reaches it,
+		// and what is left of b against what came before of a that reaches
+		// it (the pairs of those before i and j are reported).
+		uint32_t *oa = w + 2 * k, *ob = oa + ka, n;
+		for (uint32_t q = 0; q < ka; ++q) oa[q] = sa.box[sa.pos[q]];
+		for (uint32_t q = 0; q < kb; ++q) ob[q] = sb.box[sb.pos[q]];
+		sweep_stream st = sweep_stream_make(la, lb, share, fn, ctx);
+		if (i < ka) {
+			memcpy(w, oa + i, (ka - i) * sizeof *w);
+			n = stream_keep(&st, ob, j, w + ka - i, a, sweep_box(la, oa[i])->min[a], STREAM_SIDE);
+			n += stream_keep(&st, ob + j, kb - j, w + ka - i + n, a, -INFINITY, STREAM_SIDE);
+			stream_cross(&st, w, ka - i, w + ka - i, n);
+		}
+		if (j < kb && !st.stop) {
+			n = stream_keep(&st, oa, i, w, a, sweep_box(lb, ob[j])->min[a], 0);
+			uint32_t nb = stream_keep(&st, ob + j, kb - j, w + n, a, -INFINITY, STREAM_SIDE);
+			stream_cross(&st, w, n, w + n, nb);
+		}
+		WORK_TESTS(st.steps + 2 * k);
+		go = !st.stop;
+	}
+#else
+	(void)share;
+#endif
 	return go;
 }
 
@@ -511,7 +770,7 @@ static bool sweep_self(const sweep_list *a, uint64_t *keys, sweep_pair_fn *fn, v
 	sweep_fill(a, axis, keys, keys + m);
 	int res = sweep_run_self(a, keys, m, axis, SWEEP_BUDGET, &at, fn, ctx);
 	if (res != SWEEP_OVER) return res == SWEEP_DONE;
-	return sweep_set_self(a, keys, at, m, axis, sweep_axis_second(share, axis), fn, ctx);
+	return sweep_set_self(a, keys, at, m, axis, sweep_axis_second(share, axis), share, fn, ctx);
 }
 
 /// Every overlapping pair of a box of a and a box of b, each once. keys
@@ -527,7 +786,7 @@ static bool sweep_cross(const sweep_list *a, const sweep_list *b, uint64_t *keys
 	sweep_fill(b, axis, keys + ma, tmp);
 	int res = sweep_run_cross(a, keys, ma, b, keys + ma, mb, axis, SWEEP_BUDGET, at, fn, ctx);
 	if (res != SWEEP_OVER) return res == SWEEP_DONE;
-	return sweep_set_cross(a, b, keys, at, ma, mb, axis, sweep_axis_second(share, axis), fn, ctx);
+	return sweep_set_cross(a, b, keys, at, ma, mb, axis, sweep_axis_second(share, axis), share, fn, ctx);
 }
 
 #endif
