@@ -189,18 +189,29 @@ static void op_def(fuzz *f, input *in)
 // ---- scenes ---------------------------------------------------------------------------
 
 /// Pattern 7 with param 8..15: piles a tree cannot spread out, which the
-/// pair finder sweeps (param & 3; params 12 and 14 kind 4; 15 kind 5): a
+/// pair finder sweeps (param & 3; params 12 and 14 kind 4; 15 kind 5; 13 kind 6): a
 /// speck of boxes 1e5 times smaller than the scene with box 0 far away; long
 /// thin strips along x, stacked apart; points at x = 2^-u, u up to 60; boxes
 /// across the centre line x = 0; boxes that all hold the origin, thin on every
 /// axis but one (a nearest search from inside finds them all at distance 0:
 /// only ids part them); a pinwheel of strips, four arms round the centre
 /// (strips long in x over strips long in y, and so on round), that meet on x
-/// and on y and never as boxes.
+/// and on y and never as boxes; rods (param 13, kind 6), one family long on
+/// each axis, each two families apart on the third axis, that meet on two
+/// axes and rarely as boxes.
 static box_t generate_pile(tu_rng *r, int kind, int i)
 {
 	box_t b;
 	float side = tu_float(r, 0.0f, 3.0f);
+	if (kind == 6) {
+		static const int part[3][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}};
+		int f = i % DIM;
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = d == f ? tu_float(r, 0.0f, 1.0f) : (float)part[f][d] * 60.0f + tu_float(r, 0.0f, 39.0f);
+			b.max[d] = d == f ? tu_float(r, 99.0f, 100.0f) : b.min[d] + side * 0.3f;
+		}
+		return b;
+	}
 	if (kind == 4) {
 		int a = tu_int(r, 0, DIM - 1);
 		for (int d = 0; d < DIM; ++d) {
@@ -245,7 +256,8 @@ static box_t generate_pile(tu_rng *r, int kind, int i)
 static box_t generate(tu_rng *r, int pattern, int param, int i, float unit)
 {
 	box_t b;
-	if (pattern == 7 && param >= 8) return generate_pile(r, param == 15 ? 5 : param >= 12 && !(param & 1) ? 4 : param & 3, i);
+	if (pattern == 7 && param >= 8)
+		return generate_pile(r, param == 15 ? 5 : param == 13 ? 6 : param >= 12 && !(param & 1) ? 4 : param & 3, i);
 	int per_row = param + 1;
 	for (int d = 0; d < DIM; ++d) {
 		float lo = 0, side = 0;

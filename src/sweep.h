@@ -157,8 +157,8 @@ enum { SWEEP_DONE, SWEEP_STOPPED, SWEEP_OVER };
 /// Sweep sorted v[0..m) of l along axis: every overlapping pair once. Past
 /// `budget` tests that found no pair a box passed it stops before box *at
 /// (every pair of a box before it reported) and returns SWEEP_OVER.
-static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget, uint32_t *at,
-                          sweep_pair_fn *fn, void *ctx)
+static int sweep_run_self(const sweep_list *l, const uint64_t *v, uint32_t m, int axis, uint64_t budget,
+                          uint32_t *at, sweep_pair_fn *fn, void *ctx)
 {
 	uint64_t tests = 0, hits = 0;
 	for (uint32_t i = 0; i < m; ++i) {
@@ -401,8 +401,7 @@ static void sweep_sort_ranks(const sweep_list *l, const uint32_t *idx, uint32_t 
 			count[c] = sum;
 			sum += n;
 		}
-		for (uint32_t k = 0; k < m; ++k)
-			tmp[count[(sweep_key(sweep_box(l, idx[r[k]])->min[b]) >> shift) & 255u]++] = r[k];
+		for (uint32_t k = 0; k < m; ++k) tmp[count[(sweep_key(sweep_box(l, idx[r[k]])->min[b]) >> shift) & 255u]++] = r[k];
 		uint32_t *x = r;
 		r = tmp;
 		tmp = x;

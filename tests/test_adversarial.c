@@ -125,8 +125,8 @@ static void test_nearest_far_point(void **state)
 	// reported order disagree.
 	box_t b[6] = {tu_cube(-L, -L), tu_cube(L, L), tu_cube(0, 0), tu_cube(-L, L), tu_cube(L, L), tu_cube(-1.0f, 1.0f)};
 	b[2].min[0] = b[2].max[0] = -L;
-	const float far[][3] = {
-	    {3.0e38f, 3.0e38f, 3.0e38f}, {FLT_MAX, FLT_MAX, FLT_MAX}, {-FLT_MAX, 3e38f, 0.0f}, {2.5e38f, 0.0f, -2.5e38f}};
+	const float far[][3] = {{3.0e38f, 3.0e38f, 3.0e38f}, {FLT_MAX, FLT_MAX, FLT_MAX}, {-FLT_MAX, 3e38f, 0.0f},
+	                        {2.5e38f, 0.0f, -2.5e38f}};
 	for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
 		for (size_t q = 0; q < sizeof far / sizeof far[0]; ++q) {
 			float pt[DIM];
@@ -398,8 +398,7 @@ static box_t pinwheel_box(tu_rng *r, int i, int n, int u, int v)
 	static const struct {
 		int long_u;
 		float lo, hi, band;
-	} arms[4] = {
-	    {1, 0.0f, 790.0f, 810.0f}, {0, 210.0f, 1000.0f, 810.0f}, {1, 210.0f, 1000.0f, 0.0f}, {0, 0.0f, 790.0f, 0.0f}};
+	} arms[4] = {{1, 0.0f, 790.0f, 810.0f}, {0, 210.0f, 1000.0f, 810.0f}, {1, 210.0f, 1000.0f, 0.0f}, {0, 0.0f, 790.0f, 0.0f}};
 	int la = arms[arm].long_u ? u : v, ta = arms[arm].long_u ? v : u;
 	b.min[la] = arms[arm].lo + tu_float(r, 0.0f, 10.0f);
 	b.max[la] = arms[arm].hi - tu_float(r, 0.0f, 10.0f);
@@ -429,8 +428,7 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 		b = tu_strip(r, i, 1000, 0.9f);
 		break;
 	case K_BINARY: // points at x = 2^-u, u up to 60
-		for (int d = 0; d < DIM; ++d)
-			b.min[d] = b.max[d] = d == 0 ? exp2f(-tu_float(r, 0.0f, 60.0f)) : tu_float(r, 0, 1);
+		for (int d = 0; d < DIM; ++d) b.min[d] = b.max[d] = d == 0 ? exp2f(-tu_float(r, 0.0f, 60.0f)) : tu_float(r, 0, 1);
 		break;
 	case K_STRADDLE: // across the centre line x = 500 (the region's split)
 		b = tu_straddler(r, side, 0.01f);
@@ -867,10 +865,14 @@ static void test_nearest_work(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ray_entry_overflow), cmocka_unit_test(test_nearest_far_point),
-	    cmocka_unit_test(test_coord_limit_exact),  cmocka_unit_test(test_packed_reentry),
-	    cmocka_unit_test(test_pairs_work),         cmocka_unit_test(test_pairs_stop_in_pile),
-	    cmocka_unit_test(test_packed_query_work),  cmocka_unit_test(test_nearest_work),
+	    cmocka_unit_test(test_ray_entry_overflow),
+	    cmocka_unit_test(test_nearest_far_point),
+	    cmocka_unit_test(test_coord_limit_exact),
+	    cmocka_unit_test(test_packed_reentry),
+	    cmocka_unit_test(test_pairs_work),
+	    cmocka_unit_test(test_pairs_stop_in_pile),
+	    cmocka_unit_test(test_packed_query_work),
+	    cmocka_unit_test(test_nearest_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
 }
