@@ -16,7 +16,9 @@
 // SWEEP_BUDGET pairs a box that are not pairs stops, and what it left is
 // swept on with the boxes it has passed kept in a tree ordered on a second
 // axis (sweep_set_self, sweep_set_cross; the essay above them), which in
-// 2D costs O((m + k) log m) for any pile.
+// 2D costs O((m + k) log m) for any pile. In 3D, an active set whose boxes
+// meet on the two swept axes and miss on the third goes on through a
+// segment tree axis by axis (stream_run): O(m log^3 m + k) for any pile.
 //
 // Sorting is a radix sort of (key << 32 | index): a float's bits, flipped so
 // they order as the floats do, are the key. Below SWEEP_MIN boxes (and for two
@@ -257,7 +259,8 @@ out:
 // the work is O((m + k) log m), whatever the scene. In 3D the third axis is
 // still tested box by box: O((m + k2) log m), k2 the pairs that overlap on
 // the two axes swept (the two least shared), which a pile of boxes that
-// overlap on any two axes and never on all three still makes quadratic.
+// overlap on any two axes and never on all three makes quadratic: past
+// SWEEP_BUDGET such misses a box the rest is streamed (below).
 //
 // It needs no memory but the sweep's own: the 2m keys' words hold, in
 // 32-bit words, the boxes by low face on b, where each box by low face on a
