@@ -472,9 +472,10 @@ static int sweep_axis_second(const double share[DIM], int a)
 // the holder there (on the lowest axis they are all pairs: reported
 // straight away); an interval that meets a half but does not span the
 // segment goes down into that half. A small node tests its boxes pair by
-// pair. An interval spans or goes into at most two nodes a level, so in 3D
-// the work is O(m log^3 m + k) for any pile, O(m log m + k) for piles a
-// tree on the first axis already parts, within the sweep's own memory.
+// pair; a level's first node whose sets a sort and sweep on some axis would
+// test in few pairs a box (counted first, by binary searches) is swept.
+// An interval spans or goes into at most two nodes a level, so in 3D the
+// work is O(m log^3 m + k) for any pile, within the sweep's own memory.
 // (2D keeps the active set, which is O((m + k) log m) there.)
 #if DIM == 3
 
@@ -484,6 +485,11 @@ static int sweep_axis_second(const double share[DIM], int a)
 /// Past this depth of nesting (never reached with the medians below, which
 /// halve within 1/8 save for odds of about 1e-8) a node tests pair by pair.
 #define STREAM_DEPTH 200
+
+/// A new problem (a level's first node) whose sweep on some axis tests at
+/// most this many pairs a box is swept instead: sorted on that axis, each
+/// box against the other set's boxes that start within it (stream_scan).
+#define STREAM_SCAN 8
 
 /// A box's index in the stream: bit 31 says which list.
 #define STREAM_SIDE 0x80000000u
@@ -575,6 +581,136 @@ static uint32_t stream_pivot(sweep_stream *s, const uint32_t *p, uint32_t n, int
 	return pick[S / 2];
 }
 
+/// v[0..n) sorted by low face on axis e (then index): a heap sort, in place.
+static void stream_sort(sweep_stream *s, uint32_t *v, uint32_t n, int e)
+{
+	s->steps += n;
+	for (uint32_t end = n, start = n / 2;;) { // heapify, then pop the greatest to the end
+		uint32_t root;
+		if (start > 0) {
+			root = --start;
+		} else {
+			if (end <= 1) break;
+			uint32_t t = v[--end];
+			v[end] = v[0];
+			v[0] = t;
+			root = 0;
+		}
+		uint32_t x = v[root];
+		const box_t *bx = stream_box(s, x);
+		for (;;) { // sift x down from root within [0, end)
+			uint32_t c = 2 * root + 1;
+			if (c >= end) break;
+			s->steps++;
+			if (c + 1 < end && stream_less(stream_box(s, v[c]), v[c], stream_box(s, v[c + 1]), v[c + 1], e)) c++;
+			if (!stream_less(bx, x, stream_box(s, v[c]), v[c], e)) break;
+			v[root] = v[c];
+			root = c;
+		}
+		v[root] = x;
+	}
+}
+
+/// Box x (index xi) against the boxes of v[from..n) that start within it
+/// on axis e (v sorted on e): x holds on axis d when x_holds, else they do.
+static void stream_scan_from(sweep_stream *s, const box_t *x, uint32_t xi, const uint32_t *v, uint32_t from,
+                             uint32_t n, int e, int d, bool x_holds)
+{
+	for (uint32_t k = from; k < n && !s->stop; ++k) {
+		const box_t *z = stream_box(s, v[k]);
+		if (z->min[e] > x->max[e]) break;
+		s->steps++;
+		if (!box_overlap(x, z)) continue;
+		if (x_holds && stream_less(x, xi, z, v[k], d)) stream_report(s, xi, v[k]);
+		if (!x_holds && stream_less(z, v[k], x, xi, d)) stream_report(s, v[k], xi);
+	}
+}
+
+/// The first of v[from..n) (sorted on axis e) starting past f.
+static uint32_t stream_past(sweep_stream *s, const uint32_t *v, uint32_t from, uint32_t n, int e, float f)
+{
+	while (from < n) {
+		s->steps++;
+		uint32_t mid = from + (n - from) / 2;
+		if (stream_box(s, v[mid])->min[e] > f)
+			n = mid;
+		else
+			from = mid + 1;
+	}
+	return from;
+}
+
+/// Sorted on axis e, whether the sweep of stream_scan tests at most `most`
+/// pairs: the same walk, counting each box's run by a binary search.
+static bool stream_scan_pays(sweep_stream *s, const uint32_t *iv, uint32_t ni, const uint32_t *pv, uint32_t np, int e,
+                             uint64_t most)
+{
+	uint64_t tests = 0;
+	for (uint32_t i = 0, j = 0; i < ni && j < np && tests <= most;) {
+		const box_t *x = stream_box(s, iv[i]), *y = stream_box(s, pv[j]);
+		if (x->min[e] <= y->min[e])
+			tests += stream_past(s, pv, j, np, e, x->max[e]) - j, i++;
+		else
+			tests += stream_past(s, iv, i, ni, e, y->max[e]) - i, j++;
+	}
+	return tests <= most;
+}
+
+/// stream_run's pairs by a sweep on axis e, if it tests at most STREAM_SCAN
+/// pairs a box (iv and pv left sorted on e either way): false if not.
+static bool stream_scan(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv, uint32_t np, int d, int e)
+{
+	stream_sort(s, iv, ni, e);
+	stream_sort(s, pv, np, e);
+	if (!stream_scan_pays(s, iv, ni, pv, np, e, STREAM_SCAN * ((uint64_t)ni + np))) return false;
+	uint32_t i = 0, j = 0;
+	// The lower low face next (a holder first on ties), against the other
+	// set's boxes from its cursor on, as sweep_run_cross does.
+	while (i < ni && j < np && !s->stop) {
+		const box_t *x = stream_box(s, iv[i]), *y = stream_box(s, pv[j]);
+		if (x->min[e] <= y->min[e])
+			stream_scan_from(s, x, iv[i++], pv, j, np, e, d, true);
+		else
+			stream_scan_from(s, y, pv[j++], iv, i, ni, e, d, false);
+	}
+	return true;
+}
+
+/// The axis on which a sweep of iv against pv (stream_scan) would test the
+/// fewest pairs by the boxes' shares, if at most STREAM_SCAN a box; -1 if none
+/// (the shares only guess: stream_scan counts before it sweeps).
+static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, const uint32_t *pv, uint32_t np)
+{
+	double ext[2][DIM] = {{0}}, lo[DIM], hi[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+	}
+	s->steps += ni + np;
+	for (int side = 0; side < 2; ++side) {
+		const uint32_t *v = side ? pv : iv;
+		for (uint32_t k = 0, n = side ? np : ni; k < n; ++k) {
+			const box_t *x = stream_box(s, v[k]);
+			for (int d = 0; d < DIM; ++d) {
+				ext[side][d] += (double)x->max[d] - x->min[d];
+				if (x->min[d] < lo[d]) lo[d] = x->min[d];
+				if (x->max[d] > hi[d]) hi[d] = x->max[d];
+			}
+		}
+	}
+	int best = -1;
+	double least = STREAM_SCAN * ((double)ni + np);
+	for (int d = 0; d < DIM; ++d) {
+		double span = hi[d] - lo[d];
+		double est = span > 0.0 ? ((double)np * ext[0][d] + (double)ni * ext[1][d]) / span : (double)ni * np;
+		if (est <= least) {
+			least = est;
+			best = d;
+		}
+	}
+	return best;
+}
+
 /// Every pair of a holder in iv[0..ni) and a box of pv[0..np) whose low face
 /// on axis[level] lies in the holder's interval there and that overlap as
 /// boxes, given that every such pair overlaps on the axes above; the points'
@@ -594,6 +730,10 @@ static void stream_run(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv,
 			}
 		}
 		return;
+	}
+	if (lo == STREAM_NONE && hi == STREAM_NONE) { // a new problem: a sweep may do
+		int e = stream_scan_axis(s, iv, ni, pv, np);
+		if (e >= 0 && stream_scan(s, iv, ni, pv, np, d, e)) return;
 	}
 	uint32_t mid = stream_pivot(s, pv, np, d);
 	uint32_t nm = stream_part(s, iv, ni, STREAM_SPANS, d, lo, mid, hi);
@@ -652,9 +792,11 @@ static uint32_t stream_keep(const sweep_stream *s, const uint32_t *from, uint32_
 #endif
 
 /// Whether an active-set sweep that has passed r boxes goes on streamed: in
-/// 3D, past SWEEP_BUDGET boxes a box met on the two swept axes and not as
-/// boxes (2D never meets such a box).
-#define SWEEP_SET_OVER(w, r) (DIM == 3 && (w)->misses > SWEEP_BUDGET * ((uint64_t)(r) + SWEEP_MIN))
+/// 3D, past STREAM_BUDGET boxes a box met on the two swept axes and not as
+/// boxes (2D never meets such a box). Each miss costs a walk of the tree, a
+/// few times what the stream spends a box: the budget is small.
+#define STREAM_BUDGET 8
+#define SWEEP_SET_OVER(w, r) (DIM == 3 && (w)->misses > STREAM_BUDGET * ((uint64_t)(r) + SWEEP_MIN))
 
 /// What sweep_run_self left: the boxes v[at..m) of l (sorted on a) among
 /// themselves, with the active set ordered on b. keys: the sweep's 2m words.
