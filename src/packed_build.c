@@ -198,19 +198,34 @@ static int pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi)
 			cmin[d] = c < cmin[d] ? c : cmin[d];
 			cmax[d] = c > cmax[d] ? c : cmax[d];
 		}
-	double side = 0.0;
-	for (int d = 0; d < DIM; ++d)
-		if (cmax[d] - cmin[d] > side) side = cmax[d] - cmin[d];
+	// Each axis in units of the boxes' mean extent along it (at least a
+	// millionth of the centres' spread: points, flat piles): an axis the
+	// boxes are long on, whose centres differ by less than a box, orders
+	// little. Strips stacked along y and long in x (and z) then go in order
+	// of y, so the parts cut from them keep apart; taken as a cube, their
+	// centres' noise in x and z split them finely as if it were structure
+	// and every part's bounds met most others'. Boxes alike on every axis
+	// (a speck, duplicates) are ordered as in a cube.
+	double ext[DIM] = {0}, unit[DIM], side = 0.0;
+	for (uint32_t i = lo; i < hi; ++i)
+		for (int d = 0; d < DIM; ++d) ext[d] += (double)b->boxes[i].max[d] - b->boxes[i].min[d];
+	for (int d = 0; d < DIM; ++d) {
+		double spread = cmax[d] - cmin[d];
+		unit[d] = 2.0 * ext[d] / m; // centres are doubled (pk_centre2)
+		if (!(unit[d] > spread * 1e-6)) unit[d] = spread * 1e-6;
+		if (spread > 0.0 && spread / unit[d] > side) side = spread / unit[d];
+	}
 	if (!(side > 0.0)) return PK_FLAT;
 	// The places take `ib` low bits, the code the rest: `bits` per axis.
 	int ib = 32 - __builtin_clz(m - 1u), bits = (64 - ib) / DIM;
 	if (bits > (DIM == 2 ? 32 : 21)) bits = DIM == 2 ? 32 : 21;
-	double cells = ldexp(1.0, bits), scale = cells / side, top = cells - 1.0;
+	double cells = ldexp(1.0, bits), scale[DIM], top = cells - 1.0;
+	for (int d = 0; d < DIM; ++d) scale[d] = unit[d] > 0.0 ? cells / side / unit[d] : 0.0;
 	uint64_t *key = b->scratch;
 	for (uint32_t i = 0; i < m; ++i) {
 		uint64_t code = 0;
 		for (int d = 0; d < DIM; ++d) {
-			double q = (pk_centre2(&b->boxes[lo + i], d) - cmin[d]) * scale;
+			double q = (pk_centre2(&b->boxes[lo + i], d) - cmin[d]) * scale[d];
 			code |= morton_spread((uint64_t)(q < top ? q : top), DIM) << d;
 		}
 		key[lo + i] = code << ib | i;
