@@ -36,7 +36,11 @@ struct bp_snap {
 	box_t *boxes;      ///< [cap]: the live items' boxes, in the tree's node order
 	uint32_t *item;    ///< [cap]: the item each box is
 	uint32_t len, cap;
-	bool built; ///< packed holds boxes[0, len); else pairs come from the tree
+	bool built; ///< packed holds src[0, len); else pairs come from the tree
+	/// What the packed tree was built from: boxes, or the detached mode's
+	/// dense array (ident: box k is item k, every slot live).
+	const box_t *src;
+	bool ident;
 };
 
 /// The snapshot's packed tree allocates through the tree: its bytes are the tree's.
@@ -187,15 +191,35 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 		ort_result r = ORTHANT_NAME(packed_create)(&d, &s->packed);
 		if (r != ORT_OK) return r;
 	}
-	if (!bp_snap_reserve(t, s, t->live)) return ORT_ERROR_OUT_OF_MEMORY;
-	uint32_t k = bp_snap_copy_jobs(t, s);
-	if (k == NIL) k = bp_snap_copy(t, s, 0, t->node_len, 0);
+	// The detached mode's dense array holds every live item's box when valid
+	// (tree_detach.c): the packed tree is built from it as it is when every
+	// item slot is live, else from its live slots, read in slot order.
+	const box_t *dense = detached_boxes(t);
+	uint32_t k;
+	s->ident = dense && t->live == t->item_len;
+	if (s->ident)
+		k = t->live;
+	else if (!bp_snap_reserve(t, s, t->live))
+		return ORT_ERROR_OUT_OF_MEMORY;
+	else if (dense) {
+		k = 0;
+		for (uint32_t i = 0; i < t->item_len; ++i)
+			if (t->items[i].flags & ITEM_LIVE) {
+				s->boxes[k] = dense[i];
+				s->item[k++] = i;
+			}
+	} else {
+		ort_result a = detached_read(t); // without the array: the entries, attached
+		if (a != ORT_OK) return a;
+		if ((k = bp_snap_copy_jobs(t, s)) == NIL) k = bp_snap_copy(t, s, 0, t->node_len, 0);
+	}
 	assert(k == t->live);
+	s->src = s->ident ? dense : s->boxes; // after the reserve, which may move boxes
 	s->len = k;
 	// The tree's workers, if it has any: the packed build and pair finder cut
 	// their work into jobs and report in the serial order.
 	ORTHANT_NAME(packed_set_tasks)(s->packed, t->def.tasks);
-	ort_result r = ORTHANT_NAME(packed_build)(s->packed, s->boxes, (int)k);
+	ort_result r = ORTHANT_NAME(packed_build)(s->packed, s->src, (int)k);
 	if (r == ORT_ERROR_OUT_OF_MEMORY) return r;
 	s->built = r == ORT_OK;
 	return ORT_OK;
@@ -215,9 +239,9 @@ static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
 	const bp_snap_run *run = ctx;
 	const tree_t *t = run->t;
 	const struct bp_snap *s = run->s;
-	uint32_t a = s->item[x], b = s->item[y];
+	uint32_t a = s->ident ? x : s->item[x], b = s->ident ? y : s->item[y];
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return true;
-	if (t->spheres && !items_touch(t, a, b, &s->boxes[x], &s->boxes[y])) return true;
+	if (t->spheres && !items_touch(t, a, b, &s->src[x], &s->src[y])) return true;
 	return a < b ? run->fn(run->ctx, a, b) : run->fn(run->ctx, b, a);
 }
 

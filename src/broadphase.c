@@ -893,8 +893,10 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		if (r == ORT_OK && first) bp_link_first(t);
 		return r;
 	}
+	ort_result r = detached_read(t); // an incremental update queries the tree
+	if (r != ORT_OK) return r;
 	reading_begin(t);
-	ort_result r = bp_update(t, begin, end, ctx);
+	r = bp_update(t, begin, end, ctx);
 	reading_end(t);
 	if (r == ORT_OK && bp->quiet < BP_QUIET_RELEASE && ++bp->quiet == BP_QUIET_RELEASE) bp_release_all_pairs(t);
 	return r;
