@@ -852,6 +852,7 @@ static void bp_release_all_pairs(tree_t *t)
 	struct broadphase *bp = t->bp;
 	bp_snap_free(t, bp->snap);
 	bp->snap = NULL;
+	detached_release(t);
 	for (int k = 0; k < 3; ++k) {
 		mem_free(t, bp->key[k], (size_t)bp->key_cap * sizeof *bp->key[k]);
 		bp->key[k] = NULL;

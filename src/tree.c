@@ -440,10 +440,15 @@ ort_result ORTHANT_NAME(tree_get_sphere)(const tree_t *t, ort_handle h, float ce
 /// Give item h a new bound: box, and sph when it is a sphere.
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
-	ort_result r = t ? detached_settle(t, true) : ORT_OK;
+	ort_result r;
+	if (t && detached_move(t, h, &box, sph, &r)) return r; // a write of the dense array
+	r = t ? detached_settle(t, false) : ORT_OK;
 	if (r != ORT_OK) return r;
 	r = move_now(t, h, box, sph);
-	if (t) own_settle_pending(t);
+	if (t) {
+		if (r == ORT_OK) detached_moved(t, h, &box);
+		own_settle_pending(t);
+	}
 	return r;
 }
 

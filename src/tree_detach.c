@@ -269,10 +269,67 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	return true;
 }
 
-/// The dense array, when it holds every live item's box (bp_snapshot.c), else NULL.
-static const box_t *detached_boxes(const tree_t *t)
+/// ortN_tree_move while most items are moving: when the tree is detached
+/// already, or the broad phase counts every item touched (a quarter or more
+/// moved since its last update, so its next update reads the dense array),
+/// a box move is a write of the array, as in a big batch. False, changing
+/// nothing, when the move takes ortN_tree_move's own steps (no valid array,
+/// a sphere, inside a callback, a handle for those steps to refuse).
+static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r)
 {
-	return t->det && t->det->valid ? t->det->box : NULL;
+	struct detached *d = t->det;
+	if (!d || !d->valid || sph || in_callback(t)) return false;
+	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
+	if (!detached && !(t->bp && t->bp->all)) return false;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING))) return false;
+	if ((*r = box_check(box)) != ORT_OK) return true;
+	if (t->bp && !t->bp->all) {
+		if (!bp_reserve(t, 1, NIL)) {
+			*r = ORT_ERROR_OUT_OF_MEMORY;
+			return true;
+		}
+		bp_touch(t, i);
+	}
+	t->items[i].flags &= ~(uint32_t)ITEM_SPHERE; // a box move makes a box item
+	d->box[i] = *box;
+	d->marked += d->mark[i] == 0;
+	d->mark[i] = 1;
+	atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	return true;
+}
+
+/// After ortN_tree_move's own steps moved item h to box (its entry's box):
+/// the dense array follows, so it stays valid (a move queued inside a
+/// callback, applied later, makes it invalid instead).
+static void detached_moved(tree_t *t, ort_handle h, const box_t *box)
+{
+	struct detached *d = t->det;
+	if (!d || !d->valid) return;
+	if (in_callback(t))
+		d->valid = false;
+	else
+		d->box[h.id - 1] = *box;
+}
+
+/// The dense array holding every live item's box (bp_snapshot.c): filled
+/// from the entries when it is not valid (attaching first). NULL, changing
+/// nothing, without memory for it.
+static const box_t *detached_boxes(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (d && d->valid) return d->box;
+	if (detached_read(t) != ORT_OK || !det_reserve(t)) return NULL;
+	det_fill(t, t->det);
+	return t->det->box;
+}
+
+/// The broad phase gave back its all-pairs memory (it has run incremental
+/// updates for a while): the dense array goes too, unless boxes wait in it.
+static void detached_release(tree_t *t)
+{
+	if (!t->det || t->det->marked) return;
+	detached_free(t);
 }
 
 /// tree_validate: an attached tree whose dense array is valid holds its

@@ -1354,9 +1354,9 @@ static void expect_boxes(const tree_t *t, const world *w)
 	}
 }
 
-/// The detached mode: big batches followed straight by update_pairs, with
-/// nothing reading the tree between them for several frames, so the pairs
-/// come from the dense array (every slot live, and with holes after
+/// The detached mode: big batches (or as many single moves) followed
+/// straight by update_pairs, with nothing reading the tree between them for
+/// several frames, so the pairs come from the dense array (every slot live, and with holes after
 /// removals), then each kind of call that must attach (queries, get_box,
 /// validate, a single move, remove, insert, set_filter, tick, a small batch,
 /// build) or drop the boxes (clear); spheres, statics, filters and masks;
@@ -1403,7 +1403,12 @@ static void test_move_many_detached(void **state)
 			int n = all_shuffled(&w, &r, at);
 			if (f % 4 == 3) n = (w.m.n + 3) / 4;
 			n = bulk_batch(&w, &r, at, n, hs, bs, f % 2 ? 8 : 40);
-			assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			if (f % 5 == 2)
+				// One move at a time: past a quarter of the items (or on a
+				// detached tree) each is a write of the dense array.
+				for (int k = 0; k < n; ++k) assert_int_equal(TU(tree_move)(t, hs[k], bs[k]), ORT_OK);
+			else
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
 			// Frames in a row with nothing but batches and updates.
 			cb.queried = f % 6 == 5 ? 0 : 2;
 			assert_int_equal(TU(tree_update_pairs)(t, cb.queried ? on_begin : det_on_begin,
