@@ -22,8 +22,14 @@
 // in steady state it allocates nothing (the packed finder's sweep keys for
 // piles of boxes are kept in the packed tree between calls too).
 //
-// The snapshot is a copy: nothing here writes to the tree, and the tree may
-// change freely between updates. A box the packed tree refuses (none should:
+// The boxes come from the detached mode's dense array (tree_detach.c), which
+// holds every live item's box by item slot: when move_many or moves detached
+// the tree, as they are; else filled from the entries first (one walk of the
+// pools). Every slot live: the packed tree is built over the array itself
+// (box k is item k); with free slots, over a copy of the live ones. Only
+// without memory for the array are the entries copied here directly (after
+// attaching the tree). The snapshot writes nothing to the tree but the dense
+// array, and the tree may change freely between updates. A box the packed tree refuses (none should:
 // both check the same limits) or a worker system the snapshot cannot use
 // falls back to the tree's own find_pairs, slower and the same pairs.
 #include "task_int.h"

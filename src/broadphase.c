@@ -50,7 +50,9 @@
 // queries would walk the tree once per item and meet most pairs twice; then
 // every current pair is found in one pass over a packed snapshot of the
 // items' boxes (bp_snapshot.c: built fresh, in Morton order, so it is not
-// hurt by the shape the tree's history gave it). The pass writes 8-byte pair
+// hurt by the shape the tree's history gave it; built straight from the
+// dense array of boxes a detached tree keeps, tree_detach.c, so a world that
+// moves everything never walks the tree). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
 // On the first update (the set empty) the pass writes the set's records
@@ -66,9 +68,10 @@
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
 // the tree reserves room before it mutates (bp_reserve). The all-pairs
-// update's snapshot and keys are the exception by design: after 8 incremental
-// updates in a row they are given back (bp_release_all_pairs), so a world that
-// moves few things does not keep ~70 bytes an item it no longer uses.
+// update's snapshot, keys and dense array of boxes are the exception by
+// design: after 8 incremental updates in a row they are given back
+// (bp_release_all_pairs), so a world that moves few things does not keep ~70
+// bytes an item it no longer uses.
 #include "tree_int.h"
 
 /// A pair of the set: its items' handle ids (slot + 1), a the item whose
@@ -840,7 +843,8 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 }
 
 /// Incremental updates in a row after which the all-pairs update's memory
-/// (the snapshot, ~70 bytes an item, and the diff's keys, 24 bytes a pair) is
+/// (the snapshot and the dense array of boxes, ~70 bytes an item, and the
+/// diff's keys, 24 bytes a pair) is
 /// given back: a world that moves few things keeps only what its frames use.
 /// A world switching between the two kinds of update more often keeps it (no
 /// allocation per frame); one switching less often takes it anew once per
