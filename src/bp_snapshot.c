@@ -22,8 +22,13 @@
 // in steady state it allocates nothing (the packed finder's sweep keys for
 // piles of boxes are kept in the packed tree between calls too).
 //
-// The snapshot is a copy: nothing here writes to the tree, and the tree may
-// change freely between updates. A box the packed tree refuses (none should:
+// The boxes come from the detached mode's dense array (tree_detach.c), which
+// holds every live item's box by item slot: when move_many or moves detached
+// the tree, as they are; else filled from the entries first (one walk of the
+// pools, which reads the entries in memory order). Every slot live: the
+// packed tree is built over the array itself (box k is item k); with free
+// slots, over a copy of the live ones. The snapshot writes nothing to the
+// tree but the dense array, and the tree may change freely between updates. A box the packed tree refuses (none should:
 // both check the same limits) or a worker system the snapshot cannot use
 // falls back to the tree's own find_pairs, slower and the same pairs.
 #include "task_int.h"
@@ -33,10 +38,14 @@ typedef ORTHANT_NAME(packed) bp_packed;
 
 struct bp_snap {
 	bp_packed *packed; ///< over boxes[0, len), or NULL until the first build
-	box_t *boxes;      ///< [cap]: the live items' boxes, in the tree's node order
+	box_t *boxes;      ///< [cap]: the live items' boxes, in slot order (the dense array has free slots)
 	uint32_t *item;    ///< [cap]: the item each box is
 	uint32_t len, cap;
-	bool built; ///< packed holds boxes[0, len); else pairs come from the tree
+	bool built; ///< packed holds src[0, len); else pairs come from the tree
+	/// What the packed tree was built from: boxes, or the detached mode's
+	/// dense array (ident: box k is item k, every slot live).
+	const box_t *src;
+	bool ident;
 };
 
 /// The snapshot's packed tree allocates through the tree: its bytes are the tree's.
@@ -75,91 +84,6 @@ static bool bp_snap_reserve(tree_t *t, struct bp_snap *s, uint32_t n)
 	return true;
 }
 
-/// Copy the boxes of nodes [lo, hi) into the snapshot from slot k on; returns
-/// the slot after the last. The boxes are read node by node, each node's
-/// entries from its chunks: a walk of the pools in memory order, where reading
-/// each item's entry in item order would miss the cache once per item. In
-/// leaves an item of several entries is taken at the entry it names as its
-/// own; in loose and tight every stored entry is its item's only one (outside
-/// callbacks nothing is pending or doomed), so the item is not read at all.
-static uint32_t bp_snap_copy(const tree_t *t, struct bp_snap *s, uint32_t lo, uint32_t hi, uint32_t k)
-{
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	for (uint32_t ni = lo; ni < hi; ++ni) {
-		const node *n = &t->nodes[ni];
-		if (n->flags & NODE_FREE) continue;
-		ENTRY_LOOP(t, n, c, j)
-		{
-			const entry *e = &t->chunks[c].e[j];
-			assert(leaves || t->items[e->item].addr == c * CHUNK_CAP + j);
-			if (leaves && t->items[e->item].addr != c * CHUNK_CAP + j) continue;
-			assert(k < t->live && !(t->items[e->item].flags & (ITEM_PENDING | ITEM_DOOMED)));
-			s->boxes[k] = e->box;
-			s->item[k++] = e->item;
-		}
-	}
-	return k;
-}
-
-/// Nodes per copy job, at least.
-#define BPS_MIN_NODES 128u
-
-/// The copy split over the tree's workers by node ranges (loose and tight,
-/// where a node's entry count is its share of the slots): the jobs count
-/// their ranges' entries, a prefix sum gives each its first slot, and the
-/// jobs copy. The slots come out as the serial copy's. Returns the count, or
-/// NIL when the copy is not split (then the serial one runs).
-typedef struct bps_copy {
-	const tree_t *t;
-	struct bp_snap *s;
-	uint32_t rows;   ///< nodes per job
-	uint32_t *start; ///< [jobs]: each job's entry count, then its first slot
-	bool copy;       ///< second pass
-} bps_copy;
-
-static void bps_copy_job(void *ctx, int job, tk_out *out)
-{
-	(void)out;
-	bps_copy *c = ctx;
-	uint32_t lo = (uint32_t)job * c->rows, len = c->t->node_len;
-	uint32_t hi = len - lo > c->rows ? lo + c->rows : len;
-	if (c->copy) {
-		bp_snap_copy(c->t, c->s, lo, hi, c->start[job]);
-		return;
-	}
-	uint32_t count = 0;
-	for (uint32_t ni = lo; ni < hi; ++ni)
-		if (!(c->t->nodes[ni].flags & NODE_FREE)) count += c->t->nodes[ni].count;
-	c->start[job] = count;
-}
-
-static uint32_t bp_snap_copy_jobs(tree_t *t, struct bp_snap *s)
-{
-	ort_tasks *tasks = t->def.tasks;
-	if (t->def.placement == ORT_PLACEMENT_LEAVES || t->node_len < 2 * BPS_MIN_NODES) return NIL;
-	bps_copy c = {t, s, BPS_MIN_NODES, NULL, false};
-	if (t->node_len / TK_JOBS_TARGET > c.rows) c.rows = t->node_len / TK_JOBS_TARGET;
-	uint32_t jobs = (t->node_len + c.rows - 1) / c.rows;
-	if (!ort_tk_acquire(tasks)) return NIL;
-	c.start = ort_tk_scratch(tasks, jobs * sizeof *c.start);
-	if (!c.start) {
-		ort_tk_release(tasks);
-		return NIL;
-	}
-	ort_tk_for(tasks, (int)jobs, bps_copy_job, &c);
-	uint32_t k = 0;
-	for (uint32_t j = 0; j < jobs; ++j) {
-		uint32_t n = c.start[j];
-		c.start[j] = k;
-		k += n;
-	}
-	assert(k == t->live);
-	c.copy = true;
-	ort_tk_for(tasks, (int)jobs, bps_copy_job, &c);
-	ort_tk_release(tasks);
-	return k;
-}
-
 /// Make *sp (creating it on first use) a snapshot of the tree's live items.
 /// ORT_OK when the pairs can be found (through the packed tree, or the tree's
 /// own walk when the packed tree refuses the boxes); out of memory leaves the
@@ -187,15 +111,30 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 		ort_result r = ORTHANT_NAME(packed_create)(&d, &s->packed);
 		if (r != ORT_OK) return r;
 	}
-	if (!bp_snap_reserve(t, s, t->live)) return ORT_ERROR_OUT_OF_MEMORY;
-	uint32_t k = bp_snap_copy_jobs(t, s);
-	if (k == NIL) k = bp_snap_copy(t, s, 0, t->node_len, 0);
+	// The detached mode's dense array holds every live item's box when valid
+	// (tree_detach.c): the packed tree is built from it as it is when every
+	// item slot is live, else from its live slots, read in slot order.
+	const box_t *dense = t->live ? detached_boxes(t) : NULL; // no items: no array
+	if (t->live && !dense) return ORT_ERROR_OUT_OF_MEMORY;
+	uint32_t k = 0;
+	s->ident = dense && t->live == t->item_len;
+	if (s->ident)
+		k = t->live;
+	else if (!bp_snap_reserve(t, s, t->live))
+		return ORT_ERROR_OUT_OF_MEMORY;
+	else
+		for (uint32_t i = 0; i < t->item_len; ++i)
+			if (t->items[i].flags & ITEM_LIVE) {
+				s->boxes[k] = dense[i];
+				s->item[k++] = i;
+			}
 	assert(k == t->live);
+	s->src = s->ident ? dense : s->boxes; // after the reserve, which may move boxes
 	s->len = k;
 	// The tree's workers, if it has any: the packed build and pair finder cut
 	// their work into jobs and report in the serial order.
 	ORTHANT_NAME(packed_set_tasks)(s->packed, t->def.tasks);
-	ort_result r = ORTHANT_NAME(packed_build)(s->packed, s->boxes, (int)k);
+	ort_result r = ORTHANT_NAME(packed_build)(s->packed, s->src, (int)k);
 	if (r == ORT_ERROR_OUT_OF_MEMORY) return r;
 	s->built = r == ORT_OK;
 	return ORT_OK;
@@ -215,9 +154,9 @@ static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
 	const bp_snap_run *run = ctx;
 	const tree_t *t = run->t;
 	const struct bp_snap *s = run->s;
-	uint32_t a = s->item[x], b = s->item[y];
+	uint32_t a = s->ident ? x : s->item[x], b = s->ident ? y : s->item[y];
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return true;
-	if (t->spheres && !items_touch(t, a, b, &s->boxes[x], &s->boxes[y])) return true;
+	if (t->spheres && !items_touch(t, a, b, &s->src[x], &s->src[y])) return true;
 	return a < b ? run->fn(run->ctx, a, b) : run->fn(run->ctx, b, a);
 }
 

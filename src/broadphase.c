@@ -50,7 +50,9 @@
 // queries would walk the tree once per item and meet most pairs twice; then
 // every current pair is found in one pass over a packed snapshot of the
 // items' boxes (bp_snapshot.c: built fresh, in Morton order, so it is not
-// hurt by the shape the tree's history gave it). The pass writes 8-byte pair
+// hurt by the shape the tree's history gave it; built straight from the
+// dense array of boxes a detached tree keeps, tree_detach.c, so a world that
+// moves everything never walks the tree). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
 // On the first update (the set empty) the pass writes the set's records
@@ -66,9 +68,10 @@
 //
 // In steady state nothing is allocated: every array keeps its capacity, and
 // the tree reserves room before it mutates (bp_reserve). The all-pairs
-// update's snapshot and keys are the exception by design: after 8 incremental
-// updates in a row they are given back (bp_release_all_pairs), so a world that
-// moves few things does not keep ~70 bytes an item it no longer uses.
+// update's snapshot, keys and dense array of boxes are the exception by
+// design: after 8 incremental updates in a row they are given back
+// (bp_release_all_pairs), so a world that moves few things does not keep ~70
+// bytes an item it no longer uses.
 #include "tree_int.h"
 
 /// A pair of the set: its items' handle ids (slot + 1), a the item whose
@@ -840,7 +843,8 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 }
 
 /// Incremental updates in a row after which the all-pairs update's memory
-/// (the snapshot, ~70 bytes an item, and the diff's keys, 24 bytes a pair) is
+/// (the snapshot and the dense array of boxes, ~70 bytes an item, and the
+/// diff's keys, 24 bytes a pair) is
 /// given back: a world that moves few things keeps only what its frames use.
 /// A world switching between the two kinds of update more often keeps it (no
 /// allocation per frame); one switching less often takes it anew once per
@@ -852,6 +856,7 @@ static void bp_release_all_pairs(tree_t *t)
 	struct broadphase *bp = t->bp;
 	bp_snap_free(t, bp->snap);
 	bp->snap = NULL;
+	detached_release(t);
 	for (int k = 0; k < 3; ++k) {
 		mem_free(t, bp->key[k], (size_t)bp->key_cap * sizeof *bp->key[k]);
 		bp->key[k] = NULL;
@@ -893,8 +898,10 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 		if (r == ORT_OK && first) bp_link_first(t);
 		return r;
 	}
+	ort_result r = detached_read(t); // an incremental update queries the tree
+	if (r != ORT_OK) return r;
 	reading_begin(t);
-	ort_result r = bp_update(t, begin, end, ctx);
+	r = bp_update(t, begin, end, ctx);
 	reading_end(t);
 	if (r == ORT_OK && bp->quiet < BP_QUIET_RELEASE && ++bp->quiet == BP_QUIET_RELEASE) bp_release_all_pairs(t);
 	return r;

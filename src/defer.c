@@ -134,6 +134,9 @@ static const sphere_t *pending_sphere(const tree_t *t, uint32_t i)
 /// change is reported through the assert hook and dropped (the tree stays valid).
 static void defer_apply(tree_t *t)
 {
+	// An attach that fails here leaves the tree detached and whole; each
+	// change below settles (or stores its new item beside the marked ones).
+	(void)detached_settle(t, true);
 	for (uint32_t k = 0; k < t->pending_len; ++k) {
 		struct deferred d = t->pending[k];
 		item *it = &t->items[d.item];

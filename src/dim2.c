@@ -19,6 +19,7 @@
 #include "bp_snapshot.c"
 #include "broadphase_jobs.c"
 #include "tree_move_many.c"
+#include "tree_detach.c"
 #include "defer.c"
 #include "contact.c"
 #include "packed.c"

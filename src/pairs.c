@@ -667,6 +667,8 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	pair_run run = {t, fn, ctx, false, ORT_OK, mask, NULL};
 	if (!(mask & (t->root == NIL ? 0 : t->nodes[t->root].cats))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;

@@ -186,6 +186,8 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 static ort_result query_run(const tree_t *t, region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
 {
 	region_lanes(q);
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	reading_begin(t);
 	ort_result r = query_region(t, q, fn, ctx);
 	reading_end(t);

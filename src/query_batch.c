@@ -134,6 +134,8 @@ static ort_result batch_regions(const tree_t *t, const box_t *boxes, const float
 {
 	if (!batch_args_ok(t, boxes ? (const void *)boxes : (const void *)points, nq, out, out_cap, offsets, total))
 		return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	for (int i = 0; i < nq; ++i) {
 		if (!boxes) {
 			if (point_check(points[i]) != ORT_OK) return ORT_ERROR_INVALID_BOX;
@@ -179,6 +181,8 @@ ort_result ORTHANT_NAME(tree_query_rays)(const tree_t *t, const float (*origins)
 {
 	if (!batch_args_ok(t, origins, nr, out, out_cap, offsets, total) || (nr > 0 && (!dirs || !max_t)))
 		return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	for (int i = 0; i < nr; ++i) {
 		ort_result r = ray_args_check(origins[i], dirs[i], max_t[i]);
 		if (r != ORT_OK) return r;

@@ -275,6 +275,8 @@ ort_result ORTHANT_NAME(tree_ray_cast)(const tree_t *t, const float origin[DIM],
 	sweep_make(&w, NULL, origin, dir, max_t);
 	w.mask = mask;
 	sweep_user rc = {&w, fn, ctx};
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	reading_begin(t);
 	ort_result r = sweep_walk(t, &w, ray_cast_visit, &rc);
 	reading_end(t);
@@ -371,6 +373,7 @@ ort_result ORTHANT_NAME(tree_box_cast)(const tree_t *t, box_t box, const float d
 	sweep_make(&w, &box, NULL, delta, max_t);
 	w.mask = mask;
 	sweep_user bc = {&w, fn, ctx};
+	if ((r = detached_read(t)) != ORT_OK) return r;
 	reading_begin(t);
 	r = sweep_walk(t, &w, box_cast_visit, &bc);
 	reading_end(t); // may apply changes the callback made, or destroy the tree
@@ -464,6 +467,7 @@ bool ORTHANT_NAME(tree_ray_first)(const tree_t *t, const float origin[DIM], cons
 	sweep_make(&w, NULL, origin, dir, max_t);
 	w.mask = mask;
 	ray_first_ctx rf = {&w, NULL, 0.0f};
+	if (detached_read(t) != ORT_OK) return false;
 	if (sweep_walk(t, &w, ray_first_visit, &rf) != ORT_OK || !rf.best) return false;
 	ray_record(t, rf.best, &w, rf.t, out);
 	return true;
@@ -525,6 +529,7 @@ ort_result ORTHANT_NAME(tree_ray_all)(const tree_t *t, const float origin[DIM], 
 	sweep_make(&w, NULL, origin, dir, max_t);
 	w.mask = mask;
 	ray_all_ctx ra = {&w, out, cap, 0, 0};
+	if ((r = detached_read(t)) != ORT_OK) return r;
 	r = sweep_walk(t, &w, ray_all_visit, &ra);
 	if (r != ORT_OK) return r;
 	// Heap to ascending order.

@@ -203,6 +203,8 @@ ort_result ORTHANT_NAME(tree_nearest)(const tree_t *t, const float point[DIM], i
 	if (found) *found = 0;
 	if (!t || !point || !found || k < 0 || (k > 0 && !out)) return ORT_ERROR_INVALID_ARGUMENT;
 	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	if (k == 0 || t->root == NIL) return ORT_OK;
 	if ((uint32_t)k > t->live) k = (int)t->live;
 	if (k == 0) return ORT_OK;

@@ -156,6 +156,8 @@ ort_result ORTHANT_NAME(tree_query_planes)(const tree_t *t, const plane_t *plane
 	if (!t || !fn || count < 0 || (count > 0 && !planes)) return ORT_ERROR_INVALID_ARGUMENT;
 	for (int i = 0; i < count; ++i)
 		if (point_check(planes[i].normal) != ORT_OK || !isfinite(planes[i].offset)) return ORT_ERROR_INVALID_BOX;
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	reading_begin(t);
 	ort_result r = planes_walk(t, planes, count, mask, fn, ctx);
 	reading_end(t); // may apply changes the callback made, or destroy the tree

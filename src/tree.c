@@ -109,6 +109,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	own_free_all(t);
 	mem_free(t, t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap);
 	bp_free(t);
+	detached_free(t);
 	assert(t->bytes == sizeof *t);
 	ort_allocator a = t->alloc;
 	allocator_free(&a, t, sizeof *t);
@@ -266,6 +267,7 @@ static ort_result insert_item(tree_t *t, box_t box, const sphere_t *sph, void *u
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
+	if ((r = detached_settle(t, true)) != ORT_OK) return r;
 	if ((r = items_reserve(t, 1)) != ORT_OK) return r;
 	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	if (in_callback(t)) return defer_insert(t, &box, sph, user_data, out);
@@ -391,6 +393,8 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 	uint32_t i = handle_index(t, h);
 	if (i == NIL || (t->items[i].flags & ITEM_DOOMED))
 		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: remove of a stale or foreign handle");
+	ort_result r = detached_settle(t, false);
+	if (r != ORT_OK) return r;
 	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_remove(t, i);
 	if (t->bp) {
 		if (!bp_reserve(t, 0, i)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -436,8 +440,15 @@ ort_result ORTHANT_NAME(tree_get_sphere)(const tree_t *t, ort_handle h, float ce
 /// Give item h a new bound: box, and sph when it is a sphere.
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
-	ort_result r = move_now(t, h, box, sph);
-	if (t) own_settle_pending(t);
+	ort_result r;
+	if (t && detached_move(t, h, &box, sph, &r)) return r; // a write of the dense array
+	r = t ? detached_settle(t, false) : ORT_OK;
+	if (r != ORT_OK) return r;
+	r = move_now(t, h, box, sph);
+	if (t) {
+		if (r == ORT_OK) detached_moved(t, h, &box);
+		own_settle_pending(t);
+	}
 	return r;
 }
 
@@ -450,8 +461,9 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 	ort_result r = box_check(&box);
 	if (r != ORT_OK) return r;
 	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
-	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box, sph);
-	if (t->bp) {
+	// The detached mode's attach moves now, even from inside a callback.
+	if ((in_callback(t) && !t->det_attaching) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box, sph);
+	if (t->bp && !t->det_attaching) {
 		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 		bp_touch(t, i); // harmless if the move fails below: it is re-checked
 	}
@@ -514,6 +526,8 @@ ort_result ORTHANT_NAME(tree_get_box)(const tree_t *t, ort_handle h, box_t *out)
 	if (!t || !out) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_box of a stale or foreign handle");
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	const box_t *pb = (t->items[i].flags & ITEM_PENDING) ? pending_box(t, i) : NULL;
 	*out = pb ? *pb : entry_at(t, t->items[i].addr)->box;
 	return ORT_OK;
@@ -544,6 +558,8 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 	uint32_t i = handle_index(t, h);
 	if (i == NIL || (t->items[i].flags & ITEM_DOOMED))
 		return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: set_filter of a stale or foreign handle");
+	ort_result settled = detached_settle(t, false);
+	if (settled != ORT_OK) return settled;
 	if (in_callback(t) || (t->items[i].flags & ITEM_PENDING)) return defer_filter(t, i, &filter);
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	bool plain = filter.category == 1u && filter.mask == ORT_MASK_ALL;
@@ -586,6 +602,7 @@ box_t ORTHANT_NAME(tree_root_cell)(const tree_t *t)
 {
 	box_t b;
 	memset(&b, 0, sizeof b);
+	if (t) (void)detached_read(t); // a re-home may grow the root
 	if (t && t->root != NIL) {
 		memcpy(b.min, t->nodes[t->root].lo, sizeof b.min);
 		memcpy(b.max, t->nodes[t->root].hi, sizeof b.max);
@@ -600,6 +617,8 @@ ort_result ORTHANT_NAME(tree_get_node)(const tree_t *t, ort_handle h, box_t *cel
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_node of a stale or foreign handle");
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
 	if (t->items[i].flags & ITEM_PENDING) return ORT_ERROR_BUSY; // not stored until the queries end
 	const node *n = &t->nodes[t->items[i].node];
 	if (cell) {
@@ -650,6 +669,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 	t->statics = 0;
 	t->capped = 0;
 	t->overcap_len = 0;
+	detached_clear(t);
 	if (t->bp) bp_reset(t);
 }
 
@@ -661,6 +681,7 @@ void ORTHANT_NAME(tree_tick)(tree_t *t)
 		t->pending_ticks++;
 		return;
 	}
+	if (detached_settle(t, false) != ORT_OK) return; // the next tick prunes
 	for (uint32_t i = 0; i < t->node_len; ++i) {
 		node *n = &t->nodes[i];
 		if (!(n->flags & NODE_WAITING) || (n->flags & NODE_FREE)) continue;

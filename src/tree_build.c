@@ -754,6 +754,8 @@ ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *
 {
 	if (!t || count < 0 || (count > 0 && !boxes)) return ORT_ERROR_INVALID_ARGUMENT;
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: build from inside a callback");
+	ort_result attached = detached_settle(t, true);
+	if (attached != ORT_OK) return attached;
 	for (int k = 0; k < count; ++k) {
 		ort_result r = box_check(&boxes[k]);
 		if (r != ORT_OK) return r;

@@ -132,6 +132,10 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 	vstate v = {msg, msg_size, 0, 0, 0};
 	if (msg && msg_size) msg[0] = 0;
 	if (!t) return ORT_ERROR_INVALID_ARGUMENT;
+	ort_result attached = detached_read(t);
+	if (attached != ORT_OK) return attached;
+	const char *det = detached_check(t);
+	if (det) return vfail(&v, "%s", det);
 	if (t->root != NIL) {
 		const node *r = &t->nodes[t->root];
 		if (r->parent != NIL) return vfail(&v, "root has a parent");
@@ -219,6 +223,7 @@ void ORTHANT_NAME(tree_get_stats)(const tree_t *t, ort_tree_stats *s)
 	if (!s) return;
 	memset(s, 0, sizeof *s);
 	if (!t) return;
+	(void)detached_read(t); // without memory to attach: the stats of the tree as stored
 	s->items = (int)t->live;
 	s->entries = (int)t->entries;
 	s->bytes = t->bytes;
@@ -229,7 +234,7 @@ void ORTHANT_NAME(tree_get_stats)(const tree_t *t, ort_tree_stats *s)
 
 void ORTHANT_NAME(tree_visit_nodes)(const tree_t *t, ORTHANT_NAME(node_fn) * fn, void *ctx)
 {
-	if (!t || !fn || t->root == NIL) return;
+	if (!t || !fn || detached_read(t) != ORT_OK || t->root == NIL) return;
 	node_stack s;
 	if (!stack_init(t, &s)) return;
 	reading_begin(t);

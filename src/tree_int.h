@@ -238,6 +238,12 @@ struct ORTHANT_NAME(tree) {
 	bool built;
 
 	size_t bytes, bytes_peak;
+
+	/// The detached mode (tree_detach.c): a big move_many batch writes its
+	/// boxes into a dense array, and the entries take them later (DET_*).
+	struct detached *det;
+	atomic_int det_state;
+	bool det_attaching; ///< the entries are taking the detached boxes now
 };
 
 // ---- nodes, entries, items ----------------------------------------------------------
@@ -548,6 +554,30 @@ static inline void reading_begin(const tree_t *t)
 	atomic_fetch_add_explicit(&((tree_t *)t)->readers, 1, memory_order_acquire);
 }
 static void reading_end(const tree_t *t);
+
+// ---- the detached mode (tree_detach.c) --------------------------------------------
+
+/// det_state: every entry holds its item's box; some items' boxes wait in the
+/// dense array (reads must attach first); one thread is attaching now.
+enum { DET_ATTACHED, DET_DETACHED, DET_ATTACHING };
+static ort_result detached_attach(const tree_t *t);
+static ort_result detached_settle(tree_t *t, bool boxes_change);
+static void detached_free(tree_t *t);
+static void detached_clear(tree_t *t);
+static const char *detached_check(const tree_t *t);
+static const box_t *detached_boxes(tree_t *t);
+static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r);
+static void detached_moved(tree_t *t, ort_handle h, const box_t *box);
+static void detached_release(tree_t *t);
+
+/// Before a read of the tree's nodes or entries: the detached boxes, if any,
+/// are written into the entries (ORT_ERROR_OUT_OF_MEMORY when a re-home
+/// cannot get memory; the tree is then still whole, still detached).
+static inline ort_result detached_read(const tree_t *t)
+{
+	tree_t *w = (tree_t *)t;
+	return atomic_load_explicit(&w->det_state, memory_order_acquire) == DET_ATTACHED ? ORT_OK : detached_attach(t);
+}
 
 static inline bool in_callback(const tree_t *t)
 {

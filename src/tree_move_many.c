@@ -28,7 +28,7 @@
 // (the all-pairs update the next update_pairs would choose anyway).
 //
 // A batch of a quarter of the items or more takes the bulk path instead
-// (below): the same moves, read in the tree's memory order.
+// (below): it detaches the tree, and the entries take the boxes later.
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
@@ -136,139 +136,20 @@ static void mm_touch(tree_t *t, const ort_handle *handles, uint32_t count)
 // ---- the bulk path: a batch of a quarter of the items or more -----------------------
 //
 // A big batch names most entries of the tree, in an order that has nothing to
-// do with where they are stored: the steps above read each item, its node and
-// its entry from scattered memory, the item three times. The bulk path reads
-// the batch once and the tree once, in the tree's memory order:
-//
-//   A. every handle and box checked, in batch order; each item's new box is
-//      copied into a table indexed by item, and the item marked there (a
-//      repeat's later box overwrites, as the last box must win). A fault
-//      returns with nothing changed: the table is scratch.
-//   B. one walk of the nodes and their entries in pool order (the snapshot's
-//      walk, bp_snapshot.c): an entry of a marked item is moved in place when
-//      its node keeps it (the rules of ortN_tree_move, tested against the
-//      node's bounds computed once per node), and the mark cleared; the
-//      others are listed. Only entries, bounds and own-list marks change: no
-//      node, chunk or entry is made or freed during the walk.
-//   C. the listed items re-home, as ortN_tree_move re-homes them, in walk
-//      order.
-//
-// Step A's reads and writes land in batch order, scattered; step B reads the
-// table by the entries' items, which a tree built in bulk numbers in its own
-// order, so there the reads run nearly in memory order. Where the steps above
-// miss the cache three or four times a move, the bulk path misses about once
-// (the item's handle check). The table costs a box and a byte an item and the
-// list 4 bytes a batch entry, in the scratch the pair finder and builds keep
-// anyway. The result depends on the batch and the tree alone (no workers),
-// so it is the same for any worker count; only the order of the re-homes
-// differs from the steps above, and each item ends with the box the batch
-// gave it either way.
+// do with where they are stored. It detaches the tree (tree_detach.c): every
+// handle and box is checked, each box written into a dense array by item
+// slot, and the entries take them in one walk of the tree in memory order
+// when something next reads or changes the tree itself; the broad phase's
+// all-pairs update reads the array directly. The result depends on the batch
+// and the tree alone (no workers), so it is the same for any worker count;
+// each item ends with the box the batch gave it (the last, if named twice).
 
 /// Whether move_many takes the bulk path: a batch the broad phase counts as
 /// every item touched (mm_touch_all), of a tree big enough to be worth a walk.
 static bool mm_bulk_wanted(const tree_t *t, uint32_t count) { return t->live >= 64 && mm_touch_all(t, count); }
 
-/// The bulk path's scratch: per item slot its new box and its mark, and the
-/// list of batch items to re-home.
-typedef struct mm_table {
-	box_t *box;
-	uint8_t *mark;
-	uint32_t *list;
-	uint32_t len;
-} mm_table;
-
-/// Step B for node ni: its marked entries move in place or are listed.
-static void mm_bulk_node(tree_t *t, uint32_t ni, mm_table *tb)
-{
-	const node *n = &t->nodes[ni];
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES, tight = t->def.placement == ORT_PLACEMENT_TIGHT;
-	float lo[DIM], hi[DIM];
-	node_bounds(t, n, lo, hi);
-	fitter f;
-	bool fitted = false;
-	ENTRY_LOOP(t, n, c, j)
-	{
-		entry *e = &t->chunks[c].e[j];
-		uint32_t i = e->item;
-		if (!tb->mark[i]) continue;
-		tb->mark[i] = 0; // a leaves item of several entries is met once
-		const box_t *box = &tb->box[i];
-		bool here;
-		if (leaves)
-			// Divided nodes hold capped entries only (re-homed, as their cap
-			// rules say); a box inside one half-open leaf cell touches no other
-			// leaf, so the entry is the item's only one.
-			here = !(n->flags & NODE_DIVIDED) && cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, box);
-		else {
-			here = tight ? cell_holds(lo, hi, box) : box_within(box, lo, hi);
-			if (here && (n->flags & NODE_DIVIDED)) {
-				if (!fitted) fitter_init(t, n, &f), fitted = true;
-				here = fitter_child(&f, box) < 0;
-			}
-		}
-		if (!here) {
-			tb->list[tb->len++] = i;
-			continue;
-		}
-		assert(t->items[i].addr == c * CHUNK_CAP + j && !(t->items[i].flags & ITEM_CAPPED));
-		e->box = *box;
-		bound_grow(t, ni, box);
-		if (n->flags & NODE_OWNIDX) own_on_write(t, ni, c * CHUNK_CAP + j, box);
-	}
-}
-
-/// Batch entries step A looks ahead to start its item's read early.
-#define MM_AHEAD 8u
-
-/// The bulk path (steps A to C). False, with nothing changed, when it cannot
-/// be taken (no memory for its scratch): the caller takes the steps above.
-static bool mm_bulk(tree_t *t, const ort_handle *handles, const box_t *boxes, uint32_t count, ort_result *result)
-{
-	uint32_t len = t->item_len;
-	size_t boxes_bytes = (size_t)len * sizeof(box_t), list_bytes = (size_t)count * sizeof(uint32_t);
-	if (!scratch_reserve(t, boxes_bytes + list_bytes + len)) return false;
-	// Boxes, then the list (4-byte aligned after boxes of floats), then marks.
-	mm_table tb = {t->scratch, NULL, NULL, 0};
-	tb.list = (uint32_t *)(void *)((char *)t->scratch + boxes_bytes);
-	tb.mark = (uint8_t *)t->scratch + boxes_bytes + list_bytes;
-	memset(tb.mark, 0, len);
-	// A.
-	for (uint32_t k = 0; k < count; ++k) {
-		if (k + MM_AHEAD < count) {
-			uint32_t ahead = handles[k + MM_AHEAD].id - 1;
-			if (ahead < len) __builtin_prefetch(&t->items[ahead]);
-		}
-		uint32_t i = handle_index(t, handles[k]);
-		if (i == NIL || (t->items[i].flags & ITEM_DOOMED)) {
-			*result = misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move_many of a stale or foreign handle");
-			return true;
-		}
-		if ((*result = box_check(&boxes[k])) != ORT_OK) return true;
-		// An item waiting in the deferred queue has no entry to meet in step
-		// B (none should outside callbacks): the steps above move it.
-		if (t->items[i].flags & ITEM_PENDING) return false;
-		tb.box[i] = boxes[k];
-		tb.mark[i] = 1;
-	}
-	// Every item of the batch becomes a box item (only a tree that has had
-	// spheres has any to clear).
-	if (t->spheres)
-		for (uint32_t k = 0; k < count; ++k) t->items[handles[k].id - 1].flags &= ~(uint32_t)ITEM_SPHERE;
-	mm_touch(t, handles, count);
-	// B.
-	for (uint32_t ni = 0; ni < t->node_len; ++ni)
-		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) mm_bulk_node(t, ni, &tb);
-	// C. The table is read by index from t->scratch: a move does not use the
-	// scratch, but should it ever grow it, the contents move with it.
-	*result = ORT_OK;
-	for (uint32_t q = 0; q < tb.len; ++q) {
-		uint32_t i = ((const uint32_t *)(const void *)((const char *)t->scratch + boxes_bytes))[q];
-		ort_result m = move_now(t, make_handle(t, i), ((const box_t *)t->scratch)[i], NULL);
-		if (*result == ORT_OK) *result = m;
-	}
-	own_settle_pending(t);
-	return true;
-}
+static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t *boxes, uint32_t count,
+                               ort_result *result);
 
 ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, const box_t *boxes, int count)
 {
@@ -283,7 +164,8 @@ ort_result ORTHANT_NAME(tree_move_many)(tree_t *t, const ort_handle *handles, co
 		return r;
 	}
 	ort_result bulk;
-	if (mm_bulk_wanted(t, n) && mm_bulk(t, handles, boxes, n, &bulk)) return bulk;
+	if (mm_bulk_wanted(t, n) && detached_move_many(t, handles, boxes, n, &bulk)) return bulk;
+	if ((bulk = detached_settle(t, true)) != ORT_OK) return bulk;
 	// Capacity first (a refusal changes nothing else): the status bytes in the
 	// tree's scratch (no move below uses it), the broad phase's touches.
 	if (!scratch_reserve(t, n)) return ORT_ERROR_OUT_OF_MEMORY;

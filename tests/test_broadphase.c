@@ -1027,6 +1027,19 @@ static void expect_old_or_new(tree_t *t, const world *w, const box_t *old)
 /// Bad input changes nothing; a refused allocation leaves every item whole
 /// (its old box or its new one), the tree valid and the pair set as it was,
 /// and the same call again finishes the batch; from a callback the moves wait.
+/// A tree of buckets of 4 whose memory comes from the counting allocator a.
+static tree_t *counted_tree(ort_placement p, tu_alloc *a)
+{
+	memset(a, 0, sizeof *a);
+	def_t def = TU(tree_default_def)();
+	def.placement = p;
+	def.bucket_size = 4;
+	def.allocator = tu_allocator(a);
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	return t;
+}
+
 /// The batch names every item (move_many's bulk path); warm: after a first
 /// batch of small steps, so the path's scratch is there and the refusals land
 /// in the re-homes (which grow the root, make nodes and chunks).
@@ -1038,13 +1051,7 @@ static void run_move_many_faults(bool warm)
 			TU_CONTEXT("move_many faults, %s%s, allocation %ld refused", ort_placement_string((ort_placement)p),
 			           warm ? ", warm" : "", fail);
 			tu_alloc a;
-			memset(&a, 0, sizeof a);
-			def_t def = TU(tree_default_def)();
-			def.placement = (ort_placement)p;
-			def.bucket_size = 4;
-			def.allocator = tu_allocator(&a);
-			tree_t *t;
-			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			tree_t *t = counted_tree((ort_placement)p, &a);
 			tu_rng r = tu_rng_make(90 + (uint64_t)p);
 			world w;
 			tu_model_init(&w.m, N);
@@ -1221,6 +1228,43 @@ static void bulk_queries(const tree_t *t, const world *w, tu_rng *r)
 	}
 }
 
+/// A world with room for cap items and n of them: n - spheres small boxes,
+/// then spheres of the given radius (box items once a batch names them);
+/// `filtered` of the boxes get a random filter.
+static void bulk_world(tree_t *t, world *w, tu_rng *r, int n, int cap, int spheres, float radius, int filtered)
+{
+	tu_model_init(&w->m, cap);
+	w->filter = malloc(sizeof *w->filter * (size_t)cap);
+	world_fill(t, w, r, n - spheres, 100.0f);
+	for (int k = 0; k < spheres; ++k) {
+		float c[DIM];
+		for (int d = 0; d < DIM; ++d) c[d] = tu_float(r, 0.0f, 100.0f);
+		ort_handle h;
+		assert_int_equal(TU(tree_insert_sphere)(t, c, radius, NULL, &h), ORT_OK);
+		box_t b;
+		assert_int_equal(TU(tree_get_box)(t, h, &b), ORT_OK);
+		w->filter[w->m.n] = ORT_FILTER_DEFAULT;
+		tu_model_add(&w->m, h, b);
+	}
+	for (int k = 0; k < filtered; ++k) {
+		int i = tu_int(r, 0, n - spheres - 1);
+		w->filter[i] = random_filter(r);
+		assert_int_equal(TU(tree_set_filter)(t, w->m.handle[i], w->filter[i]), ORT_OK);
+	}
+}
+
+/// Every item of the model in `at`, shuffled; returns the count.
+static int all_shuffled(const world *w, tu_rng *r, int *at)
+{
+	int n = 0;
+	for (int i = 0; i < w->m.n; ++i) at[n++] = i;
+	for (int k = n - 1; k > 0; --k) {
+		int j = tu_int(r, 0, k), x = at[k];
+		at[k] = at[j], at[j] = x;
+	}
+	return n;
+}
+
 /// Batches of a quarter of the items or more (move_many's bulk path) in every
 /// placement: sphere items become box items, repeats end with their last box,
 /// far jumps re-home (and grow the root), big boxes spread over many leaves;
@@ -1236,25 +1280,7 @@ static void test_move_many_bulk(void **state)
 		tree_t *t = tu_tree_make((ort_placement)p, 4);
 		tu_rng r = tu_rng_make(70 + (uint64_t)p);
 		world w;
-		tu_model_init(&w.m, 2 * N);
-		w.filter = malloc(sizeof *w.filter * 2 * N);
-		world_fill(t, &w, &r, N - 20, 100.0f);
-		// Spheres: box items once a batch names them.
-		for (int k = 0; k < 20; ++k) {
-			float c[DIM];
-			for (int d = 0; d < DIM; ++d) c[d] = tu_float(&r, 0.0f, 100.0f);
-			ort_handle h;
-			assert_int_equal(TU(tree_insert_sphere)(t, c, 1.0f, NULL, &h), ORT_OK);
-			box_t b;
-			assert_int_equal(TU(tree_get_box)(t, h, &b), ORT_OK);
-			w.filter[w.m.n] = ORT_FILTER_DEFAULT;
-			tu_model_add(&w.m, h, b);
-		}
-		for (int k = 0; k < N / 8; ++k) {
-			int i = tu_int(&r, 0, N - 21);
-			w.filter[i] = random_filter(&r);
-			assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
-		}
+		bulk_world(t, &w, &r, N, 2 * N, 20, 1.0f, N / 8);
 		pairset set = {{0}, 0};
 		ort_handle *hs = malloc(sizeof *hs * 4 * N);
 		box_t *bs = malloc(sizeof *bs * 4 * N);
@@ -1263,12 +1289,7 @@ static void test_move_many_bulk(void **state)
 		for (int f = 0; f < frames; ++f) {
 			TU_CONTEXT("move_many bulk, %s, frame %d", ort_placement_string((ort_placement)p), f);
 			// Every item; half of them; a quarter (the least the bulk path takes).
-			int n = 0, kind = f == 0 ? 0 : f % 3;
-			for (int i = 0; i < w.m.n; ++i) at[n++] = i;
-			for (int k = n - 1; k > 0; --k) {
-				int j = tu_int(&r, 0, k), x = at[k];
-				at[k] = at[j], at[j] = x;
-			}
+			int kind = f == 0 ? 0 : f % 3, n = all_shuffled(&w, &r, at);
 			if (kind == 1) n /= 2;
 			if (kind == 2) n = (w.m.n + 3) / 4;
 			n = bulk_batch(&w, &r, at, n, hs, bs, f % 2 ? 6 : 30);
@@ -1305,6 +1326,187 @@ static void test_move_many_bulk(void **state)
 	}
 }
 
+/// A batch of every item (the tree detaches), then a build adding boxes
+/// (it attaches first); the model follows.
+static void n_moves_then(tree_t *t, world *w, tu_rng *r, ort_handle *hs, box_t *bs, int *at)
+{
+	int n = 0;
+	for (int i = 0; i < w->m.n; ++i) at[n++] = i;
+	n = bulk_batch(w, r, at, n, hs, bs, 30);
+	assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+	box_t add[40];
+	ort_handle out[40];
+	for (int k = 0; k < 40; ++k) add[k] = small_box(r, 100.0f);
+	assert_int_equal(TU(tree_build)(t, add, NULL, 40, out), ORT_OK);
+	for (int k = 0; k < 40; ++k) {
+		w->filter[w->m.n] = ORT_FILTER_DEFAULT;
+		tu_model_add(&w->m, out[k], add[k]);
+	}
+}
+
+/// Every item's box as the model has it (get_box attaches a detached tree).
+static void expect_boxes(const tree_t *t, const world *w)
+{
+	for (int i = 0; i < w->m.n; ++i) {
+		box_t got;
+		assert_int_equal(TU(tree_get_box)(t, w->m.handle[i], &got), ORT_OK);
+		assert_memory_equal(&got, &w->m.box[i], sizeof got);
+	}
+}
+
+/// The detached mode: big batches (or as many single moves) followed
+/// straight by update_pairs, with nothing reading the tree between them for
+/// several frames, so the pairs come from the dense array (every slot live, and with holes after
+/// removals), then each kind of call that must attach (queries, get_box,
+/// validate, a single move, remove, insert, set_filter, tick, a small batch,
+/// build) or drop the boxes (clear); spheres, statics, filters and masks;
+/// queries from inside update_pairs' callbacks; and an attach refused memory
+/// (far jumps re-home), which fails the query and keeps the tree whole.
+typedef struct det_cb {
+	pairset *set;
+	const tree_t *t;
+	const world *w;
+	tu_rng *r;
+	int queried;
+} det_cb;
+
+static void det_on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	det_cb *c = ctx;
+	on_begin(c->set, a, b, ua, ub);
+	if (c->queried++ < 2) bulk_queries(c->t, c->w, c->r); // attaches from inside the update
+}
+
+static void det_on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	on_end(((det_cb *)ctx)->set, a, b, ua, ub);
+}
+
+static void test_move_many_detached(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		int N = 500;
+		tu_alloc a;
+		tree_t *t = counted_tree((ort_placement)p, &a);
+		tu_rng r = tu_rng_make(170 + (uint64_t)p);
+		world w;
+		bulk_world(t, &w, &r, N, 4 * N, 10, 1.5f, N / 6);
+		pairset set = {{0}, 0};
+		det_cb cb = {&set, t, &w, &r, 0};
+		ort_handle *hs = malloc(sizeof *hs * 8 * N);
+		box_t *bs = malloc(sizeof *bs * 8 * N);
+		int *at = malloc(sizeof *at * 8 * N);
+		int frames = tu_size(24, 12);
+		for (int f = 0; f < frames; ++f) {
+			TU_CONTEXT("move_many detached, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			int n = all_shuffled(&w, &r, at);
+			if (f % 4 == 3) n = (w.m.n + 3) / 4;
+			n = bulk_batch(&w, &r, at, n, hs, bs, f % 2 ? 8 : 40);
+			if (f % 5 == 2)
+				// One move at a time: past a quarter of the items (or on a
+				// detached tree) each is a write of the dense array.
+				for (int k = 0; k < n; ++k) assert_int_equal(TU(tree_move)(t, hs[k], bs[k]), ORT_OK);
+			else
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			// Frames in a row with nothing but batches and updates.
+			cb.queried = f % 6 == 5 ? 0 : 2;
+			assert_int_equal(TU(tree_update_pairs)(t, cb.queried ? on_begin : det_on_begin,
+			                                       cb.queried ? on_end : det_on_end, cb.queried ? (void *)&set : &cb),
+			                 ORT_OK);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "replayed events, detached");
+			switch (f % 12) {
+			case 1: { // an attach refused memory: far jumps must re-home
+				int m = 0;
+				for (int i = 0; i < w.m.n; ++i) {
+					hs[m] = w.m.handle[i];
+					bs[m] = w.m.box[i] = stepped(w.m.box[i], &r, i % 3 ? 1.0f : 300.0f);
+					m++;
+				}
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, m), ORT_OK);
+				tu_alloc_fail_in(&a, 1, true);
+				tu_list got = {0};
+				ort_result q = TU(tree_query_box)(t, tu_cube(-1e4f, 1e4f), ORT_MASK_ALL, tu_collect, &got);
+				tu_alloc_disarm(&a);
+				free(got.v);
+				assert_true(q == ORT_OK || q == ORT_ERROR_OUT_OF_MEMORY);
+				// Refused or not, the pairs and then the tree hold the new boxes.
+				assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+				compare(&set.keys, &w, "events after an attach refused memory");
+				tu_check_valid(t);
+				expect_boxes(t, &w);
+				bulk_queries(t, &w, &r);
+				break;
+			}
+			case 3: world_remove(t, &w, tu_int(&r, 0, w.m.n - 1)); break; // holes from here on
+			case 4: world_step(t, &w, &r, tu_int(&r, 0, w.m.n - 1), 30.0f); break;
+			case 5: world_insert(t, &w, small_box(&r, 100.0f), NULL); break;
+			case 6: {
+				int i = tu_int(&r, 0, w.m.n - 1);
+				w.filter[i] = random_filter(&r);
+				assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+				break;
+			}
+			case 7: TU(tree_tick)(t); break;
+			case 8: { // a small batch: the steps that write entries
+				int m = tu_int(&r, 1, 5);
+				for (int k = 0; k < m; ++k) {
+					int i = tu_int(&r, 0, w.m.n - 1);
+					hs[k] = w.m.handle[i];
+					bs[k] = w.m.box[i] = stepped(w.m.box[i], &r, 5.0f);
+				}
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, m), ORT_OK);
+				break;
+			}
+			case 9: expect_boxes(t, &w); break;
+			case 10: {
+				static const uint64_t masks[] = {1, 2, ~(uint64_t)2};
+				for (size_t k = 0; k < sizeof masks / sizeof *masks; ++k) check_masked(t, &w, &r, masks[k]);
+				break;
+			}
+			case 11: tu_check_valid(t); break;
+			default: break;
+			}
+			if (f % 12 != 1 && f % 3 == 0) bulk_queries(t, &w, &r);
+		}
+		// Clear drops the boxes waiting; a build after a batch attaches first.
+		n_moves_then(t, &w, &r, hs, bs, at);
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		compare(&set.keys, &w, "events after a build on a detached tree");
+		tu_check_valid(t);
+		expect_boxes(t, &w);
+		bulk_queries(t, &w, &r);
+		int n = 0;
+		for (int i = 0; i < w.m.n; ++i) at[n++] = i;
+		n = bulk_batch(&w, &r, at, n, hs, bs, 30);
+		assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+		TU(tree_clear)(t);
+		tu_check_valid(t);
+		assert_int_equal(TU(tree_count)(t), 0);
+		w.m.n = 0;
+		set.keys.n = 0;
+		world_fill(t, &w, &r, N / 2, 100.0f);
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		compare(&set.keys, &w, "events after a clear of a detached tree");
+		for (int f = 0; f < 3; ++f) {
+			n = 0;
+			for (int i = 0; i < w.m.n; ++i) at[n++] = i;
+			n = bulk_batch(&w, &r, at, n, hs, bs, 30);
+			assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			compare(&set.keys, &w, "events, detached after a clear");
+		}
+		tu_check_valid(t);
+		free(hs), free(bs), free(at);
+		free(set.keys.v);
+		free(w.filter);
+		tu_model_free(&w.m);
+		TU(tree_destroy)(t);
+		assert_int_equal(a.live, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1326,6 +1528,7 @@ int main(void)
 	    cmocka_unit_test(test_move_many_faults),
 	    cmocka_unit_test(test_move_many_deferred),
 	    cmocka_unit_test(test_move_many_bulk),
+	    cmocka_unit_test(test_move_many_detached),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

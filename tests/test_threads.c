@@ -23,6 +23,7 @@ typedef struct reader {
 	uint64_t seed;
 	int mismatches;
 	const char *first; ///< the first query kind that disagreed
+	int rounds;
 } reader;
 
 /// Whether two result lists hold the same keys, each once; empties both.
@@ -162,11 +163,15 @@ static void *reader_main(void *arg)
 	reader *rd = arg;
 	tu_rng r = tu_rng_make(rd->seed);
 	pthread_barrier_wait(rd->start);
-	for (int round = 0; round < ROUNDS; ++round) reader_round(rd, &r);
+	for (int round = 0; round < rd->rounds; ++round) reader_round(rd, &r);
 	return NULL;
 }
 
-static void readers(ort_placement placement)
+/// Several threads query t at once; detach: first every item moves in one
+/// move_many batch (the tree detaches, tree_detach.c), so the threads' first
+/// queries race to attach it, one attaching and the others waiting; four
+/// times, with fewer rounds each.
+static void readers(ort_placement placement, bool detach)
 {
 	def_t def = TU(tree_default_def)();
 	def.placement = placement;
@@ -184,21 +189,34 @@ static void readers(ort_placement placement)
 		tu_model_add(&m, h, b);
 	}
 	tu_check_valid(t);
-	pthread_barrier_t start;
-	assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
-	pthread_t threads[THREADS];
-	reader rd[THREADS];
-	for (int i = 0; i < THREADS; ++i) {
-		rd[i] = (reader){t, &m, &start, 100u + (uint64_t)i, 0, NULL};
-		assert_int_equal(pthread_create(&threads[i], NULL, reader_main, &rd[i]), 0);
+	for (int epoch = 0; epoch < (detach ? 4 : 1); ++epoch) {
+		if (detach) {
+			for (int i = 0; i < m.n; ++i) {
+				float step = tu_int(&r, 0, 9) == 0 ? 60.0f : 1.0f; // a tenth re-home
+				for (int d = 0; d < DIM; ++d) {
+					float v = tu_float(&r, -step, step);
+					m.box[i].min[d] += v;
+					m.box[i].max[d] += v;
+				}
+			}
+			assert_int_equal(TU(tree_move_many)(t, m.handle, m.box, m.n), ORT_OK);
+		}
+		pthread_barrier_t start;
+		assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
+		pthread_t threads[THREADS];
+		reader rd[THREADS];
+		for (int i = 0; i < THREADS; ++i) {
+			rd[i] = (reader){t, &m, &start, 100u + (uint64_t)(i + THREADS * epoch), 0, NULL, detach ? ROUNDS / 4 : ROUNDS};
+			assert_int_equal(pthread_create(&threads[i], NULL, reader_main, &rd[i]), 0);
+		}
+		for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
+		pthread_barrier_destroy(&start);
+		for (int i = 0; i < THREADS; ++i)
+			if (rd[i].mismatches)
+				fail_msg("%s%s: reader %d: %d mismatches, first in %s", ort_placement_string(placement),
+				         detach ? ", detached" : "", i, rd[i].mismatches, rd[i].first);
+		tu_check_valid(t);
 	}
-	for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
-	pthread_barrier_destroy(&start);
-	for (int i = 0; i < THREADS; ++i)
-		if (rd[i].mismatches)
-			fail_msg("%s: reader %d: %d mismatches, first in %s", ort_placement_string(placement), i,
-			         rd[i].mismatches, rd[i].first);
-	tu_check_valid(t);
 	tu_model_free(&m);
 	TU(tree_destroy)(t);
 }
@@ -285,9 +303,14 @@ static void test_packed_pairs(void **s)
 	free(boxes);
 }
 
-static void test_loose(void **s) { (void)s, readers(ORT_PLACEMENT_LOOSE); }
-static void test_tight(void **s) { (void)s, readers(ORT_PLACEMENT_TIGHT); }
-static void test_leaves(void **s) { (void)s, readers(ORT_PLACEMENT_LEAVES); }
+static void test_loose(void **s) { (void)s, readers(ORT_PLACEMENT_LOOSE, false); }
+static void test_tight(void **s) { (void)s, readers(ORT_PLACEMENT_TIGHT, false); }
+static void test_leaves(void **s) { (void)s, readers(ORT_PLACEMENT_LEAVES, false); }
+static void test_detached(void **s)
+{
+	(void)s;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) readers((ort_placement)p, true);
+}
 
 int main(void)
 {
@@ -295,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_loose),
 	    cmocka_unit_test(test_tight),
 	    cmocka_unit_test(test_leaves),
+	    cmocka_unit_test(test_detached),
 	    cmocka_unit_test(test_packed_pairs),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("threads"), tests, NULL, NULL);

@@ -128,14 +128,19 @@ ORTHANT_API ort_result ORTHANT_NAME(tree_move)(ORTHANT_NAME(tree) * tree, ort_ha
 /// item in its node (most, when items move a little each frame) are a write
 /// of its box; with the tree's ort_tasks they run on its workers, the others
 /// on the calling thread after them. A batch of a quarter of the items or more
-/// is taken in bulk on the calling thread: one walk of the tree in memory order
-/// writes the boxes that stay, then the others re-home. The tree is the same
-/// for any worker count.
+/// is taken in bulk on the calling thread: it detaches the tree, writing each
+/// box into a dense array by item (a box and a byte an item, kept), which
+/// ortN_tree_update_pairs reads directly; the first later call that reads or
+/// changes the tree otherwise (a query, get_box, validate, a move, ...)
+/// attaches it first: one walk in memory order writes the boxes that stay,
+/// then the others re-home. A query that cannot get memory for that returns
+/// ORT_ERROR_OUT_OF_MEMORY and the tree stays detached and whole (concurrent
+/// readers: one attaches, the others wait for it). The tree is the same for
+/// any worker count.
 /// Every handle and box is checked first: ORT_ERROR_STALE_HANDLE or
 /// ORT_ERROR_INVALID_BOX (or ORT_ERROR_INVALID_ARGUMENT: NULL arrays with a
 /// count, count < 0) changes nothing. ORT_ERROR_OUT_OF_MEMORY for the call's
-/// own room (count bytes, kept between calls; in bulk a box and a byte an item
-/// and 4 bytes a batch entry) changes nothing either; an item
+/// own room (count bytes, kept between calls) changes nothing either; an item
 /// that must move to another node and cannot get the memory keeps its old box
 /// (as with ortN_tree_move), the others still move, and the first such error is
 /// returned: calling again with the same arrays finishes the batch. From inside

@@ -1,0 +1,355 @@
+// tree_detach.c: the detached mode — a move_many batch of most items writes
+// its boxes into a dense array, and the tree's entries take them later.
+//
+// When most items move every frame, a game moves them all, runs the broad
+// phase and often queries nothing else. Writing each box into its entry reads
+// the item, its node and its entry from scattered memory (or walks the whole
+// tree once), and the broad phase's all-pairs update then copies every box
+// out of the entries again for its packed snapshot (bp_snapshot.c). In the
+// detached mode the batch does neither: a big batch (move_many's bulk size, a
+// quarter of the items or more) checks its handles and boxes and writes each
+// box into a dense array by item slot, marking the item. The broad phase
+// builds its snapshot straight from that array. The entries take the boxes
+// (attach) only when something reads or changes the tree itself:
+//
+// - every const entry point that reads nodes or entries (queries, batched
+//   queries, casts, kNN, get_box, get_node, validate, stats, visit_nodes)
+//   calls detached_read first, which attaches when the tree is detached;
+// - every mutation other than a big batch (insert, remove, move, set_filter,
+//   move_many's small path, build, tick, the deferred queue) calls
+//   detached_settle first, which attaches too.
+//
+// The dense array (`box`) holds every live item's current box while `valid`:
+// it is filled from the entries once, when a big batch finds it invalid, and
+// kept true by big batches (which write it) and attaches (which write the
+// entries from it); any other change of a box or of the item slots makes it
+// invalid. So a world that moves everything each frame and queries in between
+// fills it once; the attach then walks the tree as move_many's bulk path did.
+//
+// Attaching: one walk of the nodes and their entries in pool order: an entry
+// of a marked item moves in place when its node keeps it (the rules of
+// ortN_tree_move, against the node's bounds computed once per node); the
+// others stay marked (2) and re-home afterwards in item order, each as
+// ortN_tree_move re-homes it. A re-home may need memory: when it cannot get
+// it, that item and the ones not yet re-homed stay marked and the tree stays
+// detached and whole (every entry a box its item had, the marked items' new
+// boxes in the array); the caller returns ORT_ERROR_OUT_OF_MEMORY and a later
+// call tries again.
+//
+// Threads: a const entry point may attach. Concurrent readers are allowed,
+// so det_state is atomic: the first reader to find the tree detached moves it
+// to DET_ATTACHING, attaches and publishes DET_ATTACHED (release); the others
+// wait for that (acquire) before they read. Nothing detaches while readers
+// run: only a big batch detaches, and a mutation may not run beside readers.
+// The attach runs its moves immediately even inside a callback
+// (det_attaching): no traversal is under way then (each one attached before
+// it started), only update_pairs' reports, which read no node or entry.
+#include "tree_int.h"
+#include "tree_ownidx.h"
+
+struct detached {
+	box_t *box;     ///< [cap]: per item slot, its current box (while valid)
+	uint8_t *mark;  ///< [cap]: 1 moved since the entries took it, 2 to re-home (attach), else 0
+	uint32_t cap;
+	uint32_t marked; ///< items marked
+	bool valid;      ///< box[i] is the box of every live item i
+};
+
+static void detached_free(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d) return;
+	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
+	mem_free(t, d->mark, d->cap);
+	mem_free(t, d, sizeof *d);
+	t->det = NULL;
+	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
+}
+
+/// Room for every item slot (a quarter to spare). False, as it was, without
+/// memory. New marks are clear.
+static bool det_reserve(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d) {
+		if (!(d = mem_alloc(t, sizeof *d))) return false;
+		memset(d, 0, sizeof *d);
+		t->det = d;
+	}
+	if (d->cap >= t->item_len) return true;
+	// Only an invalid array with no marks grows (slots are added only by
+	// inserts, which invalidate it after attaching): nothing to copy.
+	assert(!d->valid && d->marked == 0);
+	uint64_t want = (uint64_t)t->item_len + t->item_len / 4 + 64;
+	if (want > t->item_cap) want = t->item_cap;
+	box_t *box = mem_alloc(t, (size_t)want * sizeof *box);
+	uint8_t *mark = box ? mem_alloc(t, (size_t)want) : NULL;
+	if (!mark) {
+		mem_free(t, box, (size_t)want * sizeof *box);
+		return false;
+	}
+	memset(mark, 0, (size_t)want);
+	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
+	mem_free(t, d->mark, d->cap);
+	d->box = box;
+	d->mark = mark;
+	d->cap = (uint32_t)want;
+	return true;
+}
+
+/// The attach's walk over node ni: its marked entries move in place, or are
+/// marked 2 to re-home.
+static void det_node(tree_t *t, struct detached *d, uint32_t ni)
+{
+	const node *n = &t->nodes[ni];
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES, tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	float lo[DIM], hi[DIM];
+	node_bounds(t, n, lo, hi);
+	fitter f;
+	bool fitted = false;
+	ENTRY_LOOP(t, n, c, j)
+	{
+		entry *e = &t->chunks[c].e[j];
+		uint32_t i = e->item;
+		if (d->mark[i] != 1) continue; // a leaves item of several entries is met once
+		const box_t *box = &d->box[i];
+		bool here;
+		if (leaves)
+			// Divided nodes hold capped entries only (re-homed, as their cap
+			// rules say); a box inside one half-open leaf cell touches no other
+			// leaf, so the entry is the item's only one.
+			here = !(n->flags & NODE_DIVIDED) && cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, box);
+		else {
+			here = tight ? cell_holds(lo, hi, box) : box_within(box, lo, hi);
+			if (here && (n->flags & NODE_DIVIDED)) {
+				if (!fitted) fitter_init(t, n, &f), fitted = true;
+				here = fitter_child(&f, box) < 0;
+			}
+		}
+		if (!here) {
+			d->mark[i] = 2;
+			continue;
+		}
+		assert(t->items[i].addr == c * CHUNK_CAP + j && !(t->items[i].flags & ITEM_CAPPED));
+		d->mark[i] = 0;
+		d->marked--;
+		e->box = *box;
+		bound_grow(t, ni, box);
+		if (n->flags & NODE_OWNIDX) own_on_write(t, ni, c * CHUNK_CAP + j, box);
+	}
+}
+
+/// Write every marked item's box into the tree (the walk, then the re-homes).
+static ort_result det_apply(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d || d->marked == 0) return ORT_OK;
+	t->det_attaching = true;
+	for (uint32_t ni = 0; ni < t->node_len; ++ni)
+		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) det_node(t, d, ni);
+	ort_result r = ORT_OK;
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		if (d->mark[i] != 2) continue;
+		if (r == ORT_OK) r = move_now(t, make_handle(t, i), d->box[i], NULL);
+		if (r == ORT_OK) {
+			d->mark[i] = 0;
+			d->marked--;
+		} else
+			d->mark[i] = 1; // waits for the next attach
+	}
+	own_settle_pending(t);
+	t->det_attaching = false;
+	return r;
+}
+
+static ort_result detached_attach(const tree_t *ct)
+{
+	tree_t *t = (tree_t *)ct;
+	for (;;) {
+		int s = atomic_load_explicit(&t->det_state, memory_order_acquire);
+		if (s == DET_ATTACHED) return ORT_OK;
+		if (s == DET_DETACHED && atomic_compare_exchange_weak_explicit(&t->det_state, &s, DET_ATTACHING,
+		                                                               memory_order_acquire, memory_order_relaxed)) {
+			ort_result r = det_apply(t);
+			atomic_store_explicit(&t->det_state, r == ORT_OK ? DET_ATTACHED : DET_DETACHED, memory_order_release);
+			return r;
+		}
+		// Another reader is attaching: its release publishes the entries.
+	}
+}
+
+/// Before a mutation: attach, and when the mutation changes boxes or item
+/// slots (boxes_change), the dense array stops being the boxes' truth.
+static ort_result detached_settle(tree_t *t, bool boxes_change)
+{
+	if (!t->det) return ORT_OK;
+	ort_result r = detached_read(t);
+	// Even when the attach failed: the caller may go on (the deferred queue).
+	if (boxes_change) t->det->valid = false;
+	return r;
+}
+
+/// ortN_tree_clear: the boxes waiting are dropped with the items.
+static void detached_clear(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d) return;
+	if (d->marked) memset(d->mark, 0, d->cap);
+	d->marked = 0;
+	d->valid = false;
+	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
+}
+
+/// Fill the dense array from the entries (attached tree): a walk in pool
+/// order, each item's box taken at the entry it names as its own.
+static void det_fill(tree_t *t, struct detached *d)
+{
+	assert(d->marked == 0);
+	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
+		const node *n = &t->nodes[ni];
+		if (n->flags & NODE_FREE) continue;
+		ENTRY_LOOP(t, n, c, j)
+		{
+			const entry *e = &t->chunks[c].e[j];
+			if (t->items[e->item].addr == c * CHUNK_CAP + j) d->box[e->item] = e->box;
+		}
+	}
+	d->valid = true;
+}
+
+/// Batch entries looked ahead to start their item's read early.
+#define DET_AHEAD 16u
+
+/// move_many's bulk path: the batch detaches. False, with nothing changed,
+/// when it is not taken (no memory for the array, an item waiting in the
+/// deferred queue): the caller takes its own steps. True with *result set
+/// otherwise (a fault: nothing changed).
+static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t *boxes, uint32_t count,
+                               ort_result *result)
+{
+	if (t->det && !t->det->valid && (*result = detached_read(t)) != ORT_OK) return true;
+	if (!det_reserve(t)) return false;
+	struct detached *d = t->det;
+	uint32_t len = t->item_len;
+	// Every handle and box first: a fault changes nothing.
+	for (uint32_t k = 0; k < count; ++k) {
+		if (k + DET_AHEAD < count) {
+			// The item is read here, its slot of the array written below:
+			// both reads start early.
+			uint32_t ahead = handles[k + DET_AHEAD].id - 1;
+			if (ahead < len) {
+				__builtin_prefetch(&t->items[ahead]);
+				__builtin_prefetch(&d->box[ahead], 1);
+			}
+		}
+		uint32_t i = handle_index(t, handles[k]);
+		if (i == NIL || (t->items[i].flags & ITEM_DOOMED)) {
+			*result = misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: move_many of a stale or foreign handle");
+			return true;
+		}
+		if ((*result = box_check(&boxes[k])) != ORT_OK) return true;
+		// An item waiting in the deferred queue has no entry (none should
+		// outside callbacks): the caller's steps move it.
+		if (t->items[i].flags & ITEM_PENDING) return false;
+	}
+	if (!d->valid) det_fill(t, d);
+	// Every item of the batch becomes a box item (only a tree that has had
+	// spheres has any to clear).
+	if (t->spheres)
+		for (uint32_t k = 0; k < count; ++k) t->items[handles[k].id - 1].flags &= ~(uint32_t)ITEM_SPHERE;
+	for (uint32_t k = 0; k < count; ++k) {
+		uint32_t i = handles[k].id - 1; // checked above
+		d->box[i] = boxes[k];
+		d->marked += d->mark[i] == 0;
+		d->mark[i] = 1;
+	}
+	mm_touch(t, handles, count);
+	if (d->marked) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	*result = ORT_OK;
+	return true;
+}
+
+/// ortN_tree_move while most items are moving: when the tree is detached
+/// already, or the broad phase counts every item touched (a quarter or more
+/// moved since its last update, so its next update reads the dense array),
+/// a box move is a write of the array, as in a big batch. False, changing
+/// nothing, when the move takes ortN_tree_move's own steps (no valid array,
+/// a sphere, inside a callback, a handle for those steps to refuse).
+static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r)
+{
+	struct detached *d = t->det;
+	if (!d || !d->valid || sph || in_callback(t)) return false;
+	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
+	if (!detached && !(t->bp && t->bp->all)) return false;
+	uint32_t i = handle_index(t, h);
+	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING))) return false;
+	if ((*r = box_check(box)) != ORT_OK) return true;
+	if (t->bp && !t->bp->all) {
+		if (!bp_reserve(t, 1, NIL)) {
+			*r = ORT_ERROR_OUT_OF_MEMORY;
+			return true;
+		}
+		bp_touch(t, i);
+	}
+	t->items[i].flags &= ~(uint32_t)ITEM_SPHERE; // a box move makes a box item
+	d->box[i] = *box;
+	d->marked += d->mark[i] == 0;
+	d->mark[i] = 1;
+	atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	return true;
+}
+
+/// After ortN_tree_move's own steps moved item h to box (its entry's box):
+/// the dense array follows, so it stays valid (a move queued inside a
+/// callback, applied later, makes it invalid instead).
+static void detached_moved(tree_t *t, ort_handle h, const box_t *box)
+{
+	struct detached *d = t->det;
+	if (!d || !d->valid) return;
+	if (in_callback(t))
+		d->valid = false;
+	else
+		d->box[h.id - 1] = *box;
+}
+
+/// The dense array holding every live item's box (bp_snapshot.c): filled
+/// from the entries when it is not valid (attaching first). NULL, changing
+/// nothing, without memory for it.
+static const box_t *detached_boxes(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (d && d->valid) return d->box;
+	if (detached_read(t) != ORT_OK || !det_reserve(t)) return NULL;
+	det_fill(t, t->det);
+	return t->det->box;
+}
+
+/// The broad phase gave back its all-pairs memory (it has run incremental
+/// updates for a while): the dense array goes too, unless boxes wait in it.
+static void detached_release(tree_t *t)
+{
+	if (!t->det || t->det->marked) return;
+	detached_free(t);
+}
+
+/// tree_validate: an attached tree whose dense array is valid holds its
+/// boxes in the entries; a detached one has as many marks as it counts.
+static const char *detached_check(const tree_t *t)
+{
+	const struct detached *d = t->det;
+	if (!d) return NULL;
+	int s = atomic_load_explicit(&((tree_t *)t)->det_state, memory_order_acquire);
+	uint32_t marks = 0;
+	for (uint32_t i = 0; i < d->cap; ++i) marks += d->mark[i] != 0;
+	if (marks != d->marked) return "detached: mark count differs from the marks";
+	if ((s == DET_ATTACHED) != (marks == 0)) return "detached: state differs from the marks";
+	if (!d->valid) return NULL;
+	if (d->cap < t->item_len) return "detached: dense array shorter than the items";
+	for (uint32_t i = 0; i < t->item_len; ++i) {
+		const item *it = &t->items[i];
+		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_PENDING) || d->mark[i]) continue;
+		if (memcmp(&entry_at(t, it->addr)->box, &d->box[i], sizeof(box_t)) != 0)
+			return "detached: an item's entry and dense box differ";
+	}
+	return NULL;
+}
