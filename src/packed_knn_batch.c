@@ -120,19 +120,6 @@ static inline double kb_dist2(const float pt[DIM], const box_t *b)
 	return s;
 }
 
-/// The greatest float <= v (v >= 0; 0 below the least float up).
-static inline float kb_float_down(double v)
-{
-	float f = (float)v;
-	if ((double)f > v) {
-		uint32_t u;
-		memcpy(&u, &f, sizeof u);
-		u -= 1; // f > v >= 0: the next representable float down
-		memcpy(&f, &u, sizeof f);
-	}
-	return f;
-}
-
 /// A lane's squared distance from pt in double, as packed_nearest measures
 /// it: no more than any of its boxes' kb_dist2.
 static inline double kb_lane_d2(const pblock *c, uint32_t l, const float pt[DIM])
@@ -155,46 +142,35 @@ static inline double kb_lane_d2(const pblock *c, uint32_t l, const float pt[DIM]
 /// is above the k-th's (an equal distance loses on the id: boxes that all
 /// hold the point, or near-ties seen from afar, are parted by ids alone).
 /// Lanes are measured in float, which may come out above or below the exact
-/// distance (kb_node_cut); a float distance says which side it is on, except
-/// in a thin band below each threshold, where the lane is measured again in
-/// double: far from the point near-ties are all in that band, and without the
-/// second look every one of them would be opened.
+/// distance (kb_node_cut): a float distance below `near` is below both
+/// thresholds whatever its rounding, and one from `near` up to the widened
+/// cut is measured again in double and asked exactly. Far from the point,
+/// near-ties all fall in that band; without the second look every one of
+/// them would be opened.
 typedef struct kb_gate {
 	double cut;
-	float ncut;   ///< a lane above it is beyond the cut
-	float tie;    ///< a lane at or above it is no nearer than the k-th; NaN before k are held
-	float near;   ///< a lane at or above it may be dropped by its distance in double
-	double tie_low; ///< below it no distance is reported as the k-th's
-	float dist;   ///< the k-th's reported distance (before k: +inf)
-	uint32_t id;  ///< the k-th's id (before k: none above it)
+	float ncut;  ///< a lane above it is beyond the cut
+	float near;  ///< a lane below it is let in (negative: none is)
+	float dist;  ///< the k-th's reported distance (before k: +inf)
+	uint32_t id; ///< the k-th's id (before k: none above it)
 } kb_gate;
 
-static void kb_gate_set(kb_gate *g, double lim_up, const knn_best *kth)
+static inline void kb_gate_set(kb_gate *g, double lim_up, const knn_best *kth)
 {
-	double cut = lim_up, tie_low = INFINITY;
-	g->tie = NAN;
-	g->dist = INFINITY;
-	g->id = UINT32_MAX;
+	double cut = lim_up;
 	if (kth) {
-		double beyond = kb_beyond(kth->dist), dist = kth->dist;
+		double beyond = kb_beyond(kth->dist);
 		cut = beyond < lim_up ? beyond : lim_up;
-		g->dist = kth->dist;
-		g->id = kth->id;
-		// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp below
-		// dist (relative 2^-24 for normal floats), as in packed_nearest.
-		tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
-		// From a float distance at or above this, the exact one is at least
-		// dist^2: every box in the lane reports dist or beyond.
-		float t = dist == 0.0 ? 0.0f : kb_float_up((dist * dist + 0x1p-140) * (1.0 + 0x1p-19));
-		if (t < INFINITY) g->tie = t;
 	}
 	g->cut = cut;
 	g->ncut = kb_node_cut(cut);
-	g->tie_low = tie_low;
-	// Below this float distance the exact one is below both the cut and
-	// tie_low: measuring again in double drops nothing.
-	double low = cut < tie_low ? cut : tie_low;
-	g->near = kb_float_down((low - 0x1p-140) * (1.0 - 0x1p-19));
+	g->dist = kth ? kth->dist : INFINITY;
+	g->id = kth ? kth->id : UINT32_MAX;
+	// Below both the cut and kb_lane_out's tie_low, past float's rounding:
+	// tie_low is dist^2 (1 - 2^-22), and cut at most (next float up from
+	// dist)^2 <= dist^2 (1 + 2^-22), so a margin of 2^-17 clears both. A k-th
+	// under FLT_MIN (tie_low 0) measures every lane again.
+	g->near = kth && kth->dist < FLT_MIN ? -1.0f : (float)(cut * (1.0 - 0x1p-17) - 0x1p-139);
 }
 
 /// Whether lane l of block c, at float distance f from pt, holds nothing
@@ -202,10 +178,14 @@ static void kb_gate_set(kb_gate *g, double lim_up, const knn_best *kth)
 static inline bool kb_lane_out(const kb_gate *g, const pblock *c, uint32_t l, float f, const float pt[DIM])
 {
 	if (!(f <= g->ncut)) return true;
-	if (c->least[l] > g->id && f >= g->tie) return true;
-	if (!(f >= g->near)) return false;
+	if (!(f >= g->near)) return false; // the common case, decided
 	double d2 = kb_lane_d2(c, l, pt);
-	return !(d2 < g->cut) || (d2 >= g->tie_low && c->least[l] > g->id && (float)sqrt(d2) >= g->dist);
+	if (!(d2 < g->cut)) return true;
+	if (c->least[l] <= g->id) return false;
+	// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp below dist
+	// (relative 2^-24 for normal floats): a cheap filter first, as in packed_nearest.
+	double dist = g->dist, tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
+	return d2 >= tie_low && (float)sqrt(d2) >= g->dist;
 }
 
 /// One search: the k (>= 1) nearest to pt with squared distance below
@@ -240,10 +220,14 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 		// Equal distances are still visited: they may hold a tie with a lower id.
 		if (kb_lane_out(&g, b, lane, stack[top].d2, pt)) continue;
 		WORK_TESTS(b->own[lane]);
+		double cut = g.cut; // in a register through the loop
 		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
 			double d2 = kb_dist2(pt, &boxes[e]);
-			if (!(d2 < g.cut) || p->ids[e] == skip) continue;
-			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) kb_gate_set(&g, lim_up, &best[0]);
+			if (!(d2 < cut) || p->ids[e] == skip) continue;
+			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
+				kb_gate_set(&g, lim_up, &best[0]);
+				cut = g.cut;
+			}
 		}
 		uint32_t ci = b->child[lane];
 		if (ci == NIL) continue;
