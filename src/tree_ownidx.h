@@ -66,7 +66,7 @@
 /// one more that has just filled).
 #define OWN_TAIL 1
 /// Chunks the newest run gathers before a new run starts after it.
-#define OWN_BASE 8
+#define OWN_BASE 4
 #define OWN_RUNS 32
 /// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
 #define OWN_LEVELS 12
