@@ -32,6 +32,7 @@
 #include "knn_heap.h"
 #include "morton.h"
 #include "packed_int.h"
+#include "sweep.h" // WORK_TESTS: the counting build's box tests
 #include "task_int.h"
 
 /// The heap of one search kept on the stack up to this k; larger k borrow it
@@ -119,18 +120,87 @@ static inline double kb_dist2(const float pt[DIM], const box_t *b)
 	return s;
 }
 
+/// A lane's squared distance from pt in double, as packed_nearest measures
+/// it: no more than any of its boxes' kb_dist2.
+static inline double kb_lane_d2(const pblock *c, uint32_t l, const float pt[DIM])
+{
+	double s = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double lo = c->lo[d][l], hi = c->hi[d][l], x = pt[d];
+		double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
+		s += gap * gap;
+	}
+	return s;
+}
+
+/// What a search lets in, from the k-th it holds.
+///
+/// A box enters when its d2 < cut (below lim_up, and before beyond once k are
+/// held). A lane is dropped as packed_nearest drops it: when its distance
+/// reaches the cut, or when k are held, it is no nearer than the k-th (every
+/// box in it is reported at the k-th's distance or beyond) and its least id
+/// is above the k-th's (an equal distance loses on the id: boxes that all
+/// hold the point, or near-ties seen from afar, are parted by ids alone).
+/// Lanes are measured in float, which may come out above or below the exact
+/// distance (kb_node_cut): a float distance below `near` is below both
+/// thresholds whatever its rounding, and one from `near` up to the widened
+/// cut is measured again in double and asked exactly. Far from the point,
+/// near-ties all fall in that band; without the second look every one of
+/// them would be opened.
+typedef struct kb_gate {
+	double cut;
+	float ncut;  ///< a lane above it is beyond the cut
+	float near;  ///< a lane below it is let in (negative: none is)
+	float dist;  ///< the k-th's reported distance (before k: +inf)
+	uint32_t id; ///< the k-th's id (before k: none above it)
+} kb_gate;
+
+static inline void kb_gate_set(kb_gate *g, double lim_up, const knn_best *kth)
+{
+	double cut = lim_up;
+	if (kth) {
+		double beyond = kb_beyond(kth->dist);
+		cut = beyond < lim_up ? beyond : lim_up;
+	}
+	g->cut = cut;
+	g->ncut = kb_node_cut(cut);
+	g->dist = kth ? kth->dist : INFINITY;
+	g->id = kth ? kth->id : UINT32_MAX;
+	// Below both the cut and kb_lane_out's tie_low, past float's rounding:
+	// tie_low is dist^2 (1 - 2^-22), and cut at most (next float up from
+	// dist)^2 <= dist^2 (1 + 2^-22), so a margin of 2^-17 clears both. A k-th
+	// under FLT_MIN (tie_low 0) measures every lane again.
+	g->near = kth && kth->dist < FLT_MIN ? -1.0f : (float)(cut * (1.0 - 0x1p-17) - 0x1p-139);
+}
+
+/// Whether lane l of block c, at float distance f from pt, holds nothing
+/// that may enter.
+static inline bool kb_lane_out(const kb_gate *g, const pblock *c, uint32_t l, float f, const float pt[DIM])
+{
+	if (!(f <= g->ncut)) return true;
+	if (!(f >= g->near)) return false; // the common case, decided
+	double d2 = kb_lane_d2(c, l, pt);
+	if (!(d2 < g->cut)) return true;
+	if (c->least[l] <= g->id) return false;
+	// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp below dist
+	// (relative 2^-24 for normal floats): a cheap filter first, as in packed_nearest.
+	double dist = g->dist, tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
+	return d2 >= tie_low && (float)sqrt(d2) >= g->dist;
+}
+
 /// One search: the k (>= 1) nearest to pt with squared distance below
 /// lim_up, skipping id skip (NIL: none), into the max-heap best; returns how
 /// many were found. Boxes are measured exactly as packed_nearest measures
-/// them (dist2_point_box's value, in double); nodes in float, against a widened cut.
+/// them (dist2_point_box's value, in double); lanes in float, then in double
+/// where that decides (kb_gate). Lanes at one distance are visited in order
+/// of least id, so that boxes parted by ids alone give up the least first.
 static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_up, uint32_t skip, knn_best *best)
 {
 	const pblock *blocks = p->blocks;
 	const box_t *boxes = p->boxes;
 	int n = 0;
-	// A box enters when its d2 < cut: below lim_up, and before beyond once k are held.
-	double cut = lim_up;
-	float ncut = kb_node_cut(cut);
+	kb_gate g;
+	kb_gate_set(&g, lim_up, NULL);
 	struct {
 		uint32_t block;
 		uint32_t lane;
@@ -144,30 +214,37 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 	stack[top++].d2 = root[0];
 	while (top > 0) {
 		--top;
-		// Equal distances are still visited: they may hold a tie with a lower id.
-		if (!(stack[top].d2 <= ncut)) continue;
 		const pblock *b = &blocks[stack[top].block];
 		uint32_t lane = stack[top].lane;
+		// Asked again: the k-th may have been found since it was pushed.
+		// Equal distances are still visited: they may hold a tie with a lower id.
+		if (kb_lane_out(&g, b, lane, stack[top].d2, pt)) continue;
+		WORK_TESTS(b->own[lane]);
+		double cut = g.cut; // in a register through the loop
 		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
 			double d2 = kb_dist2(pt, &boxes[e]);
 			if (!(d2 < cut) || p->ids[e] == skip) continue;
 			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
-				double beyond = kb_beyond(best[0].dist);
-				cut = beyond < lim_up ? beyond : lim_up;
-				ncut = kb_node_cut(cut);
+				kb_gate_set(&g, lim_up, &best[0]);
+				cut = g.cut;
 			}
 		}
 		uint32_t ci = b->child[lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
 		float d2[NCHILD];
+		WORK_TESTS(c->kids);
 		kb_lanes_d2(c, pt, d2);
-		// Push the lanes within the cut, farthest first, so the nearest pops next.
+		// Push the lanes let in, farthest first (of equal distances the
+		// greater least id first), so the nearest pops next.
 		int first = top;
 		for (uint32_t l = 0; l < c->kids; ++l) {
-			if (!(d2[l] <= ncut)) continue;
+			if (kb_lane_out(&g, c, l, d2[l], pt)) continue;
 			int j = top++;
-			for (; j > first && stack[j - 1].d2 < d2[l]; --j) stack[j] = stack[j - 1];
+			for (; j > first && (stack[j - 1].d2 < d2[l] || (stack[j - 1].d2 == d2[l] &&
+			                                                   c->least[stack[j - 1].lane] < c->least[l]));
+			     --j)
+				stack[j] = stack[j - 1];
 			stack[j].block = ci;
 			stack[j].lane = l;
 			stack[j].d2 = d2[l];

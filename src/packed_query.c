@@ -122,15 +122,20 @@ typedef struct pk_visit {
 } pk_visit;
 
 /// Push the lanes of block bi in mask m, farthest (largest at[k]) first, so
-/// the nearest comes off the stack next.
-static inline int pk_push_near_first(pk_visit *stack, int top, uint32_t bi, const double *at, unsigned m)
+/// the nearest comes off the stack next; of equal ones, given least (the
+/// block's least ids: nearest), the least id comes off first, so boxes that
+/// only ids part (duplicates, boxes holding the point) give up the least first.
+static inline int pk_push_near_first(pk_visit *stack, int top, uint32_t bi, const double *at, unsigned m,
+                                     const uint32_t *least)
 {
 	pk_visit kids[NCHILD];
 	int nk = 0;
 	while (m) {
 		int k = pk_next_lane(&m);
 		int j = nk++;
-		for (; j > 0 && kids[j - 1].at < at[k]; --j) kids[j] = kids[j - 1];
+		for (; j > 0 && (kids[j - 1].at < at[k] || (least && kids[j - 1].at == at[k] && least[kids[j - 1].lane] < least[k]));
+		     --j)
+			kids[j] = kids[j - 1];
 		kids[j] = (pk_visit){bi, k, at[k]};
 	}
 	assert(top + nk <= PK_STACK);
@@ -153,7 +158,7 @@ static void pk_ray_walk(const packed_t *p, const float origin[DIM], const float 
 		at[0] = enter;
 		m = 1;
 	}
-	top = pk_push_near_first(stack, top, 0, at, m);
+	top = pk_push_near_first(stack, top, 0, at, m, NULL);
 	while (top > 0) {
 		pk_visit v = stack[--top];
 		if (v.at > tmax) continue;
@@ -178,7 +183,7 @@ static void pk_ray_walk(const packed_t *p, const float origin[DIM], const float 
 			at[k] = enter;
 			m |= 1u << k;
 		}
-		top = pk_push_near_first(stack, top, ci, at, m);
+		top = pk_push_near_first(stack, top, ci, at, m, NULL);
 	}
 }
 
@@ -250,7 +255,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	double at[NCHILD];
 	box_t rb = pk_lane_box(&blocks[0], 0);
 	at[0] = dist2_point_box(point, &rb);
-	top = pk_push_near_first(stack, top, 0, at, 1u);
+	top = pk_push_near_first(stack, top, 0, at, 1u, NULL);
 	while (top > 0) {
 		pk_visit v = stack[--top];
 		// Equal distances are still visited: they may hold a tie with a lower
@@ -298,7 +303,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 			at[l] = d2;
 			m |= 1u << l;
 		}
-		top = pk_push_near_first(stack, top, ci, at, m);
+		top = pk_push_near_first(stack, top, ci, at, m, c->least);
 	}
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, best[i].dist};

@@ -13,8 +13,9 @@
 //
 // ## Cost
 //
-// A run of s chunks is laid out in O(s log s); an entry joins O(log m) merges,
-// so an append costs O(log² m) amortised, and a full rebuild, after Θ(m)
+// A run of s chunks is laid out in O(s log s); an entry joins O(log m) merges
+// (and up to OWN_BASE layouts of the small newest run, of at most OWN_BASE
+// chunks), so an append costs O(log² m) amortised, and a full rebuild, after Θ(m)
 // removals or grown bounds, O(log m) per change. A query tests at most
 // OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
 //
@@ -107,7 +108,7 @@ static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, con
 /// chunks past a quarter, or as many grown bounds as chunks.
 static bool own_rebuild_due(const struct ownidx *ix, uint32_t chunks)
 {
-	return ix->dead * 4 > chunks + 4 * OWN_TAIL || ix->stale > chunks + OWN_TAIL;
+	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE;
 }
 
 /// Whether own_settle would change node ni's index: make it (a list of
@@ -586,8 +587,10 @@ static void own_settle(tree_t *t, uint32_t ni)
 	// The tail but its head becomes a run, merged with every newer run no
 	// bigger than what it has gathered (a binary counter): each run is bigger
 	// than all newer ones together, so sizes fall geometrically (Bentley-Saxe).
+	// A newest run under OWN_BASE chunks takes it in (see tree_ownidx.h).
 	uint32_t j = ix->nruns, gathered = ix->tail - 1;
-	while (j > 0 && (ix->run[j - 1].size <= gathered || j == OWN_RUNS)) gathered += ix->run[--j].live;
+	while (j > 0 && (ix->run[j - 1].size <= gathered || ix->run[j - 1].size < OWN_BASE || j == OWN_RUNS))
+		gathered += ix->run[--j].live;
 	own_merge(t, ni, 1, j);
 }
 

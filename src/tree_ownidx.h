@@ -20,7 +20,14 @@
 // when it passes OWN_TAIL chunks all of it but the head becomes a run (merged
 // with the newer runs while they are no bigger than twice it, so run sizes
 // fall geometrically and there are O(log m) of them: Bentley and Saxe's
-// logarithmic method). A run's chunk ids are ascending in ids[], and its
+// logarithmic method), merged as well into the newest run while that holds
+// fewer than OWN_BASE chunks. So the tail is the head alone at rest, and only
+// the newest run is small: a small run is laid out again as each chunk fills.
+// Why not a longer tail, folded less often: a query tests the tail whole, and
+// its entries, in arrival order, are all kinds mixed, so no bound parts them.
+// Thin boxes long on every axis through one point fill some 8 nodes a level
+// around it, each near any point from afar; a k nearest search that tested
+// eight tail chunks in each of them spent most of its work there. A run's chunk ids are ascending in ids[], and its
 // entries were laid out in them in spatial order (tree_ownidx.c: own_order),
 // so position p of the run is both the p-th chunk in spatial order and the
 // p-th smallest id: a chunk's place is a binary search away.
@@ -55,8 +62,11 @@
 #define ORTHANT_OWNIDX_MIN 32
 #endif
 #define OWN_MIN ORTHANT_OWNIDX_MIN
-/// Chunks the unindexed tail holds before it becomes a run.
-#define OWN_TAIL 8
+/// Chunks the unindexed tail holds before it becomes a run (the head, and
+/// one more that has just filled).
+#define OWN_TAIL 1
+/// Chunks the newest run gathers before a new run starts after it.
+#define OWN_BASE 4
 #define OWN_RUNS 32
 /// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
 #define OWN_LEVELS 12
