@@ -211,7 +211,7 @@ static void split_region(tree_t *t, uint32_t ni, const box_t *box)
 /// Store item index under start (pools reserved).
 static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t index)
 {
-	t->items[index].node = NIL;
+	t->items[index].addr = NIL;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		assert(start == t->root);
 		cap_insert(t, box, index);
@@ -355,7 +355,7 @@ static uint32_t detach(tree_t *t, uint32_t index)
 		// the box touched is costly, so tidy walks the box's region once.
 		return NIL;
 	}
-	uint32_t ni = it->node;
+	uint32_t ni = item_node(t, index);
 	entry_remove(t, ni, it->addr);
 	total_add(t, ni, -1);
 	return ni;
@@ -456,7 +456,7 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		bp_touch(t, i); // harmless if the move fails below: it is re-checked
 	}
 	item *it = &t->items[i];
-	node *n = &t->nodes[it->node];
+	node *n = &t->nodes[item_node(t, i)];
 	entry *e = entry_at(t, it->addr);
 	if (it->flags & ITEM_CAPPED) {
 		if (cap_move_in_place(t, i, &box)) {
@@ -467,16 +467,16 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		// A box inside one half-open leaf cell touches no other leaf.
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
-			bound_grow(t, it->node, &box);
-			own_on_write(t, it->node, it->addr, &box);
+			bound_grow(t, item_node(t, i), &box);
+			own_on_write(t, item_node(t, i), it->addr, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
 	} else {
 		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
 			e->box = box;
-			bound_grow(t, it->node, &box);
-			own_on_write(t, it->node, it->addr, &box);
+			bound_grow(t, item_node(t, i), &box);
+			own_on_write(t, item_node(t, i), it->addr, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
@@ -491,7 +491,7 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		// holds the new box.
 		// The cell itself must hold it (not only the loose cell): a descent
 		// from there goes where an insert from the root would.
-		start = t->items[i].node;
+		start = item_node(t, i);
 		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
 			start = t->nodes[start].parent;
 	}
@@ -530,7 +530,7 @@ void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
 static void cats_region(tree_t *t, uint32_t i, uint64_t cat)
 {
 	if (t->def.placement != ORT_PLACEMENT_LEAVES || (t->items[i].flags & ITEM_CAPPED)) {
-		cats_up(t, t->items[i].node, cat);
+		cats_up(t, item_node(t, i), cat);
 		return;
 	}
 	// leaves: every leaf its box touches, and their ancestors.
@@ -601,7 +601,7 @@ ort_result ORTHANT_NAME(tree_get_node)(const tree_t *t, ort_handle h, box_t *cel
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return misuse(t, ORT_ERROR_STALE_HANDLE, "orthant: get_node of a stale or foreign handle");
 	if (t->items[i].flags & ITEM_PENDING) return ORT_ERROR_BUSY; // not stored until the queries end
-	const node *n = &t->nodes[t->items[i].node];
+	const node *n = &t->nodes[item_node(t, i)];
 	if (cell) {
 		memcpy(cell->min, n->lo, sizeof cell->min);
 		memcpy(cell->max, n->hi, sizeof cell->max);
@@ -628,7 +628,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 		if (it->flags & ITEM_LIVE) it->gen++;
 		it->flags = 0;
 		it->user = NULL;
-		it->node = t->item_free;
+		it->addr = t->item_free;
 		t->item_free = i;
 	}
 	t->live = 0;

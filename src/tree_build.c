@@ -305,12 +305,13 @@ static void bd_entries(const bd_ctx *c, uint32_t gi, uint32_t p0, uint32_t count
 	for (uint32_t i = 0; i < q; ++i) {
 		chunk *ch = &t->chunks[cb + i];
 		ch->next = i ? cb + i - 1 : NIL;
+		ch->owner = gi;
 		uint32_t fill = i + 1 < q ? CHUNK_CAP : count - i * CHUNK_CAP;
 		for (uint32_t k = 0; k < fill; ++k) {
 			uint32_t at = i * CHUNK_CAP + k, index = p0 + at, in_batch = r[at].item;
 			item *it = &t->items[index];
-			*it = (item){c->user ? c->user[in_batch] : NULL, gi, (cb + i) * CHUNK_CAP + k,
-			             index >= c->old_items ? 1 : it->gen, ITEM_LIVE};
+			*it = (item){.user = c->user ? c->user[in_batch] : NULL, .addr = (cb + i) * CHUNK_CAP + k,
+			             .gen = index >= c->old_items ? 1 : it->gen, .flags = ITEM_LIVE};
 			if (t->filters) t->filters[index] = ORT_FILTER_DEFAULT;
 			ch->e[k] = (entry){r[at].box, index};
 			n->cats |= item_cat(t, index);

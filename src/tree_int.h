@@ -8,7 +8,8 @@
 // pool can grow (and move) without invalidating anything, and no node, item or
 // entry is ever allocated on its own:
 //
-//   items[]   one per handle: user data, generation, where its entry is.
+//   items[]   one per handle: user data, generation, flags, where its entry
+//             is (16 bytes: the entry's chunk names its node).
 //   nodes[]   one per cell: its cell bounds, split point, parent, children,
 //             its entry list, and how many entries its whole subtree holds.
 //   chunks[]  fixed blocks of CHUNK_CAP entries; a node's entries are a chain
@@ -52,7 +53,8 @@
 //   touches, and no other, at most LEAVES_CAP of them) or capped (ITEM_CAPPED:
 //   one entry, in the smallest node whose cell holds its box, a divided one);
 //   tree_cap.c says which and when. Only capped entries sit in divided nodes.
-// - Each item's (node, addr) names an entry of that item.
+// - Each item's addr names an entry of that item; a chunk in a node's chain
+//   names that node as its owner.
 // - bound holds every entry box of the node and the bound of every child
 //   that holds anything.
 #ifndef ORTHANT_SRC_TREE_INT_H
@@ -98,7 +100,8 @@ typedef struct entry {
 
 typedef struct chunk {
 	entry e[CHUNK_CAP];
-	uint32_t next; ///< next chunk of the node, or the next free chunk
+	uint32_t next;  ///< next chunk of the node, or the next free chunk
+	uint32_t owner; ///< the node whose chain holds it (item_node reads it); stale while free
 } chunk;
 
 enum node_flags {
@@ -148,12 +151,21 @@ enum item_flags {
 	ITEM_OVERCAP = 512 ///< leaves: in the list of items a split may have put over the cap
 };
 
+/// Bits of an item's generation and flags, which share one word: 16 bytes an
+/// item. A handle is stale once its slot's generation moves on; 22 bits let a
+/// slot be reused about four million times before an old handle could name it
+/// again (Box2D's shape ids keep 16).
+#define ITEM_GEN_BITS 22
+#define ITEM_FLAG_BITS 10
+_Static_assert(ITEM_OVERCAP < 1u << ITEM_FLAG_BITS, "item flags outgrew their bits");
+
 typedef struct item {
 	void *user;
-	uint32_t node; ///< node holding its (first) entry; next free item when free
-	uint32_t addr; ///< chunk * CHUNK_CAP + slot of that entry
-	uint32_t gen;
-	uint32_t flags;
+	/// chunk * CHUNK_CAP + slot of its (first) entry, whose chunk names the
+	/// node (item_node); NIL while it has none; the next free item when free.
+	uint32_t addr;
+	uint32_t gen : ITEM_GEN_BITS;
+	uint32_t flags : ITEM_FLAG_BITS;
 } item;
 
 enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
@@ -334,6 +346,14 @@ static inline bool leaf_owns(const node *leaf, const float p[DIM]) { return cell
 static inline entry *entry_at(const tree_t *t, uint32_t addr)
 {
 	return &t->chunks[addr / CHUNK_CAP].e[addr % CHUNK_CAP];
+}
+
+/// The node holding item i's (first) entry: its chunk's owner. An item keeps
+/// only where its entry is, so the node costs 4 bytes a chunk, not an item.
+static inline uint32_t item_node(const tree_t *t, uint32_t i)
+{
+	uint32_t addr = t->items[i].addr;
+	return addr == NIL ? NIL : t->chunks[addr / CHUNK_CAP].owner;
 }
 
 /// Entries in the head chunk of a node holding count entries.

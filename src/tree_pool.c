@@ -203,6 +203,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 		uint32_t c = chunk_new(t);
 		n = &t->nodes[ni];
 		t->chunks[c].next = n->head;
+		t->chunks[c].owner = ni;
 		n->head = c;
 	}
 	uint32_t addr = n->head * CHUNK_CAP + n->count % CHUNK_CAP;
@@ -214,10 +215,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 	bound_grow(t, ni, box);
 	t->entries++;
 	item *it = &t->items[item_index];
-	if (it->node == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) {
-		it->node = ni;
-		it->addr = addr;
-	}
+	if (it->addr == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) it->addr = addr;
 	own_on_append(t, ni, addr, fresh);
 	return addr;
 }
@@ -233,7 +231,7 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		entry *dst = entry_at(t, addr);
 		*dst = *entry_at(t, last);
 		item *moved = &t->items[dst->item];
-		if (moved->node == ni && moved->addr == last) moved->addr = addr;
+		if (moved->addr == last) moved->addr = addr; // its home entry (an address names one node's slot)
 		own_on_write(t, ni, addr, &dst->box);
 	}
 	n->count--;
@@ -254,15 +252,14 @@ static uint32_t item_new(tree_t *t, void *user, bool touch)
 	uint32_t i;
 	if (t->item_free != NIL) {
 		i = t->item_free;
-		t->item_free = t->items[i].node;
+		t->item_free = t->items[i].addr;
 	} else {
 		i = t->item_len++;
 		t->items[i].gen = 1;
 	}
 	item *it = &t->items[i];
 	it->user = user;
-	it->node = NIL;
-	it->addr = 0;
+	it->addr = NIL;
 	it->flags = ITEM_LIVE;
 	t->live++;
 	if (t->filters) t->filters[i] = ORT_FILTER_DEFAULT;
@@ -277,7 +274,7 @@ static void item_release(tree_t *t, uint32_t i)
 	it->flags = 0;
 	it->gen++;
 	it->user = NULL;
-	it->node = t->item_free;
+	it->addr = t->item_free;
 	t->item_free = i;
 	t->live--;
 }

@@ -242,7 +242,7 @@ static void split(tree_t *t, uint32_t ni)
 				// Over the cap once copied into the children: stored capped
 				// instead (or a copy of one capped so), not copied on.
 				if (cap_split_entry(t, &e)) continue;
-				t->items[e.item].node = NIL; // the first copy becomes its home
+				t->items[e.item].addr = NIL; // the first copy becomes its home
 				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
 					float lo[DIM], hi[DIM];
@@ -322,7 +322,7 @@ static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
 				cap_uncap(t, e.item); // its box lies in ni's cell: ni's copy
 				if (it->flags & ITEM_MARK) continue;
 				it->flags |= ITEM_MARK;
-				it->node = NIL;
+				it->addr = NIL;
 			}
 			entry_append(t, ni, &e.box, e.item);
 		}
