@@ -104,6 +104,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
+	mem_free(t, t->node_cats, (size_t)t->node_cats_cap * sizeof(uint64_t));
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
@@ -548,12 +549,21 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	bool plain = filter.category == 1u && filter.mask == ORT_MASK_ALL;
 	if (!t->filters && !plain) {
-		// The first custom filter: every other item keeps the default.
+		// The first custom filter: every other item keeps the default, and
+		// every node's categories are what node_cats said without filters.
+		uint32_t ncap = t->node_cap ? t->node_cap : 1;
 		ort_filter *f = mem_alloc(t, (size_t)t->item_cap * sizeof *f);
-		if (!f) return ORT_ERROR_OUT_OF_MEMORY;
+		uint64_t *nc = f ? mem_alloc(t, (size_t)ncap * sizeof *nc) : NULL;
+		if (!nc) {
+			mem_free(t, f, (size_t)t->item_cap * sizeof *f);
+			return ORT_ERROR_OUT_OF_MEMORY;
+		}
 		for (uint32_t k = 0; k < t->item_cap; ++k) f[k] = ORT_FILTER_DEFAULT;
+		for (uint32_t k = 0; k < ncap; ++k) nc[k] = node_cats(t, k);
 		t->filters = f;
 		t->filter_cap = t->item_cap;
+		t->node_cats = nc;
+		t->node_cats_cap = ncap;
 	}
 	if (t->filters) {
 		t->filters[i] = filter;

@@ -78,7 +78,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	v->chunks += chunks;
 	ENTRY_LOOP(t, n, ch, k)
 	{
-		if ((item_cat(t, t->chunks[ch].e[k].item) & ~n->cats) != 0) return vfail(v, "node %u: categories miss an entry's", ni);
+		if ((item_cat(t, t->chunks[ch].e[k].item) & ~node_cats(t, ni)) != 0) return vfail(v, "node %u: categories miss an entry's", ni);
 		if (!box_within(&t->chunks[ch].e[k].box, n->bound.min, n->bound.max))
 			return vfail(v, "node %u: bound misses an entry's box", ni);
 	}
@@ -96,7 +96,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
 			return vfail(v, "node %u: cell is not its parent's quarter", ci);
 		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
-		if ((ch->cats & ~n->cats) != 0) return vfail(v, "node %u: categories miss a child's", ni);
+		if ((node_cats(t, ci) & ~node_cats(t, ni)) != 0) return vfail(v, "node %u: categories miss a child's", ni);
 		// An inverted bound (nothing arrived yet) passes: it holds nothing.
 		if (!box_within(&ch->bound, n->bound.min, n->bound.max)) return vfail(v, "node %u: bound misses a child's", ni);
 		ort_result r = validate_node(t, ci, v, guard + 1, waiting || (n->flags & NODE_WAITING));

@@ -117,9 +117,7 @@ typedef struct node {
 	/// Holds every entry of the subtree (see Layout); inverted (min > max)
 	/// while nothing has arrived since the node was made.
 	box_t bound;
-	/// The union of the categories stored in the subtree (a superset: removals
-	/// do not shrink it), so a query mask skips whole subtrees.
-	uint64_t cats;
+	// Its categories are in tree_t.node_cats (node_cats).
 	uint32_t total; ///< entries held in the subtree
 	uint32_t head;  ///< first chunk (the only partly filled one), or NIL
 	uint32_t count; ///< entries held here
@@ -200,6 +198,12 @@ struct ORTHANT_NAME(tree) {
 	/// item_cap like items.
 	ort_filter *filters;
 	uint32_t filter_cap;
+	/// Per node, the union of the categories stored in its subtree (a
+	/// superset: removals do not shrink it), so a query mask skips whole
+	/// subtrees. NULL while filters is (every item's category is 1, and so is
+	/// every node's); then sized node_cats_cap >= node_cap.
+	uint64_t *node_cats;
+	uint32_t node_cats_cap;
 	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
 	sphere_t *spheres;
 	uint32_t sphere_cap;
@@ -391,6 +395,17 @@ static ort_result misuse(const tree_t *t, ort_result r, const char *what)
 /// An item's category bits (1 while no item has a filter of its own).
 static inline uint64_t item_cat(const tree_t *t, uint32_t i) { return t->filters ? t->filters[i].category : 1u; }
 
+/// The categories node ni's subtree may hold (tree_t.node_cats).
+static inline uint64_t node_cats(const tree_t *t, uint32_t ni) { return t->node_cats ? t->node_cats[ni] : 1u; }
+static inline void node_cats_add(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	if (t->node_cats) t->node_cats[ni] |= cat;
+}
+static inline void node_cats_set(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	if (t->node_cats) t->node_cats[ni] = cat;
+}
+
 /// Whether the filters of items a and b let them pair.
 static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
 {
@@ -474,6 +489,7 @@ static ort_result items_reserve(tree_t *t, uint32_t n);
 static bool spheres_reserve(tree_t *t);
 static bool nodes_reserve(tree_t *t, uint32_t n);
 static bool chunks_reserve(tree_t *t, uint32_t n);
+static bool node_cats_fit(tree_t *t);
 static uint64_t pool_fit_cap(uint64_t need);
 static void pools_fit(tree_t *t);
 static uint32_t node_new(tree_t *t);

@@ -100,6 +100,7 @@ static uint32_t node_new(tree_t *t)
 	for (int c = 0; c < NCHILD; ++c) n->child[c] = NIL;
 	n->head = NIL;
 	n->lifespan = (uint16_t)t->def.prune_delay;
+	node_cats_set(t, i, 0);
 	t->node_live++;
 	return i;
 }
@@ -155,7 +156,19 @@ static bool nodes_reserve(tree_t *t, uint32_t n)
 	uint64_t avail = (uint64_t)(t->node_len - t->node_live) + (t->node_cap - t->node_len);
 	if (avail >= n) return true;
 	uint64_t need = (uint64_t)t->node_cap + (n - avail);
-	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need);
+	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need) && node_cats_fit(t);
+}
+
+/// Keep the nodes' categories (when there are filters) as long as the node
+/// pool, after it grew: false without memory, the pool grown regardless
+/// (only capacity changed).
+static bool node_cats_fit(tree_t *t)
+{
+	if (!t->node_cats || t->node_cats_cap >= t->node_cap) return true;
+	if (!array_resize(t, (void **)&t->node_cats, t->node_cats_cap * sizeof(uint64_t), t->node_cap * sizeof(uint64_t)))
+		return false;
+	t->node_cats_cap = t->node_cap;
+	return true;
 }
 
 /// The room a pool keeps past what it holds when it is sized to fit: a
@@ -207,7 +220,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 		n->head = c;
 	}
 	uint32_t addr = n->head * CHUNK_CAP + n->count % CHUNK_CAP;
-	n->cats |= item_cat(t, item_index);
+	node_cats_add(t, ni, item_cat(t, item_index));
 	entry *e = entry_at(t, addr);
 	e->box = *box;
 	e->item = item_index;

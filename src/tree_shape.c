@@ -99,7 +99,7 @@ static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 /// leaves: OR cat into every node under ni whose cell box touches.
 static void cats_leaves(tree_t *t, uint32_t ni, const box_t *box, uint64_t cat)
 {
-	t->nodes[ni].cats |= cat;
+	node_cats_add(t, ni, cat);
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cats_leaves(t, ci, box, cat);
@@ -111,9 +111,9 @@ static void cats_up(tree_t *t, uint32_t ni, uint64_t cat)
 {
 	// ni itself may hold cat already (entry_append adds it): start above it,
 	// and stop at the first ancestor that has it (its own ancestors do too).
-	t->nodes[ni].cats |= cat;
-	for (ni = t->nodes[ni].parent; ni != NIL && (t->nodes[ni].cats & cat) != cat; ni = t->nodes[ni].parent)
-		t->nodes[ni].cats |= cat;
+	node_cats_add(t, ni, cat);
+	for (ni = t->nodes[ni].parent; ni != NIL && (node_cats(t, ni) & cat) != cat; ni = t->nodes[ni].parent)
+		node_cats_add(t, ni, cat);
 }
 
 static void total_add(tree_t *t, uint32_t ni, int64_t delta)
@@ -360,8 +360,9 @@ static bool merge(tree_t *t, uint32_t ni)
 	n->flags &= (uint8_t)~NODE_DIVIDED;
 	n->retry_at = 0;
 	// The subtree is one node now: its categories are exactly its entries'.
-	n->cats = 0;
-	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
+	uint64_t cats = 0;
+	ENTRY_LOOP(t, n, ch, k) cats |= item_cat(t, t->chunks[ch].e[k].item);
+	node_cats_set(t, ni, cats);
 	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
 	return true;
 }
@@ -629,7 +630,7 @@ static void root_cover(tree_t *t, const box_t *box)
 		n->level = (int16_t)(o->level - 1);
 		n->flags = NODE_DIVIDED;
 		n->total = o->total;
-		n->cats = o->cats;
+		node_cats_set(t, nr, node_cats(t, old));
 		n->bound = o->bound;
 		n->child[s.which] = old;
 		o->parent = nr;
