@@ -108,7 +108,9 @@ static bool region_group(const void *q, const box_t *b, float *key)
 static inline bool region_enters(const tree_t *t, const region *q, uint32_t ni, bool leaves)
 {
 	const node *n = &t->nodes[ni];
-	if (n->total == 0 || !(node_cats(t, ni) & q->mask) || !region_box_meets(q, &n->bound)) return false;
+	// With every mask bit the categories skip only subtrees of category-0
+	// items, which the entry tests reject anyway: not worth their read.
+	if (n->total == 0 || (q->mask != ORT_MASK_ALL && !(node_cats(t, ni) & q->mask)) || !region_box_meets(q, &n->bound)) return false;
 	if (q->radius2 >= 0.0 && dist2_point_bounds(q->centre, n->bound.min, n->bound.max) > q->radius2) return false;
 	return !leaves || region_hits_bounds(q, n->lo, n->hi);
 }

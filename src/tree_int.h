@@ -162,8 +162,8 @@ typedef struct item {
 	/// chunk * CHUNK_CAP + slot of its (first) entry, whose chunk names the
 	/// node (item_node); NIL while it has none; the next free item when free.
 	uint32_t addr;
+	uint32_t flags : ITEM_FLAG_BITS; ///< the low bits: a flag test is one AND
 	uint32_t gen : ITEM_GEN_BITS;
-	uint32_t flags : ITEM_FLAG_BITS;
 } item;
 
 enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
