@@ -105,6 +105,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->scratch, t->scratch_bytes);
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
 	mem_free(t, t->node_cats, (size_t)t->node_cats_cap * sizeof(uint64_t));
+	mem_free(t, t->node_waits, (size_t)t->node_waits_cap * sizeof *t->node_waits);
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
@@ -674,8 +675,9 @@ void ORTHANT_NAME(tree_tick)(tree_t *t)
 	for (uint32_t i = 0; i < t->node_len; ++i) {
 		node *n = &t->nodes[i];
 		if (!(n->flags & NODE_WAITING) || (n->flags & NODE_FREE)) continue;
-		if (n->countdown > 0) n->countdown--;
-		if (n->countdown == 0) {
+		struct node_wait *w = &t->node_waits[i];
+		if (w->countdown > 0) w->countdown--;
+		if (w->countdown == 0) {
 			uint32_t parent = n->parent;
 			prune(t, i);
 			tidy(t, parent);

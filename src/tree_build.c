@@ -93,6 +93,7 @@ static inline size_t bd_align(size_t x) { return (x + 15) & ~(size_t)15; }
 /// A child cell c of p: bounds, split point and level, the rest empty.
 static void bd_child(const tree_t *t, const node *p, int c, node *ch)
 {
+	(void)t; // (its prune delay is bd_entries' to set: tree_t.node_waits)
 	memset(ch, 0, sizeof *ch);
 	child_cell(p, c, ch->lo, ch->hi);
 	cell_mid(ch->lo, ch->hi, ch->mid);
@@ -100,7 +101,6 @@ static void bd_child(const tree_t *t, const node *p, int c, node *ch)
 	ch->parent = NIL;
 	for (int k = 0; k < NCHILD; ++k) ch->child[k] = NIL;
 	ch->head = NIL;
-	ch->lifespan = (uint16_t)t->def.prune_delay;
 }
 
 // ---- step 1: keys and the sorted array ----
@@ -303,6 +303,7 @@ static void bd_entries(const bd_ctx *c, uint32_t gi, uint32_t p0, uint32_t count
 	const entry *r = BD_AT(c, const entry, at_sorted) + p0;
 	uint32_t q = (count + CHUNK_CAP - 1) / CHUNK_CAP;
 	node_cats_set(t, gi, 0);
+	node_wait_init(t, gi);
 	for (uint32_t i = 0; i < q; ++i) {
 		chunk *ch = &t->chunks[cb + i];
 		ch->next = i ? cb + i - 1 : NIL;
@@ -537,7 +538,7 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	// in index order, so the next nodes and chunks are 1, 2, ... and 0, 1, ...
 	assert(t->root == 0 && t->node_live == 1 && t->chunk_free_count == t->chunk_len);
 	if (r == ORT_OK && (!bd_grow(&c, (void **)&t->nodes, &t->node_cap, sizeof(node), nodes, UINT32_MAX - 1) ||
-	                    !node_cats_fit(t) ||
+	                    !node_sides_fit(t) ||
 	                    !bd_grow(&c, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), chunks, UINT32_MAX - 1)))
 		r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) {

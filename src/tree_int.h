@@ -127,8 +127,7 @@ typedef struct node {
 	int16_t level;  ///< depth + the root's level (the root's level falls as it grows)
 	uint8_t flags;
 	uint8_t which;     ///< index in the parent's child array
-	uint16_t lifespan; ///< prune delay earned (doubles on reuse)
-	uint16_t countdown;
+	// Its prune delay is in tree_t.node_waits (prune_delay > 0 only).
 	/// A leaf splits once it holds more than bucket_size entries and at least
 	/// this many. A split that could not help (leaves: every entry would land
 	/// in one child) or could not get memory doubles it, so an unsplittable
@@ -204,6 +203,13 @@ struct ORTHANT_NAME(tree) {
 	/// every node's); then sized node_cats_cap >= node_cap.
 	uint64_t *node_cats;
 	uint32_t node_cats_cap;
+	/// Per node, with def.prune_delay > 0 (NULL without): the prune delay it
+	/// earned (doubles on reuse) and what is left of it while NODE_WAITING.
+	/// Sized node_waits_cap >= node_cap.
+	struct node_wait {
+		uint16_t lifespan, countdown;
+	} *node_waits;
+	uint32_t node_waits_cap;
 	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
 	sphere_t *spheres;
 	uint32_t sphere_cap;
@@ -406,6 +412,12 @@ static inline void node_cats_set(tree_t *t, uint32_t ni, uint64_t cat)
 	if (t->node_cats) t->node_cats[ni] = cat;
 }
 
+/// A fresh node's prune delay: the tree's (a no-op without one).
+static inline void node_wait_init(tree_t *t, uint32_t ni)
+{
+	if (t->node_waits) t->node_waits[ni] = (struct node_wait){(uint16_t)t->def.prune_delay, 0};
+}
+
 /// Whether the filters of items a and b let them pair.
 static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
 {
@@ -489,7 +501,7 @@ static ort_result items_reserve(tree_t *t, uint32_t n);
 static bool spheres_reserve(tree_t *t);
 static bool nodes_reserve(tree_t *t, uint32_t n);
 static bool chunks_reserve(tree_t *t, uint32_t n);
-static bool node_cats_fit(tree_t *t);
+static bool node_sides_fit(tree_t *t);
 static uint64_t pool_fit_cap(uint64_t need);
 static void pools_fit(tree_t *t);
 static uint32_t node_new(tree_t *t);

@@ -99,7 +99,7 @@ static uint32_t node_new(tree_t *t)
 	n->parent = NIL;
 	for (int c = 0; c < NCHILD; ++c) n->child[c] = NIL;
 	n->head = NIL;
-	n->lifespan = (uint16_t)t->def.prune_delay;
+	node_wait_init(t, i);
 	node_cats_set(t, i, 0);
 	t->node_live++;
 	return i;
@@ -154,20 +154,26 @@ static bool chunks_reserve(tree_t *t, uint32_t n)
 static bool nodes_reserve(tree_t *t, uint32_t n)
 {
 	uint64_t avail = (uint64_t)(t->node_len - t->node_live) + (t->node_cap - t->node_len);
-	if (avail >= n) return true;
+	if (avail >= n) return node_sides_fit(t); // (a side array may have missed the pool's last growth)
 	uint64_t need = (uint64_t)t->node_cap + (n - avail);
-	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need) && node_cats_fit(t);
+	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need) && node_sides_fit(t);
 }
 
-/// Keep the nodes' categories (when there are filters) as long as the node
-/// pool, after it grew: false without memory, the pool grown regardless
-/// (only capacity changed).
-static bool node_cats_fit(tree_t *t)
+/// Keep the nodes' side arrays (categories once there are filters, prune
+/// delays with def.prune_delay) as long as the node pool, after it grew:
+/// false without memory, the pool grown regardless (only capacity changed).
+static bool node_sides_fit(tree_t *t)
 {
-	if (!t->node_cats || t->node_cats_cap >= t->node_cap) return true;
-	if (!array_resize(t, (void **)&t->node_cats, t->node_cats_cap * sizeof(uint64_t), t->node_cap * sizeof(uint64_t)))
-		return false;
-	t->node_cats_cap = t->node_cap;
+	if (t->node_cats && t->node_cats_cap < t->node_cap) {
+		if (!array_resize(t, (void **)&t->node_cats, t->node_cats_cap * sizeof(uint64_t), t->node_cap * sizeof(uint64_t)))
+			return false;
+		t->node_cats_cap = t->node_cap;
+	}
+	if (t->def.prune_delay > 0 && t->node_waits_cap < t->node_cap) {
+		size_t w = sizeof *t->node_waits;
+		if (!array_resize(t, (void **)&t->node_waits, t->node_waits_cap * w, t->node_cap * w)) return false;
+		t->node_waits_cap = t->node_cap;
+	}
 	return true;
 }
 

@@ -127,7 +127,7 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 				uint32_t ci = n->child[c];
 				if (ci == NIL || t->nodes[ci].total != 0 || (t->nodes[ci].flags & NODE_WAITING)) continue;
 				t->nodes[ci].flags |= NODE_WAITING;
-				t->nodes[ci].countdown = t->nodes[ci].lifespan;
+				if (t->node_waits) t->node_waits[ci].countdown = t->node_waits[ci].lifespan;
 			}
 		}
 		n->total = (uint32_t)((int64_t)n->total + delta);
@@ -135,9 +135,11 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 			// A branch reused during its grace period earns a longer one (the game octree's
 			// prune countdown).
 			n->flags &= (uint8_t)~NODE_WAITING;
-			uint32_t life = (uint32_t)n->lifespan * 2;
-			uint32_t cap = (uint32_t)t->def.prune_delay * 8;
-			n->lifespan = (uint16_t)(life > cap ? cap : life);
+			if (t->node_waits) {
+				uint32_t life = (uint32_t)t->node_waits[ni].lifespan * 2;
+				uint32_t cap = (uint32_t)t->def.prune_delay * 8;
+				t->node_waits[ni].lifespan = (uint16_t)(life > cap ? cap : life);
+			}
 		}
 		ni = n->parent;
 	}
@@ -404,7 +406,7 @@ static void tidy(tree_t *t, uint32_t ni)
 		if (t->def.prune_delay > 0) {
 			if (!(e->flags & NODE_WAITING)) {
 				e->flags |= NODE_WAITING;
-				e->countdown = e->lifespan;
+				t->node_waits[empty].countdown = t->node_waits[empty].lifespan;
 			}
 		} else {
 			prune(t, empty);
