@@ -38,6 +38,11 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
 		if (isnan(n->bound.min[d]) || isnan(n->bound.max[d])) return vfail(v, "node %u: bound is NaN", ni);
 	}
+	if (t->node_waits && ni < t->node_waits_cap) {
+		const struct node_wait *w = &t->node_waits[ni];
+		if (w->lifespan < t->def.prune_delay || w->lifespan > 8 * t->def.prune_delay || w->countdown > w->lifespan)
+			return vfail(v, "node %u: prune delay %u, countdown %u", ni, w->lifespan, w->countdown);
+	}
 	// entries
 	uint32_t seen = 0, chunks = 0;
 	float lo[DIM], hi[DIM];
@@ -140,6 +145,10 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		return vfail(&v, "items but no root");
 	}
 	if (v.entries != t->entries) return vfail(&v, "entry count drifted");
+	// Every node handed out has its side arrays' slots (node_sides_fit).
+	if (t->node_cats && t->node_cats_cap < t->node_len) return vfail(&v, "node categories shorter than the nodes");
+	if (t->def.prune_delay > 0 && t->node_len && (!t->node_waits || t->node_waits_cap < t->node_len))
+		return vfail(&v, "node prune delays shorter than the nodes");
 	if (v.nodes != t->node_live) return vfail(&v, "%llu nodes reachable, %u live", (unsigned long long)v.nodes, t->node_live);
 	uint64_t free_nodes = 0;
 	for (uint32_t i = t->node_free; i != NIL; i = t->nodes[i].parent) {
