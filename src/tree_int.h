@@ -12,6 +12,9 @@
 //             is (16 bytes: the entry's chunk names its node).
 //   nodes[]   one per cell: its cell bounds, split point, parent, children,
 //             its entry list, and how many entries its whole subtree holds.
+//             What only some trees use (categories once there are filters,
+//             prune delays) sits in side arrays by node index (node_cats,
+//             node_waits), so a node is 80 bytes in 2D.
 //   chunks[]  fixed blocks of CHUNK_CAP entries; a node's entries are a chain
 //             of chunks. An entry is a copy of the item's box plus its index,
 //             so a traversal reads boxes from contiguous memory and touches
