@@ -343,7 +343,7 @@ static size_t pairs_descend_own(pair_run *run, uint32_t ni, size_t anc, size_t o
 static inline bool pairs_child_wanted(const pair_run *run, uint32_t ci)
 {
 	const tree_t *t = run->t;
-	return ci != NIL && t->nodes[ci].total != 0 && (t->nodes[ci].cats & run->mask);
+	return ci != NIL && t->nodes[ci].total != 0 && (node_cats(t, ci) & run->mask);
 }
 
 /// [anc, end) filtered by child ci's content bounds, appended at end; returns
@@ -454,7 +454,7 @@ static void pairs_leaves(pair_run *run, uint32_t ni)
 	if (n->flags & NODE_DIVIDED) {
 		for (int c = 0; c < NCHILD && !run->stop; ++c) {
 			uint32_t ci = t->nodes[ni].child[c];
-			if (ci != NIL && t->nodes[ci].total > 0 && (t->nodes[ci].cats & run->mask)) pairs_leaves(run, ci);
+			if (ci != NIL && t->nodes[ci].total > 0 && (node_cats(t, ci) & run->mask)) pairs_leaves(run, ci);
 		}
 		return;
 	}
@@ -670,7 +670,7 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 	ort_result attached = detached_read(t);
 	if (attached != ORT_OK) return attached;
 	pair_run run = {t, fn, ctx, false, ORT_OK, mask, NULL};
-	if (!(mask & (t->root == NIL ? 0 : t->nodes[t->root].cats))) return ORT_OK;
+	if (!(mask & (t->root == NIL ? 0 : node_cats(t, t->root)))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES && !content_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	reading_begin(t);

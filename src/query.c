@@ -105,9 +105,12 @@ static bool region_group(const void *q, const box_t *b, float *key)
 /// Whether a query goes into node n: it holds something of the mask's
 /// categories within its bound that meets q. leaves placement also asks the
 /// cell, as only a point of the cell counts there (leaf_owns).
-static inline bool region_enters(const region *q, const node *n, bool leaves)
+static inline bool region_enters(const tree_t *t, const region *q, uint32_t ni, bool leaves)
 {
-	if (n->total == 0 || !(n->cats & q->mask) || !region_box_meets(q, &n->bound)) return false;
+	const node *n = &t->nodes[ni];
+	// With every mask bit the categories skip only subtrees of category-0
+	// items, which the entry tests reject anyway: not worth their read.
+	if (n->total == 0 || (q->mask != ORT_MASK_ALL && !(node_cats(t, ni) & q->mask)) || !region_box_meets(q, &n->bound)) return false;
 	if (q->radius2 >= 0.0 && dist2_point_bounds(q->centre, n->bound.min, n->bound.max) > q->radius2) return false;
 	return !leaves || region_hits_bounds(q, n->lo, n->hi);
 }
@@ -118,7 +121,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 {
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	if (!region_enters(q, &t->nodes[t->root], leaves)) return ORT_OK;
+	if (!region_enters(t, q, t->root, leaves)) return ORT_OK;
 	node_stack s;
 	if (!stack_init(t, &s)) return ORT_ERROR_OUT_OF_MEMORY;
 	// Boxes alone, no filter: each entry is one box test.
@@ -173,7 +176,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			if (!region_enters(q, cn, leaves)) continue;
+			if (!region_enters(t, q, ci, leaves)) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			stack_push(&s, ci);
 		}

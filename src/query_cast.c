@@ -168,7 +168,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 	while (top > 0) {
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
-		if (rn.enter > tmax || n->total == 0 || !(n->cats & w->mask)) continue;
+		if (rn.enter > tmax || n->total == 0 || !(node_cats(t, rn.node) & w->mask)) continue;
 		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
 		memcpy(cell_lo, n->lo, sizeof cell_lo);
 		memcpy(cell_hi, n->hi, sizeof cell_hi);
@@ -216,7 +216,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			if (cn->total == 0 || !(cn->cats & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (cn->total == 0 || !(node_cats(t, ci) & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			assert(top < cap);
 			size_t j = top++;

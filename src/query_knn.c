@@ -158,7 +158,7 @@ static inline bool knn_visit_node(knn_search *s, uint32_t ni, double d2)
 	}
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = nd->child[c];
-		if (ci == NIL || t->nodes[ci].total == 0 || !(t->nodes[ci].cats & s->mask)) continue;
+		if (ci == NIL || t->nodes[ci].total == 0 || !(node_cats(t, ci) & s->mask)) continue;
 		// Both the bound and (leaves) the cell hold the point an entry is
 		// measured to, so the farther of the two is a lower bound.
 		const node *cn = &t->nodes[ci];

@@ -117,7 +117,7 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
 		const node *n = &t->nodes[ni];
-		if (n->total == 0 || !(n->cats & mask)) continue;
+		if (n->total == 0 || !(node_cats(t, ni) & mask)) continue;
 		// leaves prune by the cell, which holds the key point; the others by
 		// the bound, which holds every entry.
 		const float *lo = leaves ? n->lo : n->bound.min, *hi = leaves ? n->hi : n->bound.max;

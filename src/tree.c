@@ -104,6 +104,8 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->chunks, (size_t)t->chunk_cap * sizeof(chunk));
 	mem_free(t, t->scratch, t->scratch_bytes);
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
+	mem_free(t, t->node_cats, (size_t)t->node_cats_cap * sizeof(uint64_t));
+	mem_free(t, t->node_waits, (size_t)t->node_waits_cap * sizeof *t->node_waits);
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
@@ -212,7 +214,7 @@ static void split_region(tree_t *t, uint32_t ni, const box_t *box)
 /// Store item index under start (pools reserved).
 static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t index)
 {
-	t->items[index].node = NIL;
+	t->items[index].addr = NIL;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES) {
 		assert(start == t->root);
 		cap_insert(t, box, index);
@@ -357,7 +359,7 @@ static uint32_t detach(tree_t *t, uint32_t index)
 		// the box touched is costly, so tidy walks the box's region once.
 		return NIL;
 	}
-	uint32_t ni = it->node;
+	uint32_t ni = item_node(t, index);
 	entry_remove(t, ni, it->addr);
 	total_add(t, ni, -1);
 	return ni;
@@ -468,7 +470,7 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		bp_touch(t, i); // harmless if the move fails below: it is re-checked
 	}
 	item *it = &t->items[i];
-	node *n = &t->nodes[it->node];
+	node *n = &t->nodes[item_node(t, i)];
 	entry *e = entry_at(t, it->addr);
 	if (it->flags & ITEM_CAPPED) {
 		if (cap_move_in_place(t, i, &box)) {
@@ -479,16 +481,16 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		// A box inside one half-open leaf cell touches no other leaf.
 		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
 			e->box = box;
-			bound_grow(t, it->node, &box);
-			own_on_write(t, it->node, it->addr, &box);
+			bound_grow(t, item_node(t, i), &box);
+			own_on_write(t, item_node(t, i), it->addr, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
 	} else {
 		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
 			e->box = box;
-			bound_grow(t, it->node, &box);
-			own_on_write(t, it->node, it->addr, &box);
+			bound_grow(t, item_node(t, i), &box);
+			own_on_write(t, item_node(t, i), it->addr, &box);
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
@@ -503,7 +505,7 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 		// holds the new box.
 		// The cell itself must hold it (not only the loose cell): a descent
 		// from there goes where an insert from the root would.
-		start = t->items[i].node;
+		start = item_node(t, i);
 		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
 			start = t->nodes[start].parent;
 	}
@@ -544,7 +546,7 @@ void *ORTHANT_NAME(tree_get_user_data)(const tree_t *t, ort_handle h)
 static void cats_region(tree_t *t, uint32_t i, uint64_t cat)
 {
 	if (t->def.placement != ORT_PLACEMENT_LEAVES || (t->items[i].flags & ITEM_CAPPED)) {
-		cats_up(t, t->items[i].node, cat);
+		cats_up(t, item_node(t, i), cat);
 		return;
 	}
 	// leaves: every leaf its box touches, and their ancestors.
@@ -564,12 +566,21 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 	if (t->bp && !bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
 	bool plain = filter.category == 1u && filter.mask == ORT_MASK_ALL;
 	if (!t->filters && !plain) {
-		// The first custom filter: every other item keeps the default.
+		// The first custom filter: every other item keeps the default, and
+		// every node's categories are what node_cats said without filters.
+		uint32_t ncap = t->node_cap ? t->node_cap : 1;
 		ort_filter *f = mem_alloc(t, (size_t)t->item_cap * sizeof *f);
-		if (!f) return ORT_ERROR_OUT_OF_MEMORY;
+		uint64_t *nc = f ? mem_alloc(t, (size_t)ncap * sizeof *nc) : NULL;
+		if (!nc) {
+			mem_free(t, f, (size_t)t->item_cap * sizeof *f);
+			return ORT_ERROR_OUT_OF_MEMORY;
+		}
 		for (uint32_t k = 0; k < t->item_cap; ++k) f[k] = ORT_FILTER_DEFAULT;
+		for (uint32_t k = 0; k < ncap; ++k) nc[k] = node_cats(t, k);
 		t->filters = f;
 		t->filter_cap = t->item_cap;
+		t->node_cats = nc;
+		t->node_cats_cap = ncap;
 	}
 	if (t->filters) {
 		t->filters[i] = filter;
@@ -620,7 +631,7 @@ ort_result ORTHANT_NAME(tree_get_node)(const tree_t *t, ort_handle h, box_t *cel
 	ort_result attached = detached_read(t);
 	if (attached != ORT_OK) return attached;
 	if (t->items[i].flags & ITEM_PENDING) return ORT_ERROR_BUSY; // not stored until the queries end
-	const node *n = &t->nodes[t->items[i].node];
+	const node *n = &t->nodes[item_node(t, i)];
 	if (cell) {
 		memcpy(cell->min, n->lo, sizeof cell->min);
 		memcpy(cell->max, n->hi, sizeof cell->max);
@@ -647,7 +658,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 		if (it->flags & ITEM_LIVE) it->gen++;
 		it->flags = 0;
 		it->user = NULL;
-		it->node = t->item_free;
+		it->addr = t->item_free;
 		t->item_free = i;
 	}
 	t->live = 0;
@@ -685,8 +696,9 @@ void ORTHANT_NAME(tree_tick)(tree_t *t)
 	for (uint32_t i = 0; i < t->node_len; ++i) {
 		node *n = &t->nodes[i];
 		if (!(n->flags & NODE_WAITING) || (n->flags & NODE_FREE)) continue;
-		if (n->countdown > 0) n->countdown--;
-		if (n->countdown == 0) {
+		struct node_wait *w = &t->node_waits[i];
+		if (w->countdown > 0) w->countdown--;
+		if (w->countdown == 0) {
 			uint32_t parent = n->parent;
 			prune(t, i);
 			tidy(t, parent);

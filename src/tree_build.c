@@ -93,6 +93,7 @@ static inline size_t bd_align(size_t x) { return (x + 15) & ~(size_t)15; }
 /// A child cell c of p: bounds, split point and level, the rest empty.
 static void bd_child(const tree_t *t, const node *p, int c, node *ch)
 {
+	(void)t; // (its prune delay is bd_entries' to set: tree_t.node_waits)
 	memset(ch, 0, sizeof *ch);
 	child_cell(p, c, ch->lo, ch->hi);
 	cell_mid(ch->lo, ch->hi, ch->mid);
@@ -100,7 +101,6 @@ static void bd_child(const tree_t *t, const node *p, int c, node *ch)
 	ch->parent = NIL;
 	for (int k = 0; k < NCHILD; ++k) ch->child[k] = NIL;
 	ch->head = NIL;
-	ch->lifespan = (uint16_t)t->def.prune_delay;
 }
 
 // ---- step 1: keys and the sorted array ----
@@ -302,18 +302,21 @@ static void bd_entries(const bd_ctx *c, uint32_t gi, uint32_t p0, uint32_t count
 	node *n = &t->nodes[gi];
 	const entry *r = BD_AT(c, const entry, at_sorted) + p0;
 	uint32_t q = (count + CHUNK_CAP - 1) / CHUNK_CAP;
+	node_cats_set(t, gi, 0);
+	node_wait_init(t, gi);
 	for (uint32_t i = 0; i < q; ++i) {
 		chunk *ch = &t->chunks[cb + i];
 		ch->next = i ? cb + i - 1 : NIL;
+		ch->owner = gi;
 		uint32_t fill = i + 1 < q ? CHUNK_CAP : count - i * CHUNK_CAP;
 		for (uint32_t k = 0; k < fill; ++k) {
 			uint32_t at = i * CHUNK_CAP + k, index = p0 + at, in_batch = r[at].item;
 			item *it = &t->items[index];
-			*it = (item){c->user ? c->user[in_batch] : NULL, gi, (cb + i) * CHUNK_CAP + k,
-			             index >= c->old_items ? 1 : it->gen, ITEM_LIVE};
+			*it = (item){.user = c->user ? c->user[in_batch] : NULL, .addr = (cb + i) * CHUNK_CAP + k,
+			             .gen = index >= c->old_items ? 1 : it->gen, .flags = ITEM_LIVE};
 			if (t->filters) t->filters[index] = ORT_FILTER_DEFAULT;
 			ch->e[k] = (entry){r[at].box, index};
-			n->cats |= item_cat(t, index);
+			node_cats_add(t, gi, item_cat(t, index));
 			if (c->out) c->out[in_batch] = make_handle(t, index);
 		}
 	}
@@ -373,7 +376,8 @@ static void bd_job_emit(void *ctx, int j, tk_out *out)
 		cb += (d[k].count + CHUNK_CAP - 1) / CHUNK_CAP;
 	}
 	// Categories up: in pre-order a child comes after its parent.
-	for (uint32_t k = ce->nodes; k-- > 1;) t->nodes[nb + d[k].parent].cats |= t->nodes[nb + k].cats;
+	if (t->node_cats)
+		for (uint32_t k = ce->nodes; k-- > 1;) t->node_cats[nb + d[k].parent] |= t->node_cats[nb + k];
 }
 
 /// Run fn over [0, count): on the tasks, or here in order.
@@ -534,6 +538,7 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	// in index order, so the next nodes and chunks are 1, 2, ... and 0, 1, ...
 	assert(t->root == 0 && t->node_live == 1 && t->chunk_free_count == t->chunk_len);
 	if (r == ORT_OK && (!bd_grow(&c, (void **)&t->nodes, &t->node_cap, sizeof(node), nodes, UINT32_MAX - 1) ||
+	                    !node_sides_fit(t) ||
 	                    !bd_grow(&c, (void **)&t->chunks, &t->chunk_cap, sizeof(chunk), chunks, UINT32_MAX - 1)))
 		r = ORT_ERROR_OUT_OF_MEMORY;
 	if (r != ORT_OK) {
@@ -566,8 +571,8 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	else t->item_free = n;
 	if (t->bp)
 		for (uint32_t k = 0; k < n; ++k) bp_touch(t, k);
-	for (uint32_t i = c.ncells; i-- > 1;)
-		if (cells[i].kind != BD_UNUSED) t->nodes[cells[(i - 1) / NCHILD].node_base].cats |= t->nodes[cells[i].node_base].cats;
+	for (uint32_t i = c.ncells; i-- > 1 && t->node_cats;)
+		if (cells[i].kind != BD_UNUSED) t->node_cats[cells[(i - 1) / NCHILD].node_base] |= t->node_cats[cells[i].node_base];
 	// The pools as if every node and chunk had been taken one by one.
 	uint32_t nn = (uint32_t)nodes, nc = (uint32_t)chunks;
 	if (nn >= t->node_len) t->node_len = nn, t->node_free = NIL;
@@ -694,7 +699,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		uint32_t ci = child_make(t, ni, c);
 		if (!build_leaves_node(t, ci, boxes, from, got, w)) return false;
 		total += t->nodes[ci].total;
-		t->nodes[ni].cats |= t->nodes[ci].cats;
+		node_cats_add(t, ni, node_cats(t, ci));
 	}
 	t->nodes[ni].total = (uint32_t)total;
 	return true;

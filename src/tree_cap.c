@@ -113,7 +113,7 @@ static bool cap_over(const tree_t *t, const box_t *box, uint32_t *home)
 static void cap_store(tree_t *t, uint32_t home, const box_t *box, uint32_t index)
 {
 	assert(t->nodes[home].flags & NODE_DIVIDED);
-	t->items[index].node = NIL; // entry_append makes the entry its home
+	t->items[index].addr = NIL; // entry_append makes the entry its home
 	entry_append(t, home, box, index);
 	total_add(t, home, 1);
 	cats_up(t, home, item_cat(t, index));
@@ -209,7 +209,7 @@ static void cap_insert(tree_t *t, const box_t *box, uint32_t index)
 static uint32_t cap_detach(tree_t *t, uint32_t index)
 {
 	item *it = &t->items[index];
-	uint32_t ni = it->node;
+	uint32_t ni = item_node(t, index);
 	entry_remove(t, ni, it->addr);
 	total_add(t, ni, -1);
 	it->flags &= ~(uint32_t)ITEM_CAPPED;
@@ -224,7 +224,7 @@ static bool cap_move_in_place(tree_t *t, uint32_t index, const box_t *box)
 	item *it = &t->items[index];
 	uint32_t home;
 	const node *r = &t->nodes[t->root];
-	if (!cell_holds(r->lo, r->hi, box) || !cap_over(t, box, &home) || home != it->node) return false;
+	if (!cell_holds(r->lo, r->hi, box) || !cap_over(t, box, &home) || home != item_node(t, index)) return false;
 	entry_at(t, it->addr)->box = *box;
 	own_on_write(t, home, it->addr, box); // a big own list's index grows its groups
 	bound_grow(t, home, box);
@@ -367,7 +367,7 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		// once their copies go). Then the item is that leaf's one copy, as
 		// cap_insert would store it.
 		const box_t box = boxes[i];
-		if (it->node != NIL) {
+		if (it->addr != NIL) {
 			remove_leaves(t, t->root, &box, i);
 			tidy_after(t, NIL, &box);
 		}
@@ -375,7 +375,7 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		if (t->nodes[home].flags & NODE_DIVIDED) {
 			cap_store(t, home, &box, i);
 		} else {
-			it->node = NIL; // entry_append makes the entry its home
+			it->addr = NIL; // entry_append makes the entry its home
 			insert_leaves(t, home, &box, i);
 		}
 		marked++;

@@ -38,6 +38,11 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
 		if (isnan(n->bound.min[d]) || isnan(n->bound.max[d])) return vfail(v, "node %u: bound is NaN", ni);
 	}
+	if (t->node_waits && ni < t->node_waits_cap) {
+		const struct node_wait *w = &t->node_waits[ni];
+		if (w->lifespan < t->def.prune_delay || w->lifespan > 8 * t->def.prune_delay || w->countdown > w->lifespan)
+			return vfail(v, "node %u: prune delay %u, countdown %u", ni, w->lifespan, w->countdown);
+	}
 	// entries
 	uint32_t seen = 0, chunks = 0;
 	float lo[DIM], hi[DIM];
@@ -45,6 +50,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	for (uint32_t c = n->head, fill = head_fill(n->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP) {
 		if (c >= t->chunk_len) return vfail(v, "node %u: chunk %u out of range", ni, c);
 		if (++chunks > n->count / CHUNK_CAP + 1) return vfail(v, "node %u: more chunks than its count needs", ni);
+		if (t->chunks[c].owner != ni) return vfail(v, "node %u: chunk %u names node %u as its owner", ni, c, t->chunks[c].owner);
 		for (uint32_t k = 0; k < fill; ++k) {
 			const entry *e = &t->chunks[c].e[k];
 			seen++;
@@ -55,8 +61,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 			if (leaves && (it->flags & ITEM_CAPPED)) {
 				// Capped: once, in its home (tree_cap.c), which is divided.
 				if (!(n->flags & NODE_DIVIDED)) return vfail(v, "node %u: capped item %u in a leaf", ni, e->item);
-				if (it->node != ni || it->addr != c * CHUNK_CAP + k)
-					return vfail(v, "item %u does not point at its entry", e->item);
+				if (it->addr != c * CHUNK_CAP + k) return vfail(v, "item %u does not point at its entry", e->item);
 				if (!cell_holds(lo, hi, &e->box)) return vfail(v, "node %u: capped item %u outside its cell", ni, e->item);
 			} else if (leaves) {
 				if (!cell_touches(lo, hi, &e->box)) return vfail(v, "node %u: leaves entry misses its cell", ni);
@@ -64,8 +69,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 			} else {
 				bool in = t->def.placement == ORT_PLACEMENT_TIGHT ? cell_holds(lo, hi, &e->box) : box_within(&e->box, lo, hi);
 				if (!in) return vfail(v, "node %u: entry outside the node's bounds", ni);
-				if (it->node != ni || it->addr != c * CHUNK_CAP + k)
-					return vfail(v, "item %u does not point at its entry", e->item);
+				if (it->addr != c * CHUNK_CAP + k) return vfail(v, "item %u does not point at its entry", e->item);
 				if ((n->flags & NODE_DIVIDED) && fit_child(t, n, &e->box) >= 0)
 					return vfail(v, "node %u: entry of item %u fits a child", ni, e->item);
 			}
@@ -79,7 +83,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	v->chunks += chunks;
 	ENTRY_LOOP(t, n, ch, k)
 	{
-		if ((item_cat(t, t->chunks[ch].e[k].item) & ~n->cats) != 0) return vfail(v, "node %u: categories miss an entry's", ni);
+		if ((item_cat(t, t->chunks[ch].e[k].item) & ~node_cats(t, ni)) != 0) return vfail(v, "node %u: categories miss an entry's", ni);
 		if (!box_within(&t->chunks[ch].e[k].box, n->bound.min, n->bound.max))
 			return vfail(v, "node %u: bound misses an entry's box", ni);
 	}
@@ -97,7 +101,7 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
 			return vfail(v, "node %u: cell is not its parent's quarter", ci);
 		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
-		if ((ch->cats & ~n->cats) != 0) return vfail(v, "node %u: categories miss a child's", ni);
+		if ((node_cats(t, ci) & ~node_cats(t, ni)) != 0) return vfail(v, "node %u: categories miss a child's", ni);
 		// An inverted bound (nothing arrived yet) passes: it holds nothing.
 		if (!box_within(&ch->bound, n->bound.min, n->bound.max)) return vfail(v, "node %u: bound misses a child's", ni);
 		ort_result r = validate_node(t, ci, v, guard + 1, waiting || (n->flags & NODE_WAITING));
@@ -145,6 +149,10 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		return vfail(&v, "items but no root");
 	}
 	if (v.entries != t->entries) return vfail(&v, "entry count drifted");
+	// Every node handed out has its side arrays' slots (node_sides_fit).
+	if (t->node_cats && t->node_cats_cap < t->node_len) return vfail(&v, "node categories shorter than the nodes");
+	if (t->def.prune_delay > 0 && t->node_len && (!t->node_waits || t->node_waits_cap < t->node_len))
+		return vfail(&v, "node prune delays shorter than the nodes");
 	if (v.nodes != t->node_live) return vfail(&v, "%llu nodes reachable, %u live", (unsigned long long)v.nodes, t->node_live);
 	uint64_t free_nodes = 0;
 	for (uint32_t i = t->node_free; i != NIL; i = t->nodes[i].parent) {
@@ -163,9 +171,13 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		if (!(it->flags & ITEM_LIVE)) continue;
 		live++;
 		if (it->flags & ITEM_PENDING) continue; // not stored until the queries end
-		if (it->node >= t->node_len || (t->nodes[it->node].flags & NODE_FREE)) return vfail(&v, "item %u: bad node", i);
+		// Every used chunk names the node whose chain holds it (checked above),
+		// so an item's entry, once in range, names a live node.
+		if (it->addr == NIL || it->addr / CHUNK_CAP >= t->chunk_len) return vfail(&v, "item %u: no entry", i);
 		const entry *e = entry_at(t, it->addr);
-		if (it->addr / CHUNK_CAP >= t->chunk_len || e->item != i) return vfail(&v, "item %u: entry does not match", i);
+		uint32_t home = item_node(t, i);
+		if (home >= t->node_len || (t->nodes[home].flags & NODE_FREE)) return vfail(&v, "item %u: bad node", i);
+		if (e->item != i) return vfail(&v, "item %u: entry does not match", i);
 		if (it->flags & ITEM_SPHERE) {
 			const sphere_t *sp = &t->spheres[i];
 			for (int d = 0; d < DIM; ++d)
@@ -176,7 +188,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 			if (it->flags & ITEM_OVERCAP) return vfail(&v, "item %u still noted over the cap", i);
 			if (it->flags & ITEM_CAPPED) {
 				// The tree's links are sound by now: the walk down is safe.
-				if (cap_home(t, &e->box) != it->node)
+				if (cap_home(t, &e->box) != home)
 					return vfail(&v, "capped item %u is not in the smallest node holding it", i);
 				want_entries++;
 				capped++;
@@ -189,7 +201,7 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 			want_entries += k;
 		}
 	}
-	for (uint32_t i = t->item_free; i != NIL; i = t->items[i].node)
+	for (uint32_t i = t->item_free; i != NIL; i = t->items[i].addr)
 		if (i >= t->item_len || (t->items[i].flags & ITEM_LIVE) || ++free_items > t->item_len)
 			return vfail(&v, "item free list is broken");
 	if (live != t->live || live + free_items != t->item_len) return vfail(&v, "items: live + free != used");

@@ -8,9 +8,13 @@
 // pool can grow (and move) without invalidating anything, and no node, item or
 // entry is ever allocated on its own:
 //
-//   items[]   one per handle: user data, generation, where its entry is.
+//   items[]   one per handle: user data, generation, flags, where its entry
+//             is (16 bytes: the entry's chunk names its node).
 //   nodes[]   one per cell: its cell bounds, split point, parent, children,
 //             its entry list, and how many entries its whole subtree holds.
+//             What only some trees use (categories once there are filters,
+//             prune delays) sits in side arrays by node index (node_cats,
+//             node_waits), so a node is 80 bytes in 2D.
 //   chunks[]  fixed blocks of CHUNK_CAP entries; a node's entries are a chain
 //             of chunks. An entry is a copy of the item's box plus its index,
 //             so a traversal reads boxes from contiguous memory and touches
@@ -52,7 +56,8 @@
 //   touches, and no other, at most LEAVES_CAP of them) or capped (ITEM_CAPPED:
 //   one entry, in the smallest node whose cell holds its box, a divided one);
 //   tree_cap.c says which and when. Only capped entries sit in divided nodes.
-// - Each item's (node, addr) names an entry of that item.
+// - Each item's addr names an entry of that item; a chunk in a node's chain
+//   names that node as its owner.
 // - bound holds every entry box of the node and the bound of every child
 //   that holds anything.
 #ifndef ORTHANT_SRC_TREE_INT_H
@@ -98,7 +103,8 @@ typedef struct entry {
 
 typedef struct chunk {
 	entry e[CHUNK_CAP];
-	uint32_t next; ///< next chunk of the node, or the next free chunk
+	uint32_t next;  ///< next chunk of the node, or the next free chunk
+	uint32_t owner; ///< the node whose chain holds it (item_node reads it); stale while free
 } chunk;
 
 enum node_flags {
@@ -114,9 +120,7 @@ typedef struct node {
 	/// Holds every entry of the subtree (see Layout); inverted (min > max)
 	/// while nothing has arrived since the node was made.
 	box_t bound;
-	/// The union of the categories stored in the subtree (a superset: removals
-	/// do not shrink it), so a query mask skips whole subtrees.
-	uint64_t cats;
+	// Its categories are in tree_t.node_cats (node_cats).
 	uint32_t total; ///< entries held in the subtree
 	uint32_t head;  ///< first chunk (the only partly filled one), or NIL
 	uint32_t count; ///< entries held here
@@ -126,8 +130,7 @@ typedef struct node {
 	int16_t level;  ///< depth + the root's level (the root's level falls as it grows)
 	uint8_t flags;
 	uint8_t which;     ///< index in the parent's child array
-	uint16_t lifespan; ///< prune delay earned (doubles on reuse)
-	uint16_t countdown;
+	// Its prune delay is in tree_t.node_waits (prune_delay > 0 only).
 	/// A leaf splits once it holds more than bucket_size entries and at least
 	/// this many. A split that could not help (leaves: every entry would land
 	/// in one child) or could not get memory doubles it, so an unsplittable
@@ -148,12 +151,21 @@ enum item_flags {
 	ITEM_OVERCAP = 512 ///< leaves: in the list of items a split may have put over the cap
 };
 
+/// Bits of an item's generation and flags, which share one word: 16 bytes an
+/// item. A handle is stale once its slot's generation moves on; 22 bits let a
+/// slot be reused about four million times before an old handle could name it
+/// again (Box2D's shape ids keep 16).
+#define ITEM_GEN_BITS 22
+#define ITEM_FLAG_BITS 10
+_Static_assert(ITEM_OVERCAP < 1u << ITEM_FLAG_BITS, "item flags outgrew their bits");
+
 typedef struct item {
 	void *user;
-	uint32_t node; ///< node holding its (first) entry; next free item when free
-	uint32_t addr; ///< chunk * CHUNK_CAP + slot of that entry
-	uint32_t gen;
-	uint32_t flags;
+	/// chunk * CHUNK_CAP + slot of its (first) entry, whose chunk names the
+	/// node (item_node); NIL while it has none; the next free item when free.
+	uint32_t addr;
+	uint32_t flags : ITEM_FLAG_BITS; ///< the low bits: a flag test is one AND
+	uint32_t gen : ITEM_GEN_BITS;
 } item;
 
 enum deferred_kind { DEFER_INSERT, DEFER_REMOVE, DEFER_MOVE, DEFER_FILTER };
@@ -188,6 +200,19 @@ struct ORTHANT_NAME(tree) {
 	/// item_cap like items.
 	ort_filter *filters;
 	uint32_t filter_cap;
+	/// Per node, the union of the categories stored in its subtree (a
+	/// superset: removals do not shrink it), so a query mask skips whole
+	/// subtrees. NULL while filters is (every item's category is 1, and so is
+	/// every node's); then sized node_cats_cap >= node_cap.
+	uint64_t *node_cats;
+	uint32_t node_cats_cap;
+	/// Per node, with def.prune_delay > 0 (NULL without): the prune delay it
+	/// earned (doubles on reuse) and what is left of it while NODE_WAITING.
+	/// Sized node_waits_cap >= node_cap.
+	struct node_wait {
+		uint16_t lifespan, countdown;
+	} *node_waits;
+	uint32_t node_waits_cap;
 	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
 	sphere_t *spheres;
 	uint32_t sphere_cap;
@@ -342,6 +367,14 @@ static inline entry *entry_at(const tree_t *t, uint32_t addr)
 	return &t->chunks[addr / CHUNK_CAP].e[addr % CHUNK_CAP];
 }
 
+/// The node holding item i's (first) entry: its chunk's owner. An item keeps
+/// only where its entry is, so the node costs 4 bytes a chunk, not an item.
+static inline uint32_t item_node(const tree_t *t, uint32_t i)
+{
+	uint32_t addr = t->items[i].addr;
+	return addr == NIL ? NIL : t->chunks[addr / CHUNK_CAP].owner;
+}
+
 /// Entries in the head chunk of a node holding count entries.
 static inline uint32_t head_fill(uint32_t count) { return count == 0 ? 0 : (count - 1) % CHUNK_CAP + 1; }
 
@@ -376,6 +409,23 @@ static ort_result misuse(const tree_t *t, ort_result r, const char *what)
 
 /// An item's category bits (1 while no item has a filter of its own).
 static inline uint64_t item_cat(const tree_t *t, uint32_t i) { return t->filters ? t->filters[i].category : 1u; }
+
+/// The categories node ni's subtree may hold (tree_t.node_cats).
+static inline uint64_t node_cats(const tree_t *t, uint32_t ni) { return t->node_cats ? t->node_cats[ni] : 1u; }
+static inline void node_cats_add(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	if (t->node_cats) t->node_cats[ni] |= cat;
+}
+static inline void node_cats_set(tree_t *t, uint32_t ni, uint64_t cat)
+{
+	if (t->node_cats) t->node_cats[ni] = cat;
+}
+
+/// A fresh node's prune delay: the tree's (a no-op without one).
+static inline void node_wait_init(tree_t *t, uint32_t ni)
+{
+	if (t->node_waits) t->node_waits[ni] = (struct node_wait){(uint16_t)t->def.prune_delay, 0};
+}
 
 /// Whether the filters of items a and b let them pair.
 static inline bool items_pair(const tree_t *t, uint32_t a, uint32_t b)
@@ -460,6 +510,7 @@ static ort_result items_reserve(tree_t *t, uint32_t n);
 static bool spheres_reserve(tree_t *t);
 static bool nodes_reserve(tree_t *t, uint32_t n);
 static bool chunks_reserve(tree_t *t, uint32_t n);
+static bool node_sides_fit(tree_t *t);
 static uint64_t pool_fit_cap(uint64_t need);
 static void pools_fit(tree_t *t);
 static uint32_t node_new(tree_t *t);

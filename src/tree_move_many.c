@@ -50,7 +50,7 @@ static int mm_in_place(tree_t *t, uint32_t i, const box_t *box)
 {
 	item *it = &t->items[i];
 	if (it->flags & (ITEM_CAPPED | ITEM_PENDING)) return MM_REHOME;
-	const node *n = &t->nodes[it->node];
+	const node *n = &t->nodes[item_node(t, i)];
 	entry *e = entry_at(t, it->addr);
 	bool here;
 	if (t->def.placement == ORT_PLACEMENT_LEAVES)
@@ -72,7 +72,7 @@ static int mm_in_place(tree_t *t, uint32_t i, const box_t *box)
 /// before the call returns).
 static void mm_fix(tree_t *t, uint32_t i, const box_t *box)
 {
-	uint32_t ni = t->items[i].node;
+	uint32_t ni = item_node(t, i);
 	bound_grow(t, ni, box);
 	own_on_write(t, ni, t->items[i].addr, box);
 }

@@ -534,7 +534,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 			const entry *e = &es[p * CHUNK_CAP + q];
 			t->chunks[ids[p]].e[q] = *e;
 			item *it = &t->items[e->item];
-			if (it->node == ni) it->addr = ids[p] * CHUNK_CAP + q;
+			if (item_node(t, e->item) == ni) it->addr = ids[p] * CHUNK_CAP + q; // its home copy
 		}
 	}
 	// Relink: a partly filled last chunk (keep 0) becomes the head.

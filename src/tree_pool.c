@@ -99,7 +99,8 @@ static uint32_t node_new(tree_t *t)
 	n->parent = NIL;
 	for (int c = 0; c < NCHILD; ++c) n->child[c] = NIL;
 	n->head = NIL;
-	n->lifespan = (uint16_t)t->def.prune_delay;
+	node_wait_init(t, i);
+	node_cats_set(t, i, 0);
 	t->node_live++;
 	return i;
 }
@@ -153,9 +154,27 @@ static bool chunks_reserve(tree_t *t, uint32_t n)
 static bool nodes_reserve(tree_t *t, uint32_t n)
 {
 	uint64_t avail = (uint64_t)(t->node_len - t->node_live) + (t->node_cap - t->node_len);
-	if (avail >= n) return true;
+	if (avail >= n) return node_sides_fit(t); // (a side array may have missed the pool's last growth)
 	uint64_t need = (uint64_t)t->node_cap + (n - avail);
-	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need);
+	return pool_grow(t, (void **)&t->nodes, &t->node_cap, sizeof(node), need) && node_sides_fit(t);
+}
+
+/// Keep the nodes' side arrays (categories once there are filters, prune
+/// delays with def.prune_delay) as long as the node pool, after it grew:
+/// false without memory, the pool grown regardless (only capacity changed).
+static bool node_sides_fit(tree_t *t)
+{
+	if (t->node_cats && t->node_cats_cap < t->node_cap) {
+		if (!array_resize(t, (void **)&t->node_cats, t->node_cats_cap * sizeof(uint64_t), t->node_cap * sizeof(uint64_t)))
+			return false;
+		t->node_cats_cap = t->node_cap;
+	}
+	if (t->def.prune_delay > 0 && t->node_waits_cap < t->node_cap) {
+		size_t w = sizeof *t->node_waits;
+		if (!array_resize(t, (void **)&t->node_waits, t->node_waits_cap * w, t->node_cap * w)) return false;
+		t->node_waits_cap = t->node_cap;
+	}
+	return true;
 }
 
 /// The room a pool keeps past what it holds when it is sized to fit: a
@@ -203,10 +222,11 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 		uint32_t c = chunk_new(t);
 		n = &t->nodes[ni];
 		t->chunks[c].next = n->head;
+		t->chunks[c].owner = ni;
 		n->head = c;
 	}
 	uint32_t addr = n->head * CHUNK_CAP + n->count % CHUNK_CAP;
-	n->cats |= item_cat(t, item_index);
+	node_cats_add(t, ni, item_cat(t, item_index));
 	entry *e = entry_at(t, addr);
 	e->box = *box;
 	e->item = item_index;
@@ -214,10 +234,7 @@ static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t 
 	bound_grow(t, ni, box);
 	t->entries++;
 	item *it = &t->items[item_index];
-	if (it->node == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) {
-		it->node = ni;
-		it->addr = addr;
-	}
+	if (it->addr == NIL || t->def.placement != ORT_PLACEMENT_LEAVES) it->addr = addr;
 	own_on_append(t, ni, addr, fresh);
 	return addr;
 }
@@ -233,7 +250,7 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		entry *dst = entry_at(t, addr);
 		*dst = *entry_at(t, last);
 		item *moved = &t->items[dst->item];
-		if (moved->node == ni && moved->addr == last) moved->addr = addr;
+		if (moved->addr == last) moved->addr = addr; // its home entry (an address names one node's slot)
 		own_on_write(t, ni, addr, &dst->box);
 	}
 	n->count--;
@@ -254,15 +271,14 @@ static uint32_t item_new(tree_t *t, void *user, bool touch)
 	uint32_t i;
 	if (t->item_free != NIL) {
 		i = t->item_free;
-		t->item_free = t->items[i].node;
+		t->item_free = t->items[i].addr;
 	} else {
 		i = t->item_len++;
 		t->items[i].gen = 1;
 	}
 	item *it = &t->items[i];
 	it->user = user;
-	it->node = NIL;
-	it->addr = 0;
+	it->addr = NIL;
 	it->flags = ITEM_LIVE;
 	t->live++;
 	if (t->filters) t->filters[i] = ORT_FILTER_DEFAULT;
@@ -277,7 +293,7 @@ static void item_release(tree_t *t, uint32_t i)
 	it->flags = 0;
 	it->gen++;
 	it->user = NULL;
-	it->node = t->item_free;
+	it->addr = t->item_free;
 	t->item_free = i;
 	t->live--;
 }

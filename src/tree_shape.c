@@ -99,7 +99,7 @@ static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 /// leaves: OR cat into every node under ni whose cell box touches.
 static void cats_leaves(tree_t *t, uint32_t ni, const box_t *box, uint64_t cat)
 {
-	t->nodes[ni].cats |= cat;
+	node_cats_add(t, ni, cat);
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci != NIL && cell_touches(t->nodes[ci].lo, t->nodes[ci].hi, box)) cats_leaves(t, ci, box, cat);
@@ -111,9 +111,9 @@ static void cats_up(tree_t *t, uint32_t ni, uint64_t cat)
 {
 	// ni itself may hold cat already (entry_append adds it): start above it,
 	// and stop at the first ancestor that has it (its own ancestors do too).
-	t->nodes[ni].cats |= cat;
-	for (ni = t->nodes[ni].parent; ni != NIL && (t->nodes[ni].cats & cat) != cat; ni = t->nodes[ni].parent)
-		t->nodes[ni].cats |= cat;
+	node_cats_add(t, ni, cat);
+	for (ni = t->nodes[ni].parent; ni != NIL && (node_cats(t, ni) & cat) != cat; ni = t->nodes[ni].parent)
+		node_cats_add(t, ni, cat);
 }
 
 static void total_add(tree_t *t, uint32_t ni, int64_t delta)
@@ -127,7 +127,7 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 				uint32_t ci = n->child[c];
 				if (ci == NIL || t->nodes[ci].total != 0 || (t->nodes[ci].flags & NODE_WAITING)) continue;
 				t->nodes[ci].flags |= NODE_WAITING;
-				t->nodes[ci].countdown = t->nodes[ci].lifespan;
+				if (t->node_waits) t->node_waits[ci].countdown = t->node_waits[ci].lifespan;
 			}
 		}
 		n->total = (uint32_t)((int64_t)n->total + delta);
@@ -135,9 +135,11 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 			// A branch reused during its grace period earns a longer one (the game octree's
 			// prune countdown).
 			n->flags &= (uint8_t)~NODE_WAITING;
-			uint32_t life = (uint32_t)n->lifespan * 2;
-			uint32_t cap = (uint32_t)t->def.prune_delay * 8;
-			n->lifespan = (uint16_t)(life > cap ? cap : life);
+			if (t->node_waits) {
+				uint32_t life = (uint32_t)t->node_waits[ni].lifespan * 2;
+				uint32_t cap = (uint32_t)t->def.prune_delay * 8;
+				t->node_waits[ni].lifespan = (uint16_t)(life > cap ? cap : life);
+			}
 		}
 		ni = n->parent;
 	}
@@ -242,7 +244,7 @@ static void split(tree_t *t, uint32_t ni)
 				// Over the cap once copied into the children: stored capped
 				// instead (or a copy of one capped so), not copied on.
 				if (cap_split_entry(t, &e)) continue;
-				t->items[e.item].node = NIL; // the first copy becomes its home
+				t->items[e.item].addr = NIL; // the first copy becomes its home
 				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
 					float lo[DIM], hi[DIM];
@@ -322,7 +324,7 @@ static void collapse_into(tree_t *t, uint32_t ni, uint32_t sub)
 				cap_uncap(t, e.item); // its box lies in ni's cell: ni's copy
 				if (it->flags & ITEM_MARK) continue;
 				it->flags |= ITEM_MARK;
-				it->node = NIL;
+				it->addr = NIL;
 			}
 			entry_append(t, ni, &e.box, e.item);
 		}
@@ -360,8 +362,9 @@ static bool merge(tree_t *t, uint32_t ni)
 	n->flags &= (uint8_t)~NODE_DIVIDED;
 	n->retry_at = 0;
 	// The subtree is one node now: its categories are exactly its entries'.
-	n->cats = 0;
-	ENTRY_LOOP(t, n, ch, k) n->cats |= item_cat(t, t->chunks[ch].e[k].item);
+	uint64_t cats = 0;
+	ENTRY_LOOP(t, n, ch, k) cats |= item_cat(t, t->chunks[ch].e[k].item);
+	node_cats_set(t, ni, cats);
 	if (n->count != before) total_add(t, ni, (int64_t)n->count - before);
 	return true;
 }
@@ -403,7 +406,7 @@ static void tidy(tree_t *t, uint32_t ni)
 		if (t->def.prune_delay > 0) {
 			if (!(e->flags & NODE_WAITING)) {
 				e->flags |= NODE_WAITING;
-				e->countdown = e->lifespan;
+				t->node_waits[empty].countdown = t->node_waits[empty].lifespan;
 			}
 		} else {
 			prune(t, empty);
@@ -629,7 +632,7 @@ static void root_cover(tree_t *t, const box_t *box)
 		n->level = (int16_t)(o->level - 1);
 		n->flags = NODE_DIVIDED;
 		n->total = o->total;
-		n->cats = o->cats;
+		node_cats_set(t, nr, node_cats(t, old));
 		n->bound = o->bound;
 		n->child[s.which] = old;
 		o->parent = nr;

@@ -24,11 +24,11 @@ enum { N = 20000 };
 /// Bytes per object a loose tree may hold after a build, and, without its
 /// pairs, after the churn frames.
 #if DIM == 2
-#define BUILD_BOUND 88.0
-#define CHURN_BOUND 93.0
+#define BUILD_BOUND 75.0
+#define CHURN_BOUND 79.0
 #else
-#define BUILD_BOUND 120.0
-#define CHURN_BOUND 126.0
+#define BUILD_BOUND 106.0
+#define CHURN_BOUND 110.0
 #endif
 
 /// n boxes of side 0.5 to 2 spread so that each overlaps a few others.
