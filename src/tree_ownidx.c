@@ -369,7 +369,9 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 /// rank `cut`, or -1 when the boxes are all one point: the cut whose two sides'
 /// bounds are smallest, each axis measured against the whole's extent on it
 /// (a sum of relative shrinks: about the volume the cut saves). Measured on a
-/// sample, sorted per coordinate; the choice only steers the layout's quality.
+/// sample (a copy, parted at the cut's rank per coordinate by selection:
+/// which side a sample is on is all the score needs, so no coordinate is
+/// sorted); the choice only steers the layout's quality.
 ///
 /// Relative, not absolute: boxes that all hold one point and are long on
 /// different axes leave a cut on their long ends a side as long as the whole,
@@ -377,31 +379,38 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 /// whose near faces are nearest a point off that axis, which is what a
 /// nearest search among such near-ties must tell apart. Strips stacked along
 /// y are still cut on y (each side half the whole's height).
+///
+/// Cost: O(DIM * OWN_SAMPLE) a cut, about chunks cuts a layout. (It was the
+/// bulk of a churned list's upkeep when each coordinate was insertion-sorted.)
 static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 {
-	const entry *s[OWN_SAMPLE];
+	entry s[OWN_SAMPLE];
 	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
-	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = &e[i];
+	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = e[i];
 	uint32_t r = (uint32_t)((uint64_t)cut * m / n);
 	if (r < 1) r = 1;
 	if (r > m - 1) r = m - 1;
 	box_t whole;
 	bound_clear(&whole);
-	for (uint32_t i = 0; i < m; ++i) pairs_grow(&whole, &s[i]->box);
+	for (uint32_t i = 0; i < m; ++i) pairs_grow(&whole, &s[i].box);
+	const float *wk = (const float *)&whole; // the sample's least mins and greatest maxes
 	int best = -1;
 	double best_score = -1.0;
 	for (int a = 0; a < 2 * DIM; ++a) {
-		for (uint32_t i = 1; i < m; ++i) { // insertion sort by coordinate a: m is small
-			const entry *x = s[i];
-			uint32_t j = i;
-			for (; j > 0 && own_key(s[j - 1], a) > own_key(x, a); --j) s[j] = s[j - 1];
-			s[j] = x;
+		// One value: no cut parts it. The whole holds the least min and the
+		// greatest max; the other end of each is a pass over the sample.
+		float lo = wk[a], hi = wk[a];
+		for (uint32_t i = 0; i < m; ++i) {
+			float k = own_key(&s[i], a);
+			if (k > hi) hi = k;
+			if (k < lo) lo = k;
 		}
-		if (!(own_key(s[0], a) < own_key(s[m - 1], a))) continue; // one value: no cut parts it
+		if (!(lo < hi)) continue;
+		own_select(s, m, r, a);
 		box_t side[2];
 		bound_clear(&side[0]);
 		bound_clear(&side[1]);
-		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i]->box);
+		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i].box);
 		double score = 0.0;
 		for (int d = 0; d < DIM; ++d) {
 			double w = (double)whole.max[d] - whole.min[d];
