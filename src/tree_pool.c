@@ -234,8 +234,8 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		*dst = *entry_at(t, last);
 		item *moved = &t->items[dst->item];
 		if (moved->node == ni && moved->addr == last) moved->addr = addr;
-		own_on_write(t, ni, addr, &dst->box);
 	}
+	own_on_take(t, ni, addr, last);
 	n->count--;
 	t->entries--;
 	if (fill == 1) {
