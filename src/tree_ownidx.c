@@ -253,9 +253,15 @@ static void own_on_take(tree_t *t, uint32_t ni, uint32_t addr, uint32_t last)
 	const entry *e = entry_at(t, addr);
 	if (!in_run) {
 		if (e->item + 1 < ix->tail_least) ix->tail_least = e->item + 1; // a tail chunk
-	} else if (!native && !own_foreign(t, ix, addr, r, pos)) {
-		own_grow(t, ix, r, pos, &e->box, e->item + 1);
+		return;
 	}
+	// An entry the chunk's bound holds (a neighbour of the one it replaces)
+	// needs no record: at most its least id falls.
+	const box_t *b = &own_bounds(t, ix)[2 * ix->run[r].first + pos];
+	if (native || box_within(&e->box, b->min, b->max))
+		own_grow(t, ix, r, pos, &e->box, e->item + 1);
+	else if (!own_foreign(t, ix, addr, r, pos))
+		own_grow(t, ix, r, pos, &e->box, e->item + 1);
 }
 
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
