@@ -143,7 +143,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 				uint32_t hit[CHUNK_CAP];
 				int nh = 0;
 				const entry *es = t->chunks[c].e;
-				for (uint32_t k = 0; k < fill; ++k) {
+				for (uint32_t k = it.from; k < fill; ++k) {
 					const entry *e = &es[k];
 					if (!region_box_meets(q, &e->box)) continue;
 					if (!plain) {

@@ -184,7 +184,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			float hit_t[CHUNK_CAP];
 			int nh = 0;
 			const entry *es = t->chunks[c].e;
-			for (uint32_t k = 0; k < fill; ++k) {
+			for (uint32_t k = it.from; k < fill; ++k) {
 				const entry *e = &es[k];
 				float te;
 				if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;

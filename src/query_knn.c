@@ -86,7 +86,7 @@ static inline bool knn_may_enter(const knn_search *s, double d2, uint32_t least)
 
 /// Test the fill entries of chunk c of node nd. (The search's state in
 /// locals: stores through best[] would make the compiler reload it per entry.)
-static inline void knn_chunk(knn_search *s, const node *nd, uint32_t c, uint32_t fill)
+static inline void knn_chunk(knn_search *s, const node *nd, uint32_t c, uint32_t fill, uint32_t skip)
 {
 	const tree_t *t = s->t;
 	const float *point = s->point;
@@ -98,6 +98,7 @@ static inline void knn_chunk(knn_search *s, const node *nd, uint32_t c, uint32_t
 	const int k = s->k;
 	WORK_TESTS(fill);
 	for (const entry *e = t->chunks[c].e, *end = e + fill; e < end; ++e) {
+		if (skip >> (e - t->chunks[c].e) & 1) continue; // a foreign slot, given on its own
 		if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 		double d2 = dist2_point_bounds(point, e->box.min, e->box.max);
 		const sphere_t *sph = t->spheres ? item_sphere(t, e->item) : NULL;
@@ -132,12 +133,12 @@ static inline bool knn_offer_part(knn_search *s, knn_part v)
 static inline bool knn_offer_group(knn_search *s, uint32_t ni, const struct ownidx *ix, uint32_t r, uint32_t level,
                             uint32_t pos)
 {
-	uint32_t at = own_group_at(ix, r, level, pos);
-	const box_t *b = &own_bounds(s->t, ix)[at];
+	size_t at = own_group_at(ix, r, level, pos);
+	const box_t *b = &s->t->own_bounds[at];
 	WORK_TESTS(1);
 	if (box_inverted(b)) return true; // a released chunk
 	double d2 = dist2_point_bounds(s->point, b->min, b->max);
-	return knn_offer_part(s, (knn_part){d2, own_least(s->t, ix)[at], ni, pos, (uint16_t)r, (uint16_t)level});
+	return knn_offer_part(s, (knn_part){d2, s->t->own_least[at], ni, pos, (uint16_t)r, (uint16_t)level});
 }
 
 /// Node ni, at squared distance d2: an unindexed own list tested, the rest to
@@ -149,12 +150,13 @@ static inline bool knn_visit_node(knn_search *s, uint32_t ni, double d2)
 	WORK_TESTS(1);
 	if (!(nd->flags & NODE_OWNIDX)) {
 		for (uint32_t c = nd->head, fill = head_fill(nd->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP)
-			knn_chunk(s, nd, c, fill);
+			knn_chunk(s, nd, c, fill, 0);
 	} else {
 		const struct ownidx *ix = own_get(t, ni);
-		if (ix->tail && !knn_offer_part(s, (knn_part){d2, ix->tail_least, ni, 0, 0, KNN_TAIL})) return false;
-		for (uint32_t r = 0; r < ix->nruns; ++r)
-			if (ix->run[r].live && !knn_offer_group(s, ni, ix, r, ix->run[r].levels - 1, 0)) return false;
+		if ((ix->tail || ix->ftail) && !knn_offer_part(s, (knn_part){d2, ix->tail_least, ni, 0, 0, KNN_TAIL}))
+			return false;
+		for (uint32_t r = own_run_first(ix); r != OWN_NO_RUN; r = own_run_next(ix, r))
+			if (own_run_at(ix, r)->live && !knn_offer_group(s, ni, ix, r, own_run_at(ix, r)->levels - 1, 0)) return false;
 	}
 	for (int c = 0; c < NCHILD; ++c) {
 		uint32_t ci = nd->child[c];
@@ -182,12 +184,16 @@ static inline bool knn_visit_part(knn_search *s, const knn_part *v)
 	const node *nd = &t->nodes[v->node];
 	if (v->level == KNN_TAIL) {
 		uint32_t c = nd->head, fill = head_fill(nd->count);
-		for (uint32_t left = ix->tail; left > 0; --left, c = t->chunks[c].next, fill = CHUNK_CAP) knn_chunk(s, nd, c, fill);
+		for (uint32_t left = ix->tail; left > 0; --left, c = t->chunks[c].next, fill = CHUNK_CAP) knn_chunk(s, nd, c, fill, 0);
+		for (uint32_t f = 0, at = own_ftail_start(ix); f < ix->ftail; ++f) { // the foreign tail
+			uint32_t a = t->own_ids[at + f];
+			knn_chunk(s, nd, a / CHUNK_CAP, a % CHUNK_CAP + 1, (1u << (a % CHUNK_CAP)) - 1u);
+		}
 		return true;
 	}
 	if (v->level == 0) {
-		uint32_t fill, c = own_group_chunk(t, ix, v->node, v->run, v->pos, &fill);
-		knn_chunk(s, nd, c, fill);
+		uint32_t fill, skip, c = own_group_chunk(t, ix, v->node, v->run, v->pos, &fill, &skip);
+		knn_chunk(s, nd, c, fill, skip);
 		return true;
 	}
 	uint32_t p, end;

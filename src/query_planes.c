@@ -127,7 +127,7 @@ static ort_result planes_walk(const tree_t *t, const plane_t *planes, int count,
 		planes_reach reach = {planes, count};
 		own_iter_init(t, ni, &it, planes_group, &reach);
 		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill))
-			for (uint32_t k = 0; k < fill; ++k) {
+			for (uint32_t k = it.from; k < fill; ++k) {
 			const entry *e = &t->chunks[c].e[k];
 			if (mask != ORT_MASK_ALL && !(item_cat(t, e->item) & mask)) continue;
 			if (!planes_pass(planes, count, e->box.min, e->box.max, false)) continue;

@@ -239,6 +239,7 @@ struct ORTHANT_NAME(tree) {
 	uint32_t *own_ids;
 	box_t *own_bounds;
 	uint32_t *own_least; ///< beside own_bounds: the least handle id under each bound
+	uint8_t *own_skip;   ///< beside own_ids: a run chunk's foreign slots (tree_ownidx.h)
 	uint32_t own_pool_cap, own_pool_len, own_pool_used;
 	void *own_scratch; ///< rebuild memory, kept between frames
 	size_t own_scratch_bytes;
@@ -582,6 +583,7 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 // memory leaves its node marked, its index as it was and still right.
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk);
 static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box);
+static void own_on_take(tree_t *t, uint32_t ni, uint32_t addr, uint32_t last);
 static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci);
 static void own_on_remove(tree_t *t, uint32_t ni);
 static void own_settle_all(tree_t *t);

@@ -44,11 +44,12 @@ static inline struct ownidx *own_mut(tree_t *t, uint32_t ni) { return &t->own[t-
 
 // ---- finding a chunk ---------------------------------------------------------------
 
-/// Where chunk ci is in run r's ascending ids, or would be.
+/// Where id ci (a chunk, or in a foreign run an address) is in run r's
+/// ascending ids (r walk-numbered), or would be.
 static uint32_t own_search(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t ci)
 {
-	const own_run *rn = &ix->run[r];
-	const uint32_t *ids = &own_ids(t, ix)[rn->first];
+	const own_run *rn = own_run_at(ix, r);
+	const uint32_t *ids = &t->own_ids[own_run_start(ix, r)];
 	uint32_t lo = 0, hi = rn->size;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -86,9 +87,9 @@ static bool own_find(const tree_t *t, const struct ownidx *ix, uint32_t ci, uint
 /// handle id `id` (their least ids fall to it).
 static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, const box_t *box, uint32_t id)
 {
-	const own_run *rn = &ix->run[r];
-	box_t *base = &own_bounds(t, ix)[2 * rn->first];
-	uint32_t *least = &own_least(t, ix)[2 * rn->first];
+	const own_run *rn = own_run_at(ix, r);
+	box_t *base = &t->own_bounds[2 * (size_t)own_run_start(ix, r)];
+	uint32_t *least = &t->own_least[2 * (size_t)own_run_start(ix, r)];
 	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
 		box_t *b = &base[rn->off[l] + pos];
 		bool grew = false, fell = id < least[rn->off[l] + pos];
@@ -102,13 +103,86 @@ static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, con
 	}
 }
 
+// ---- foreign slots -----------------------------------------------------------------
+
+static bool own_room_in(tree_t *t, uint32_t *base, uint32_t *cap, uint32_t positions, uint32_t keep);
+
+/// The skip mask of position pos of chunk run r.
+static inline uint8_t *own_skip_at(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t pos)
+{
+	return &t->own_skip[ix->base + ix->run[r].first + pos];
+}
+
+/// Where the live record of foreign address a is: 1 with *at its index in the
+/// foreign tail, 2 with foreign run *fr (walk-numbered) and position *at, or 0.
+static int own_ffind(const tree_t *t, const struct ownidx *ix, uint32_t a, uint32_t *fr, uint32_t *at)
+{
+	const uint32_t *ft = &t->own_ids[own_ftail_start(ix)];
+	for (uint32_t f = 0; f < ix->ftail; ++f)
+		if (ft[f] == a) return *at = f, 1;
+	// An address may have a dead record in an older run and the live one in a newer.
+	for (uint32_t r = ix->nfruns; r-- > 0;) {
+		const own_run *rn = &ix->frun[r];
+		const uint32_t *ids = &t->own_ids[ix->fbase + rn->first];
+		uint32_t lo = own_search(t, ix, OWN_RUNS + r, a);
+		if (lo < rn->size && ids[lo] == a && !box_inverted(&t->own_bounds[2 * ((size_t)ix->fbase + rn->first) + lo])) {
+			*fr = OWN_RUNS + r;
+			*at = lo;
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/// Foreign slot a (marked in *skip) is one no more: its mark and record go.
+static void own_unforeign(tree_t *t, struct ownidx *ix, uint32_t a, uint8_t *skip)
+{
+	assert(*skip >> (a % CHUNK_CAP) & 1);
+	*skip = (uint8_t)(*skip & ~(1u << (a % CHUNK_CAP)));
+	ix->flive--;
+	uint32_t fr, at;
+	int where = own_ffind(t, ix, a, &fr, &at);
+	assert(where);
+	if (where == 1) {
+		uint32_t *ft = &t->own_ids[own_ftail_start(ix)];
+		ft[at] = ft[--ix->ftail];
+	} else if (where == 2) {
+		own_run *rn = &ix->frun[fr - OWN_RUNS];
+		bound_clear(&t->own_bounds[2 * (size_t)own_run_start(ix, fr) + at]);
+		rn->live--;
+		ix->fdead++;
+	}
+}
+
+/// Make the entry at a, in position pos of chunk run r, foreign: marked, its
+/// address in the foreign tail. False, nothing changed, without memory.
+static bool own_foreign(tree_t *t, struct ownidx *ix, uint32_t a, uint32_t r, uint32_t pos)
+{
+	uint32_t end = own_ftail_start(ix) - ix->fbase + ix->ftail;
+	if (!own_room_in(t, &ix->fbase, &ix->fcap, end + 1, end)) return false;
+	t->own_ids[ix->fbase + end] = a;
+	ix->ftail++;
+	*own_skip_at(t, ix, r, pos) |= (uint8_t)(1u << (a % CHUNK_CAP));
+	ix->flive++;
+	uint32_t id = entry_at(t, a)->item + 1;
+	if (id < ix->tail_least) ix->tail_least = id;
+	return true;
+}
+
 // ---- owing a settle -------------------------------------------------------------
 
 /// Whether ix, over a list of `chunks` chunks, is due a full rebuild: released
 /// chunks past a quarter, or as many grown bounds as chunks.
 static bool own_rebuild_due(const struct ownidx *ix, uint32_t chunks)
 {
-	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE;
+	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE || ix->flive > 2 * chunks + OWN_BASE;
+}
+
+/// Whether the foreign records are due a fold (a tail past OWN_FTAIL) or a
+/// rebuild of all of them (more dead records than live).
+static bool own_ffold_due(const struct ownidx *ix)
+{
+	return ix->ftail > OWN_FTAIL || ix->fdead > ix->flive + OWN_FTAIL;
 }
 
 /// Whether own_settle would change node ni's index: make it (a list of
@@ -119,7 +193,7 @@ static bool own_owes(const tree_t *t, uint32_t ni)
 	if (!(n->flags & NODE_OWNIDX)) return n->count >= OWN_MIN;
 	if (n->count < OWN_MIN / 2) return true;
 	const struct ownidx *ix = own_get(t, ni);
-	return ix->tail > OWN_TAIL || own_rebuild_due(ix, (n->count + CHUNK_CAP - 1) / CHUNK_CAP);
+	return ix->tail > OWN_TAIL || own_ffold_due(ix) || own_rebuild_due(ix, (n->count + CHUNK_CAP - 1) / CHUNK_CAP);
 }
 
 /// Mark node ni if its index owes a settle. Called wherever its list changes,
@@ -141,11 +215,54 @@ static void own_on_write(tree_t *t, uint32_t ni, uint32_t addr, const box_t *box
 	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t r, pos, id = entry_at(t, addr)->item + 1;
-	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos))
-		own_grow(t, ix, r, pos, box, id);
-	else if (id < ix->tail_least)
+	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos)) {
+		uint32_t fr, at;
+		if (!(*own_skip_at(t, ix, r, pos) >> (addr % CHUNK_CAP) & 1))
+			own_grow(t, ix, r, pos, box, id);
+		else if (own_ffind(t, ix, addr, &fr, &at) == 2)
+			own_grow(t, ix, fr, at, box, id); // a foreign run's record
+		else if (id < ix->tail_least)
+			ix->tail_least = id; // the foreign tail's
+	} else if (id < ix->tail_least) {
 		ix->tail_least = id; // a tail chunk
+	}
 	own_note(t, ni);
+}
+
+/// An entry left node ni from addr, and (addr != last) the entry at last,
+/// the head's last, took its place (entry_remove). A foreign slot's record
+/// goes with its entry; an entry moved into a run chunk it is not from is
+/// made foreign there (its bound stays as laid out), or, without memory for
+/// the record, grows the bound.
+static void own_on_take(tree_t *t, uint32_t ni, uint32_t addr, uint32_t last)
+{
+	if (!(t->nodes[ni].flags & NODE_OWNIDX)) return;
+	struct ownidx *ix = own_mut(t, ni);
+	uint32_t r, pos, lr, lpos;
+	bool in_run = own_find(t, ix, addr / CHUNK_CAP, &r, &pos);
+	uint8_t *skip = in_run ? own_skip_at(t, ix, r, pos) : NULL;
+	if (skip && (*skip >> (addr % CHUNK_CAP) & 1)) own_unforeign(t, ix, addr, skip);
+	if (last == addr) return;
+	bool native = false; // the moved entry belongs to addr's chunk's bound
+	if (own_find(t, ix, last / CHUNK_CAP, &lr, &lpos)) {
+		uint8_t *lskip = own_skip_at(t, ix, lr, lpos);
+		if (*lskip >> (last % CHUNK_CAP) & 1)
+			own_unforeign(t, ix, last, lskip);
+		else
+			native = last / CHUNK_CAP == addr / CHUNK_CAP;
+	}
+	const entry *e = entry_at(t, addr);
+	if (!in_run) {
+		if (e->item + 1 < ix->tail_least) ix->tail_least = e->item + 1; // a tail chunk
+		return;
+	}
+	// An entry the chunk's bound holds (a neighbour of the one it replaces)
+	// needs no record: at most its least id falls.
+	const box_t *b = &own_bounds(t, ix)[2 * ix->run[r].first + pos];
+	if (native || box_within(&e->box, b->min, b->max))
+		own_grow(t, ix, r, pos, &e->box, e->item + 1);
+	else if (!own_foreign(t, ix, addr, r, pos))
+		own_grow(t, ix, r, pos, &e->box, e->item + 1);
 }
 
 static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chunk)
@@ -160,6 +277,12 @@ static void own_on_append(tree_t *t, uint32_t ni, uint32_t addr, bool fresh_chun
 		if (fresh_chunk) ix->tail++;
 		if (id < ix->tail_least) ix->tail_least = id;
 		if (fresh_chunk) own_note(t, ni);
+		return;
+	}
+	// The head is a run chunk: the entry is foreign to its bound.
+	uint32_t r, pos;
+	if (own_find(t, ix, addr / CHUNK_CAP, &r, &pos) && own_foreign(t, ix, addr, r, pos)) {
+		own_note(t, ni);
 		return;
 	}
 	own_on_write(t, ni, addr, &entry_at(t, addr)->box);
@@ -177,6 +300,7 @@ static void own_on_release(tree_t *t, uint32_t ni, uint32_t ci)
 	bool found = own_find(t, ix, ci, &r, &pos);
 	assert(found);
 	if (!found) return;
+	assert(*own_skip_at(t, ix, r, pos) == 0); // each slot's mark went as it emptied
 	bound_clear(&own_bounds(t, ix)[2 * ix->run[r].first + pos]);
 	ix->run[r].live--;
 	ix->dead++;
@@ -218,6 +342,7 @@ static bool own_attach(tree_t *t, uint32_t ni)
 	ix->dead = ix->stale = ix->nruns = 0;
 	ix->tail_least = 0; // unknown until a run takes the tail
 	ix->base = ix->cap = 0;
+	ix->fbase = ix->fcap = ix->nfruns = ix->ftail = ix->flive = ix->fdead = 0;
 	t->own_of[ni] = h;
 	t->nodes[ni].flags |= NODE_OWNIDX;
 	return true;
@@ -230,8 +355,8 @@ static void own_drop(tree_t *t, uint32_t ni)
 	if (!(n->flags & NODE_OWNIDX)) return;
 	n->flags &= (uint8_t)~NODE_OWNIDX;
 	uint32_t h = t->own_of[ni];
-	t->own_pool_used -= t->own[h].cap;
-	t->own[h].cap = 0;
+	t->own_pool_used -= t->own[h].cap + t->own[h].fcap;
+	t->own[h].cap = t->own[h].fcap = 0;
 	t->own[h].node = t->own_free;
 	t->own_free = h;
 }
@@ -242,7 +367,7 @@ static void own_clear(tree_t *t)
 	t->own_free = NIL;
 	for (uint32_t h = t->own_len; h-- > 0;) {
 		t->own[h].node = t->own_free;
-		t->own[h].cap = 0;
+		t->own[h].cap = t->own[h].fcap = 0;
 		t->own_free = h;
 	}
 	t->own_pool_len = t->own_pool_used = 0;
@@ -255,19 +380,34 @@ static void own_free_all(tree_t *t)
 	mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 	mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
 	mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
+	mem_free(t, t->own_skip, t->own_pool_cap);
 	mem_free(t, t->own, (size_t)t->own_cap * sizeof(struct ownidx));
 	mem_free(t, t->own_of, (size_t)t->own_of_cap * sizeof(uint32_t));
 	mem_free(t, t->own_scratch, t->own_scratch_bytes);
 }
 
-/// Room for `positions` chunk positions in ix, keeping its first `keep`: a
-/// new region at the pools' end, the pools grown (and compacted: regions
-/// left behind dropped) when they have no room. False, nothing changed,
-/// without memory.
-static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t keep)
+/// Copy region (base, cap) of the old pools to position len of the new ones.
+static void own_region_copy(const tree_t *t, uint32_t *ids, box_t *bounds, uint32_t *least, uint8_t *skip, uint32_t *base,
+                            uint32_t cap, uint32_t *len)
 {
-	if (positions <= ix->cap) return true;
-	uint64_t cap = (uint64_t)ix->cap * 2;
+	if (cap == 0) return;
+	memcpy(&ids[*len], &t->own_ids[*base], (size_t)cap * sizeof(uint32_t));
+	memcpy(&bounds[2 * (size_t)*len], &t->own_bounds[2 * (size_t)*base], (size_t)cap * 2 * sizeof(box_t));
+	memcpy(&least[2 * (size_t)*len], &t->own_least[2 * (size_t)*base], (size_t)cap * 2 * sizeof(uint32_t));
+	memcpy(&skip[*len], &t->own_skip[*base], cap);
+	*base = *len;
+	*len += cap;
+}
+
+/// Room for `positions` positions in the region (*base, *cap) of a header
+/// (its chunk runs' or its foreign records'), keeping its first `keep`: a new
+/// region at the pools' end, the pools grown (and compacted: regions left
+/// behind dropped) when they have no room. False, nothing changed, without
+/// memory.
+static bool own_room_in(tree_t *t, uint32_t *base_of, uint32_t *cap_of, uint32_t positions, uint32_t keep)
+{
+	if (positions <= *cap_of) return true;
+	uint64_t cap = (uint64_t)*cap_of * 2;
 	if (cap < positions) cap = positions;
 	if (cap < 16) cap = 16;
 	if ((uint64_t)t->own_pool_len + cap > t->own_pool_cap) {
@@ -277,41 +417,48 @@ static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t 
 		uint32_t *ids = mem_alloc(t, (size_t)pool * sizeof(uint32_t));
 		box_t *bounds = ids ? mem_alloc(t, (size_t)pool * 2 * sizeof(box_t)) : NULL;
 		uint32_t *least = bounds ? mem_alloc(t, (size_t)pool * 2 * sizeof(uint32_t)) : NULL;
-		if (!least) {
+		uint8_t *skip = least ? mem_alloc(t, (size_t)pool) : NULL;
+		if (!skip) {
 			mem_free(t, ids, (size_t)pool * sizeof(uint32_t));
 			mem_free(t, bounds, (size_t)pool * 2 * sizeof(box_t));
+			mem_free(t, least, (size_t)pool * 2 * sizeof(uint32_t));
 			return false;
 		}
 		uint32_t len = 0;
 		for (uint32_t h = 0; h < t->own_len; ++h) {
 			struct ownidx *o = &t->own[h];
-			if (o->cap == 0) continue;
-			memcpy(&ids[len], own_ids(t, o), (size_t)o->cap * sizeof(uint32_t));
-			memcpy(&bounds[2 * (size_t)len], own_bounds(t, o), (size_t)o->cap * 2 * sizeof(box_t));
-			memcpy(&least[2 * (size_t)len], own_least(t, o), (size_t)o->cap * 2 * sizeof(uint32_t));
-			o->base = len;
-			len += o->cap;
+			own_region_copy(t, ids, bounds, least, skip, &o->base, o->cap, &len);
+			own_region_copy(t, ids, bounds, least, skip, &o->fbase, o->fcap, &len);
 		}
 		mem_free(t, t->own_ids, (size_t)t->own_pool_cap * sizeof(uint32_t));
 		mem_free(t, t->own_bounds, (size_t)t->own_pool_cap * 2 * sizeof(box_t));
 		mem_free(t, t->own_least, (size_t)t->own_pool_cap * 2 * sizeof(uint32_t));
+		mem_free(t, t->own_skip, t->own_pool_cap);
 		t->own_ids = ids;
 		t->own_bounds = bounds;
 		t->own_least = least;
+		t->own_skip = skip;
 		t->own_pool_cap = (uint32_t)pool;
 		t->own_pool_len = len;
 	}
 	uint32_t base = t->own_pool_len;
 	if (keep) {
-		memcpy(&t->own_ids[base], own_ids(t, ix), (size_t)keep * sizeof(uint32_t));
-		memcpy(&t->own_bounds[2 * (size_t)base], own_bounds(t, ix), (size_t)keep * 2 * sizeof(box_t));
-		memcpy(&t->own_least[2 * (size_t)base], own_least(t, ix), (size_t)keep * 2 * sizeof(uint32_t));
+		memcpy(&t->own_ids[base], &t->own_ids[*base_of], (size_t)keep * sizeof(uint32_t));
+		memcpy(&t->own_bounds[2 * (size_t)base], &t->own_bounds[2 * (size_t)*base_of], (size_t)keep * 2 * sizeof(box_t));
+		memcpy(&t->own_least[2 * (size_t)base], &t->own_least[2 * (size_t)*base_of], (size_t)keep * 2 * sizeof(uint32_t));
+		memcpy(&t->own_skip[base], &t->own_skip[*base_of], keep);
 	}
-	t->own_pool_used += (uint32_t)cap - ix->cap;
+	t->own_pool_used += (uint32_t)cap - *cap_of;
 	t->own_pool_len += (uint32_t)cap;
-	ix->base = base;
-	ix->cap = (uint32_t)cap;
+	*base_of = base;
+	*cap_of = (uint32_t)cap;
 	return true;
+}
+
+/// Room for `positions` chunk positions in ix, keeping its first `keep`.
+static bool own_room(tree_t *t, struct ownidx *ix, uint32_t positions, uint32_t keep)
+{
+	return own_room_in(t, &ix->base, &ix->cap, positions, keep);
 }
 
 static bool own_scratch_reserve(tree_t *t, size_t bytes)
@@ -370,7 +517,9 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 /// rank `cut`, or -1 when the boxes are all one point: the cut whose two sides'
 /// bounds are smallest, each axis measured against the whole's extent on it
 /// (a sum of relative shrinks: about the volume the cut saves). Measured on a
-/// sample, sorted per coordinate; the choice only steers the layout's quality.
+/// sample (a copy, parted at the cut's rank per coordinate by selection:
+/// which side a sample is on is all the score needs, so no coordinate is
+/// sorted); the choice only steers the layout's quality.
 ///
 /// Relative, not absolute: boxes that all hold one point and are long on
 /// different axes leave a cut on their long ends a side as long as the whole,
@@ -378,31 +527,38 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 /// whose near faces are nearest a point off that axis, which is what a
 /// nearest search among such near-ties must tell apart. Strips stacked along
 /// y are still cut on y (each side half the whole's height).
+///
+/// Cost: O(DIM * OWN_SAMPLE) a cut, about chunks cuts a layout. (It was the
+/// bulk of a churned list's upkeep when each coordinate was insertion-sorted.)
 static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 {
-	const entry *s[OWN_SAMPLE];
+	entry s[OWN_SAMPLE];
 	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
-	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = &e[i];
+	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = e[i];
 	uint32_t r = (uint32_t)((uint64_t)cut * m / n);
 	if (r < 1) r = 1;
 	if (r > m - 1) r = m - 1;
 	box_t whole;
 	bound_clear(&whole);
-	for (uint32_t i = 0; i < m; ++i) pairs_grow(&whole, &s[i]->box);
+	for (uint32_t i = 0; i < m; ++i) pairs_grow(&whole, &s[i].box);
+	const float *wk = (const float *)&whole; // the sample's least mins and greatest maxes
 	int best = -1;
 	double best_score = -1.0;
 	for (int a = 0; a < 2 * DIM; ++a) {
-		for (uint32_t i = 1; i < m; ++i) { // insertion sort by coordinate a: m is small
-			const entry *x = s[i];
-			uint32_t j = i;
-			for (; j > 0 && own_key(s[j - 1], a) > own_key(x, a); --j) s[j] = s[j - 1];
-			s[j] = x;
+		// One value: no cut parts it. The whole holds the least min and the
+		// greatest max; the other end of each is a pass over the sample.
+		float lo = wk[a], hi = wk[a];
+		for (uint32_t i = 0; i < m; ++i) {
+			float k = own_key(&s[i], a);
+			if (k > hi) hi = k;
+			if (k < lo) lo = k;
 		}
-		if (!(own_key(s[0], a) < own_key(s[m - 1], a))) continue; // one value: no cut parts it
+		if (!(lo < hi)) continue;
+		own_select(s, m, r, a);
 		box_t side[2];
 		bound_clear(&side[0]);
 		bound_clear(&side[1]);
-		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i]->box);
+		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i].box);
 		double score = 0.0;
 		for (int d = 0; d < DIM; ++d) {
 			double w = (double)whole.max[d] - whole.min[d];
@@ -454,19 +610,23 @@ static int own_cmp_u32(const void *a, const void *b)
 // ---- runs -------------------------------------------------------------------------
 
 /// The bounds of run r from its entries (laid out in its chunks).
+/// Run r is walk-numbered: a foreign run's positions are single entries.
 static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint32_t head, uint32_t head_n)
 {
-	own_run *rn = &ix->run[r];
-	box_t *base = &own_bounds(t, ix)[2 * rn->first];
-	uint32_t *least = &own_least(t, ix)[2 * rn->first];
+	own_run *rn = r < OWN_RUNS ? &ix->run[r] : &ix->frun[r - OWN_RUNS];
+	size_t start = own_run_start(ix, r);
+	box_t *base = &t->own_bounds[2 * start];
+	uint32_t *least = &t->own_least[2 * start];
 	uint32_t size = rn->size, off = 0, l = 0;
 	for (uint32_t p = 0; p < size; ++p) {
-		uint32_t c = own_ids(t, ix)[rn->first + p], fill = c == head ? head_n : CHUNK_CAP, lo = UINT32_MAX;
+		uint32_t id = t->own_ids[start + p], lo = UINT32_MAX;
+		const entry *e = r < OWN_RUNS ? t->chunks[id].e : entry_at(t, id);
+		uint32_t fill = r >= OWN_RUNS ? 1 : id == head ? head_n : CHUNK_CAP;
 		box_t b;
 		bound_clear(&b);
 		for (uint32_t k = 0; k < fill; ++k) {
-			pairs_grow(&b, &t->chunks[c].e[k].box);
-			if (t->chunks[c].e[k].item + 1 < lo) lo = t->chunks[c].e[k].item + 1;
+			pairs_grow(&b, &e[k].box);
+			if (e[k].item + 1 < lo) lo = e[k].item + 1;
 		}
 		base[p] = b;
 		least[p] = lo;
@@ -509,9 +669,23 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	uint32_t first = j ? ix->run[j - 1].first + ix->run[j - 1].size : 0;
 	uint32_t entries = keep ? take * CHUNK_CAP : n->count;
 	size_t ebytes = (size_t)entries * sizeof(entry);
-	if (!own_room(t, ix, first + take, first) || !own_scratch_reserve(t, ebytes + (size_t)take * sizeof(uint32_t)))
+	// Every position kept while the foreign marks of the runs taken are read.
+	uint32_t end = ix->nruns ? ix->run[ix->nruns - 1].first + ix->run[ix->nruns - 1].size : 0;
+	if (!own_room(t, ix, first + take > end ? first + take : end, end) ||
+	    !own_scratch_reserve(t, ebytes + (size_t)take * sizeof(uint32_t)))
 		return false;
 	n = &t->nodes[ni];
+	// The entries taken are laid out anew: none stays foreign.
+	if (j == 0 && keep == 0) {
+		ix->nfruns = ix->ftail = ix->flive = ix->fdead = 0;
+	} else {
+		for (uint32_t r = j; r < ix->nruns; ++r)
+			for (uint32_t p = 0; p < ix->run[r].size; ++p) {
+				uint8_t *skip = own_skip_at(t, ix, r, p);
+				for (uint32_t b = 0; *skip; ++b)
+					if (*skip >> b & 1) own_unforeign(t, ix, own_ids(t, ix)[ix->run[r].first + p] * CHUNK_CAP + b, skip);
+			}
+	}
 	entry *es = t->own_scratch;
 	uint32_t *ids = (uint32_t *)(void *)((char *)t->own_scratch + ebytes);
 	// The chunks taken are a stretch of the chain (tree_ownidx.h: Layout).
@@ -550,6 +724,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	}
 	for (uint32_t r = j; r < ix->nruns; ++r) ix->dead -= ix->run[r].size - ix->run[r].live;
 	memcpy(&own_ids(t, ix)[first], ids, (size_t)take * sizeof(uint32_t));
+	memset(&t->own_skip[ix->base + first], 0, take);
 	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
 	ix->nruns = j + 1;
 	ix->tail = keep;
@@ -558,9 +733,71 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	if (keep)
 		for (uint32_t q = 0, fill = head_fill(n->count); q < fill; ++q)
 			if (t->chunks[n->head].e[q].item + 1 < ix->tail_least) ix->tail_least = t->chunks[n->head].e[q].item + 1;
+	for (uint32_t f = 0; f < ix->ftail; ++f) { // the foreign tail's least is the tail's
+		uint32_t id = entry_at(t, t->own_ids[own_ftail_start(ix) + f])->item + 1;
+		if (id < ix->tail_least) ix->tail_least = id;
+	}
 	if (j == 0) ix->stale = 0;
 	own_run_bounds(t, ix, j, n->head, head_fill(n->count));
 	return true;
+}
+
+/// Make foreign runs j.. and the foreign tail one foreign run j, their dead
+/// records dropped: the entries at the live records' addresses laid out in
+/// spatial order over those addresses, ascending (as own_merge does with
+/// chunks). False, with nothing changed, without memory.
+static bool own_fmerge(tree_t *t, uint32_t ni, uint32_t j)
+{
+	struct ownidx *ix = own_mut(t, ni);
+	uint32_t take = ix->ftail, dropped = 0;
+	for (uint32_t r = j; r < ix->nfruns; ++r) take += ix->frun[r].live, dropped += ix->frun[r].size - ix->frun[r].live;
+	uint32_t first = j ? ix->frun[j - 1].first + ix->frun[j - 1].size : 0;
+	size_t ebytes = (size_t)take * sizeof(entry);
+	if (!own_scratch_reserve(t, ebytes + (size_t)take * sizeof(uint32_t))) return false;
+	entry *es = t->own_scratch;
+	uint32_t *addr = (uint32_t *)(void *)((char *)t->own_scratch + ebytes), got = 0;
+	for (uint32_t r = j; r < ix->nfruns; ++r) {
+		size_t start = own_run_start(ix, OWN_RUNS + r);
+		for (uint32_t p = 0; p < ix->frun[r].size; ++p)
+			if (!box_inverted(&t->own_bounds[2 * start + p])) addr[got++] = t->own_ids[start + p];
+	}
+	for (uint32_t f = 0; f < ix->ftail; ++f) addr[got++] = t->own_ids[own_ftail_start(ix) + f];
+	assert(got == take);
+	// The records gathered, the region may move keeping only the runs before j.
+	if (!own_room_in(t, &ix->fbase, &ix->fcap, first + take, first)) return false;
+	qsort(addr, take, sizeof *addr, own_cmp_u32);
+	for (uint32_t i = 0; i < take; ++i) es[i] = *entry_at(t, addr[i]);
+	own_order(es, take);
+	for (uint32_t i = 0; i < take; ++i) {
+		*entry_at(t, addr[i]) = es[i];
+		item *it = &t->items[es[i].item];
+		if (item_node(t, es[i].item) == ni) it->addr = addr[i]; // its home copy
+		t->own_ids[ix->fbase + first + i] = addr[i];
+	}
+	ix->fdead -= dropped;
+	ix->ftail = 0;
+	ix->nfruns = j;
+	if (take) {
+		ix->frun[j] = (own_run){.first = first, .size = take, .live = take};
+		ix->nfruns = j + 1;
+		own_run_bounds(t, ix, OWN_RUNS + j, NIL, 0);
+	}
+	return true;
+}
+
+/// Fold node ni's foreign tail into the foreign runs (a binary counter, as
+/// own_settle folds the tail), or rebuild them all when dead records pass
+/// the live.
+static void own_fsettle(tree_t *t, uint32_t ni)
+{
+	struct ownidx *ix = own_mut(t, ni);
+	if (!own_ffold_due(ix)) return;
+	uint32_t j = ix->nfruns, gathered = ix->ftail;
+	if (ix->fdead > ix->flive + OWN_FTAIL)
+		j = 0;
+	else
+		while (j > 0 && (ix->frun[j - 1].size <= gathered || j == OWN_FRUNS)) gathered += ix->frun[--j].live;
+	own_fmerge(t, ni, j);
 }
 
 /// Make, fold, rebuild or drop node ni's index as its list now asks.
@@ -583,6 +820,8 @@ static void own_settle(tree_t *t, uint32_t ni)
 		own_merge(t, ni, 0, 0);
 		return;
 	}
+	own_fsettle(t, ni);
+	ix = own_mut(t, ni);
 	if (ix->tail <= OWN_TAIL) return;
 	// The tail but its head becomes a run, merged with every newer run no
 	// bigger than what it has gathered (a binary counter): each run is bigger
@@ -634,6 +873,67 @@ static bool own_listed(const tree_t *t, uint32_t ni)
 	return false;
 }
 
+/// Whether the foreign record of address a is right: its slot marked in a
+/// live run chunk, below the chunk's fill.
+static bool own_check_slot(const tree_t *t, const struct ownidx *ix, uint32_t ni, uint32_t a)
+{
+	uint32_t r, pos;
+	const node *n = &t->nodes[ni];
+	if (a / CHUNK_CAP >= t->chunk_len || !own_find(t, ix, a / CHUNK_CAP, &r, &pos)) return false;
+	uint32_t fill = a / CHUNK_CAP == n->head ? head_fill(n->count) : CHUNK_CAP;
+	return a % CHUNK_CAP < fill && (*own_skip_at(t, ix, r, pos) >> (a % CHUNK_CAP) & 1);
+}
+
+/// Whether ix's foreign records match the `marks` marked slots of its run
+/// chunks, one live record each, and bound their entries; a message when not.
+static const char *own_check_foreign(const tree_t *t, uint32_t ni, const struct ownidx *ix, uint32_t marks)
+{
+	if (ix->nfruns > OWN_FRUNS) return "own-list index: too many foreign runs";
+	uint32_t first = 0, records = 0, dead = 0;
+	for (uint32_t r = 0; r < ix->nfruns; ++r) {
+		const own_run *rn = &ix->frun[r];
+		if (rn->first != first || (uint64_t)rn->first + rn->size > ix->fcap) return "own-list index: foreign runs not laid end to end";
+		if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS)
+			return "own-list index: foreign run sizes";
+		for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
+			if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return "own-list index: foreign run levels";
+			off += size;
+			size = (size + 7) / 8;
+		}
+		size_t start = own_run_start(ix, OWN_RUNS + r);
+		const box_t *base = &t->own_bounds[2 * start];
+		const uint32_t *least = &t->own_least[2 * start];
+		uint32_t live = 0;
+		for (uint32_t p = 0; p < rn->size; ++p) {
+			uint32_t a = t->own_ids[start + p];
+			if (p && a <= t->own_ids[start + p - 1]) return "own-list index: foreign addresses not ascending";
+			if (box_inverted(&base[p])) continue;
+			live++;
+			if (!own_check_slot(t, ix, ni, a)) return "own-list index: a foreign record's slot is not marked";
+			const entry *e = entry_at(t, a);
+			for (uint32_t l = 0, q = p; l < rn->levels; ++l, q /= 8) {
+				if (!box_within(&e->box, base[rn->off[l] + q].min, base[rn->off[l] + q].max))
+					return "own-list index: a foreign group's bound misses its entry";
+				if (e->item + 1 < least[rn->off[l] + q]) return "own-list index: a foreign entry's id below its group's least";
+			}
+		}
+		if (live != rn->live) return "own-list index: foreign live count";
+		records += live;
+		dead += rn->size - live;
+		first += rn->size;
+	}
+	if ((uint64_t)first + ix->ftail > ix->fcap) return "own-list index: foreign tail past its region";
+	for (uint32_t f = 0; f < ix->ftail; ++f) {
+		uint32_t a = t->own_ids[ix->fbase + first + f];
+		if (!own_check_slot(t, ix, ni, a)) return "own-list index: a foreign tail address's slot is not marked";
+		if (entry_at(t, a)->item + 1 < ix->tail_least) return "own-list index: a foreign tail entry's id below the tail's least";
+	}
+	records += ix->ftail;
+	if (dead != ix->fdead) return "own-list index: foreign dead count";
+	if (records != marks || marks != ix->flive) return "own-list index: foreign records and marked slots differ";
+	return NULL;
+}
+
 /// Whether node ni's index describes its chain and is settled (between
 /// public calls only a settle refused memory leaves it owing); a message when not.
 static const char *own_check(const tree_t *t, uint32_t ni)
@@ -651,7 +951,8 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	if (ix->node != ni) return "own-list index names another node";
 	if (ix->nruns > OWN_RUNS) return "own-list index: too many runs";
 	if ((uint64_t)ix->base + ix->cap > t->own_pool_len) return "own-list index: region outside the pools";
-	uint32_t c = n->head, dead = 0;
+	if ((uint64_t)ix->fbase + ix->fcap > t->own_pool_len) return "own-list index: foreign region outside the pools";
+	uint32_t c = n->head, dead = 0, marks = 0;
 	for (uint32_t s = 0; s < ix->tail; ++s) {
 		if (c == NIL) return "own-list index: tail longer than the chain";
 		for (uint32_t k = 0, fill = c == n->head ? head_fill(n->count) : CHUNK_CAP; k < fill; ++k)
@@ -679,6 +980,7 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		for (uint32_t p = 0; p < rn->size; ++p) {
 			if (p && ids[p] <= ids[p - 1]) return "own-list index: ids not ascending";
 			if (!box_inverted(&base[p])) live++;
+			else if (t->own_skip[ix->base + rn->first + p]) return "own-list index: a released chunk has foreign marks";
 		}
 		if (live != rn->live) return "own-list index: live count";
 		// The run's live chunks are the next rn->live of the chain, and every
@@ -687,8 +989,13 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 			if (c == NIL) return "own-list index: chain shorter than the runs";
 			uint32_t lo;
 			if (!own_in_run(t, ix, r, c, &lo)) return "own-list index: chain chunk not in its run";
-			uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
+			uint32_t fill = c == n->head ? head_fill(n->count) : CHUNK_CAP, skip = t->own_skip[ix->base + rn->first + lo];
+			if (skip >> fill) return "own-list index: a foreign mark past the chunk's fill";
 			for (uint32_t k = 0; k < fill; ++k) {
+				if (skip >> k & 1) { // in a foreign record's bounds, checked below
+					marks++;
+					continue;
+				}
 				const box_t *b = &t->chunks[c].e[k].box;
 				uint32_t pos = lo;
 				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
@@ -704,6 +1011,8 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 	}
 	if (c != NIL) return "own-list index: chain chunks in no run and not in the tail";
 	if (dead != ix->dead) return "own-list index: dead count";
+	const char *why = own_check_foreign(t, ni, ix, marks);
+	if (why) return why;
 	if (!(n->flags & NODE_OWED)) {
 		if (ix->tail > OWN_TAIL) return "own-list index: unindexed tail past the fold limit, and no mark";
 		if (own_owes(t, ni)) return "own-list index: due a rebuild or a drop, and no mark";

@@ -41,6 +41,24 @@
 // index: O(m log m) after Θ(m) changes. Rebuilds happen in mutations only;
 // queries read the index and never change it.
 //
+// ## Foreign slots
+//
+// A removal fills its hole from the head, so a run chunk would get an entry
+// from anywhere in the list, and its bound and its groups' would grow to
+// hold it (a thin chunk of straddlers as tall as the node): after churn every
+// query opened them. Instead such an entry stays out of its chunk's bound:
+// its slot is marked in the chunk's skip mask (own_skip, a byte per run
+// position, parallel to own_ids) and the entry is indexed on its own, by
+// address, in the foreign runs: the same logarithmic method over single
+// entries (ids are entry addresses, ascending, the entries laid out in them
+// in spatial order, a bound per entry at the bottom), with an unindexed
+// foreign tail of up to OWN_FTAIL addresses. A walk skips a chunk's marked
+// slots and gives each foreign entry as a chunk whose other slots are
+// skipped. A removal thus re-sorts about one entry (as the logarithmic
+// method does for an insert), not a chunk; when foreign entries pass a
+// quarter of the list the next change rebuilds the whole index, which
+// clears them. Marks live only on run chunks' slots below the chunk's fill.
+//
 // ## Least ids
 //
 // Beside each bound the index keeps a lower bound of the handle ids (item + 1)
@@ -68,10 +86,14 @@
 /// Chunks the newest run gathers before a new run starts after it.
 #define OWN_BASE 4
 #define OWN_RUNS 32
+/// Foreign runs (run numbers OWN_RUNS and up in a walk), and the foreign
+/// addresses in none of them before they fold.
+#define OWN_FRUNS 24
+#define OWN_FTAIL 8
 /// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
 #define OWN_LEVELS 12
 /// The walk's stack: the runs' tops, then 8 a level.
-#define OWN_STACK (OWN_RUNS + 8 * OWN_LEVELS)
+#define OWN_STACK (OWN_RUNS + OWN_FRUNS + 8 * OWN_LEVELS)
 
 typedef struct own_run {
 	uint32_t first; ///< its first position in ids; run j + 1 starts where run j ends
@@ -97,6 +119,13 @@ struct ownidx {
 	/// pools, not pointers here, so validate can check every reference.
 	uint32_t base, cap;
 	own_run run[OWN_RUNS];
+	/// The foreign records' region of the pools, like base and cap: the
+	/// foreign runs end to end, then the foreign tail's addresses.
+	uint32_t fbase, fcap;
+	uint32_t nfruns, ftail;
+	uint32_t flive; ///< marked slots, over all run chunks (= live foreign records)
+	uint32_t fdead; ///< dead records in foreign runs
+	own_run frun[OWN_FRUNS];
 };
 
 static inline const struct ownidx *own_get(const tree_t *t, uint32_t ni)
@@ -112,6 +141,55 @@ static inline uint32_t *own_least(const tree_t *t, const struct ownidx *ix) { re
 
 static inline bool box_inverted(const box_t *b) { return !(b->min[0] <= b->max[0]); }
 
+/// Run r of a walk: a chunk run below OWN_RUNS, else foreign run r - OWN_RUNS.
+static inline const own_run *own_run_at(const struct ownidx *ix, uint32_t r)
+{
+	return r < OWN_RUNS ? &ix->run[r] : &ix->frun[r - OWN_RUNS];
+}
+
+/// Where run r's positions start in the pools.
+static inline uint32_t own_run_start(const struct ownidx *ix, uint32_t r)
+{
+	return (r < OWN_RUNS ? ix->base : ix->fbase) + own_run_at(ix, r)->first;
+}
+
+/// Where the foreign tail's addresses start in own_ids.
+static inline uint32_t own_ftail_start(const struct ownidx *ix)
+{
+	return ix->fbase + (ix->nfruns ? ix->frun[ix->nfruns - 1].first + ix->frun[ix->nfruns - 1].size : 0);
+}
+
+/// The runs of a walk, chunk runs then foreign ones: for (r = own_run_first(ix);
+/// r != OWN_NO_RUN; r = own_run_next(ix, r)).
+#define OWN_NO_RUN UINT32_MAX
+static inline uint32_t own_run_next(const struct ownidx *ix, uint32_t r)
+{
+	if (r + 1 < ix->nruns) return r + 1;
+	if (r < OWN_RUNS) r = OWN_RUNS - 1;
+	return r + 1 < OWN_RUNS + ix->nfruns ? r + 1 : OWN_NO_RUN;
+}
+static inline uint32_t own_run_first(const struct ownidx *ix)
+{
+	return ix->nruns ? 0 : own_run_next(ix, OWN_RUNS - 1);
+}
+
+/// Level-0 position pos of run r as a chunk to test: its id, the entries to
+/// look at ([0, *fill)), and those to skip (*skip, a bit a slot): a chunk
+/// run's chunk less its foreign slots, or a foreign record's one entry.
+static inline uint32_t own_pos_chunk(const tree_t *t, const struct ownidx *ix, const node *n, uint32_t r, uint32_t pos,
+                                     uint32_t *fill, uint32_t *skip)
+{
+	uint32_t at = own_run_start(ix, r) + pos, id = t->own_ids[at];
+	if (r < OWN_RUNS) {
+		*fill = id == n->head ? head_fill(n->count) : CHUNK_CAP;
+		*skip = t->own_skip[at];
+		return id;
+	}
+	*fill = id % CHUNK_CAP + 1;
+	*skip = (1u << (id % CHUNK_CAP)) - 1u;
+	return id / CHUNK_CAP;
+}
+
 /// A query's test of a group's bound: whether it may hold something the query
 /// wants, and a key to visit nearer groups first (0 when order does not matter).
 typedef bool own_test(const void *q, const box_t *b, float *key);
@@ -126,10 +204,14 @@ typedef struct own_slot {
 typedef struct own_iter {
 	uint32_t next, left; ///< the next chain chunk (NIL past the tail), and how many chain chunks are left to give
 	uint32_t fill;       ///< entries in the next chain chunk
-	uint32_t head, head_fill;
+	uint32_t ft;         ///< foreign tail addresses given
+	/// The chunk last given is to be tested in slots [from, fill): a chunk's
+	/// slots between its foreign ones (tree_ownidx.h: Foreign slots), which
+	/// the walk gives on their own, come a stretch at a time.
+	uint32_t from;
+	uint32_t pend, pend_fill, pend_skip; ///< a chunk with stretches left (pend != NIL), its fill and slots done or skipped
+	const node *n;
 	const struct ownidx *ix;
-	const uint32_t *ids;
-	const box_t *bounds;
 	own_test *test;
 	const void *q;
 	int top;
@@ -157,34 +239,105 @@ static inline void own_push(own_iter *it, const box_t *b, uint32_t run, uint32_t
 static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own_test *test, const void *q)
 {
 	const node *n = &t->nodes[ni];
-	it->next = it->head = n->head;
-	it->fill = it->head_fill = head_fill(n->count);
+	it->next = n->head;
+	it->fill = head_fill(n->count);
 	it->top = 0;
+	it->ft = it->from = 0;
+	it->pend = NIL;
+	it->pend_fill = it->pend_skip = 0;
+	it->n = n;
 	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
 	it->q = q;
 	if (!(n->flags & NODE_OWNIDX)) {
 		it->left = UINT32_MAX;
 		it->ix = NULL;
-		it->ids = NULL;
-		it->bounds = NULL;
 		return;
 	}
 	const struct ownidx *ix = own_get(t, ni);
 	it->ix = ix;
-	it->ids = own_ids(t, ix);
-	it->bounds = own_bounds(t, ix);
 	it->left = ix->tail;
 	if (ix->tail == 0) it->next = NIL;
 	for (uint32_t r = 0; r < ix->nruns; ++r) {
 		const own_run *run = &ix->run[r];
 		if (run->live == 0) continue;
 		uint32_t top = run->levels - 1;
-		own_push(it, &it->bounds[2 * run->first + run->off[top]], r, top, 0);
+		own_push(it, &t->own_bounds[2 * ((size_t)ix->base + run->first) + run->off[top]], r, top, 0);
+	}
+	for (uint32_t r = 0; r < ix->nfruns; ++r) {
+		const own_run *run = &ix->frun[r];
+		if (run->live == 0) continue;
+		uint32_t top = run->levels - 1;
+		own_push(it, &t->own_bounds[2 * ((size_t)ix->fbase + run->first) + run->off[top]], OWN_RUNS + r, top, 0);
 	}
 }
 
-/// The next chunk of the walk, and how many entries it holds; NIL at the end.
+/// Chunk c's first stretch of slots below fill not in skip: it->from and *fill.
+static inline uint32_t own_iter_stretch(own_iter *it, uint32_t c, uint32_t fill, uint32_t skip, uint32_t *out)
+{
+	if (!skip) { // the whole chunk
+		it->from = 0;
+		*out = fill;
+		return c;
+	}
+	uint32_t k = 0;
+	while (k < fill && (skip >> k & 1)) ++k;
+	uint32_t e = k;
+	while (e < fill && !(skip >> e & 1)) ++e;
+	it->from = k;
+	*out = e;
+	it->pend = NIL;
+	if ((skip | ((1u << e) - 1u)) != (1u << fill) - 1u) {
+		it->pend = c;
+		it->pend_fill = fill;
+		it->pend_skip = skip | ((1u << e) - 1u);
+	}
+	return c;
+}
+
+/// own_iter_next past the chain's tail: the rest of a chunk's stretches, the
+/// foreign tail, then the groups. (Apart, so the walk of a short list, all
+/// chain, stays small enough to inline.)
+static inline uint32_t own_iter_index(const tree_t *t, own_iter *it, uint32_t *fill)
+{
+	if (it->pend != NIL) return own_iter_stretch(it, it->pend, it->pend_fill, it->pend_skip, fill);
+	const struct ownidx *ix = it->ix;
+	if (it->ft < ix->ftail) { // the foreign tail: an entry at a time
+		uint32_t a = t->own_ids[own_ftail_start(ix) + it->ft++];
+		*fill = a % CHUNK_CAP + 1;
+		it->from = a % CHUNK_CAP;
+		WORK_TESTS(1);
+		return a / CHUNK_CAP;
+	}
+	while (it->top > 0) {
+		own_slot s = it->stack[--it->top];
+		bool chunks = s.run < OWN_RUNS;
+		const own_run *run = chunks ? &ix->run[s.run] : &ix->frun[s.run - OWN_RUNS];
+		uint32_t start = (chunks ? ix->base : ix->fbase) + run->first;
+		const box_t *base = &t->own_bounds[2 * (size_t)start];
+		float key;
+		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
+		if (s.level == 0) {
+			uint32_t id = t->own_ids[start + s.pos];
+			if (chunks) {
+				*fill = id == it->n->head ? head_fill(it->n->count) : CHUNK_CAP;
+				WORK_TESTS(*fill);
+				return own_iter_stretch(it, id, *fill, t->own_skip[start + s.pos], fill);
+			}
+			*fill = id % CHUNK_CAP + 1; // a foreign record: one entry
+			it->from = id % CHUNK_CAP;
+			WORK_TESTS(1);
+			return id / CHUNK_CAP;
+		}
+		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
+		uint32_t end = s.pos * 8 + 8 < n_below ? s.pos * 8 + 8 : n_below;
+		for (uint32_t p = s.pos * 8; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
+	}
+	return NIL;
+}
+
+/// The next chunk of the walk, to be tested in slots [it->from, *fill); NIL
+/// at the end.
 static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fill)
 {
 	uint32_t c = it->next;
@@ -195,24 +348,7 @@ static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fi
 		WORK_TESTS(*fill);
 		return c;
 	}
-	const struct ownidx *ix = it->ix;
-	while (it->top > 0) {
-		own_slot s = it->stack[--it->top];
-		const own_run *run = &ix->run[s.run];
-		const box_t *base = &it->bounds[2 * run->first];
-		float key;
-		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
-		if (s.level == 0) {
-			c = it->ids[run->first + s.pos];
-			*fill = c == it->head ? it->head_fill : CHUNK_CAP;
-			WORK_TESTS(*fill);
-			return c;
-		}
-		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
-		uint32_t end = s.pos * 8 + 8 < n_below ? s.pos * 8 + 8 : n_below;
-		for (uint32_t p = s.pos * 8; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
-	}
-	return NIL;
+	return it->ix ? own_iter_index(t, it, fill) : NIL;
 }
 
 // ---- a best-first walk's view of the groups ------------------------------------
@@ -220,33 +356,30 @@ static inline uint32_t own_iter_next(const tree_t *t, own_iter *it, uint32_t *fi
 // A nearest search keeps the groups it has yet to open in its own frontier,
 // with the tree's nodes, instead of walking a node's index at once.
 
-/// Group (level, pos) of run r: its place in the index's bounds and least ids.
-static inline uint32_t own_group_at(const struct ownidx *ix, uint32_t r, uint32_t level, uint32_t pos)
+/// Group (level, pos) of run r: its place in the tree's own_bounds and own_least.
+static inline size_t own_group_at(const struct ownidx *ix, uint32_t r, uint32_t level, uint32_t pos)
 {
-	const own_run *run = &ix->run[r];
+	const own_run *run = own_run_at(ix, r);
 	assert(level < run->levels);
-	return 2 * run->first + run->off[level] + pos;
+	return 2 * (size_t)own_run_start(ix, r) + run->off[level] + pos;
 }
 
 /// The groups one level below group (level >= 1, pos) of run r: [*first, *end).
 static inline void own_group_below(const struct ownidx *ix, uint32_t r, uint32_t level, uint32_t pos,
                                    uint32_t *first, uint32_t *end)
 {
-	const own_run *run = &ix->run[r];
+	const own_run *run = own_run_at(ix, r);
 	uint32_t n_below = run->off[level] - run->off[level - 1];
 	*first = pos * 8;
 	*end = pos * 8 + 8 < n_below ? pos * 8 + 8 : n_below;
 }
 
-/// The chunk at level-0 position pos of run r of node ni's index, and the
-/// entries it holds.
+/// The chunk at level-0 position pos of run r of node ni's index, the
+/// entries to look at in it and those to skip (own_pos_chunk).
 static inline uint32_t own_group_chunk(const tree_t *t, const struct ownidx *ix, uint32_t ni, uint32_t r, uint32_t pos,
-                                       uint32_t *fill)
+                                       uint32_t *fill, uint32_t *skip)
 {
-	uint32_t c = own_ids(t, ix)[ix->run[r].first + pos];
-	const node *n = &t->nodes[ni];
-	*fill = c == n->head ? head_fill(n->count) : CHUNK_CAP;
-	return c;
+	return own_pos_chunk(t, ix, &t->nodes[ni], r, pos, fill, skip);
 }
 
 #endif

@@ -251,8 +251,8 @@ static void entry_remove(tree_t *t, uint32_t ni, uint32_t addr)
 		*dst = *entry_at(t, last);
 		item *moved = &t->items[dst->item];
 		if (moved->addr == last) moved->addr = addr; // its home entry (an address names one node's slot)
-		own_on_write(t, ni, addr, &dst->box);
 	}
+	own_on_take(t, ni, addr, last);
 	n->count--;
 	t->entries--;
 	if (fill == 1) {
