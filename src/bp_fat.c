@@ -308,14 +308,19 @@ static bool fat_refresh(tree_t *t)
 	return true;
 }
 
-/// A key of the sweep's order: min x, as bits that sort like the float, above
-/// the record's slot.
-static inline uint64_t fat_sweep_key(float x, uint32_t slot, int shift)
+/// A key of the sweep's order: the record's slot above min x, as bits that
+/// sort like the float, a clear bit between. Only the low FAT_SORT_BITS bits
+/// are sorted, min x and the clear bit (three radix passes of 11 bits, no
+/// more): the slot rides along unsorted (the sort is stable: ties keep slot
+/// order). Sorting the slot's bits too cost a fourth pass. Slots stay below
+/// 2^31 (fat_rec_room), so the key holds them.
+enum { FAT_SORT_BITS = 33, FAT_SLOT_SHIFT = 33 };
+static inline uint64_t fat_sweep_key(float x, uint32_t slot)
 {
 	uint32_t u;
 	memcpy(&u, &x, sizeof u);
 	u ^= (u >> 31) ? UINT32_MAX : 0x80000000u;
-	return (uint64_t)u << shift | slot;
+	return (uint64_t)slot << FAT_SLOT_SHIFT | u;
 }
 
 /// Whether items a and b are a pair of the set (a walk of a's list).
@@ -349,19 +354,17 @@ static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 {
 	struct bp_fat *f = t->bp->fat;
 	if (!f || !f->on) return ORT_OK;
-	int shift = 1;
-	while (shift < 32 && f->len > (1u << shift)) shift++;
 	uint32_t n = 0;
 	for (uint32_t s = 0; s < f->len; ++s)
-		if (f->rec[s].box.min[0] <= f->rec[s].box.max[0]) f->key[n++] = fat_sweep_key(f->rec[s].box.min[0], s, shift);
-	bp_radix(&f->key, &f->tmp, n, 32 + shift);
-	uint64_t budget = 16 * (uint64_t)n + 4096, steps = 0, slot_mask = (1ull << shift) - 1;
+		if (f->rec[s].box.min[0] <= f->rec[s].box.max[0]) f->key[n++] = fat_sweep_key(f->rec[s].box.min[0], s);
+	bp_radix(&f->key, &f->tmp, n, FAT_SORT_BITS);
+	uint64_t budget = 16 * (uint64_t)n + 4096, steps = 0;
 	for (uint32_t k = 0; k < n; ++k) {
 		// Copies: a begin callback may insert (deferred), which leaves these alone,
 		// but the records are read after reports all the same.
-		fat_rec a = f->rec[f->key[k] & slot_mask];
+		fat_rec a = f->rec[f->key[k] >> FAT_SLOT_SHIFT];
 		for (uint32_t m = k + 1; m < n; ++m) {
-			const fat_rec *b = &f->rec[f->key[m] & slot_mask];
+			const fat_rec *b = &f->rec[f->key[m] >> FAT_SLOT_SHIFT];
 			if (b->box.min[0] > a.box.max[0]) break;
 			if (++steps > budget) return ORT_OK;
 			if ((a.stamp == f->now || b->stamp == f->now) && box_overlap(&a.box, &b->box) &&
