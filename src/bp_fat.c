@@ -225,6 +225,10 @@ static void fat_reserve(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
 	struct bp_fat *f = bp->fat;
+	// From a callback (a deferred change reserving), an update may be reading
+	// the records and the candidate arena: they must not move. The next
+	// reserve outside callbacks takes the room.
+	if (in_callback(t)) return;
 	if (!f) {
 		if (!(f = mem_alloc(t, sizeof *f))) return;
 		memset(f, 0, sizeof *f);
