@@ -115,6 +115,22 @@ static void world_fill(tree_t *t, world *w, tu_rng *r, int n, float size)
 	for (int i = 0; i < n; ++i) world_insert(t, w, small_box(r, size), NULL);
 }
 
+/// An empty world with room for cap items.
+static void world_init(world *w, int cap)
+{
+	tu_model_init(&w->m, cap);
+	w->filter = malloc(sizeof *w->filter * (size_t)cap);
+}
+
+/// Free the world, the tree and the replayed pair keys.
+static void world_end(tree_t *t, world *w, tu_list *keys)
+{
+	free(keys->v);
+	free(w->filter);
+	tu_model_free(&w->m);
+	TU(tree_destroy)(t);
+}
+
 /// b moved by a random step of up to `step` on each axis.
 static box_t stepped(box_t b, tu_rng *r, float step)
 {
@@ -265,10 +281,7 @@ static void run_frames_churn(ort_placement placement, int frames, int n, uint64_
 	size_t before = set.keys.n;
 	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
 	assert_int_equal(set.keys.n, before);
-	free(set.keys.v);
-	free(w.filter);
-	tu_model_free(&w.m);
-	TU(tree_destroy)(t);
+	world_end(t, &w, &set.keys);
 }
 
 static void run_frames(ort_placement placement, int frames, int n, uint64_t seed)
@@ -337,8 +350,7 @@ static void fat_frames(ort_placement placement, uint64_t seed, int max_depth)
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	tu_rng r = tu_rng_make(seed);
 	world w;
-	tu_model_init(&w.m, 2 * N);
-	w.filter = malloc(sizeof *w.filter * 2 * N);
+	world_init(&w, 2 * N);
 	const float size = DIM == 2 ? 400.0f : 120.0f;
 	world_fill(t, &w, &r, N, size);
 	mover_ctx c;
@@ -405,10 +417,7 @@ static void fat_frames(ort_placement placement, uint64_t seed, int max_depth)
 		apply_moves(&c);
 		if (f % 10 == 0) tu_check_valid(t);
 	}
-	free(c.set.keys.v);
-	free(w.filter);
-	tu_model_free(&w.m);
-	TU(tree_destroy)(t);
+	world_end(t, &w, &c.set.keys);
 }
 
 static void test_fat_movers(void **state)
@@ -423,6 +432,79 @@ static void test_fat_movers(void **state)
 	fat_frames(ORT_PLACEMENT_LOOSE, 34, crowded);
 	fat_frames(ORT_PLACEMENT_TIGHT, 35, crowded);
 	fat_frames(ORT_PLACEMENT_LEAVES, 36, crowded);
+}
+
+/// Movers that never rest, swinging to and fro inside their enlarged boxes
+/// for many frames: their candidate lists stay in use long past the age an
+/// item keeps its record without changing. Meanwhile still items near them
+/// jump once and rest (the pair must be found long after the jump, when the
+/// jumper's record is gone: such a list must be gathered again), go and come
+/// back in reused slots, and change filters; against brute force every frame.
+static void fat_long_lists(ort_placement placement, uint64_t seed)
+{
+	enum { N = 1000, M = 24 };
+	tree_t *t = tu_tree_make(placement, 4);
+	tu_rng r = tu_rng_make(seed);
+	world w;
+	world_init(&w, 2 * N);
+	const float size = DIM == 2 ? 300.0f : 90.0f;
+	world_fill(t, &w, &r, N, size);
+	pairset set = {{0}, 0};
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+	compare(&set.keys, &w, "first update");
+	ort_handle mover[M];
+	box_t home[M];
+	for (int k = 0; k < M; ++k) mover[k] = w.m.handle[k], home[k] = w.m.box[k];
+	int frames = tu_size(70, 40);
+	for (int f = 0; f < frames; ++f) {
+		TU_CONTEXT("long fat lists, %s, frame %d", ort_placement_string(placement), f);
+		for (int k = 0; k < M; ++k) { // a triangle wave along x, period 12 frames
+			int ph = (f + k) % 12;
+			float off = 0.25f * (float)(ph < 6 ? ph : 12 - ph) - 0.75f;
+			box_t b = home[k];
+			b.min[0] += off;
+			b.max[0] += off;
+			int i = model_find(&w, mover[k]);
+			assert_true(i >= 0);
+			assert_int_equal(TU(tree_move)(t, mover[k], b), ORT_OK);
+			w.m.box[i] = b;
+		}
+		{ // a still item jumps beside a mover, touching its swing at one end only, and rests
+			int i = tu_int(&r, M, w.m.n - 1), k = tu_int(&r, 0, M - 1);
+			box_t b = home[k];
+			float wide = b.max[0] - b.min[0];
+			b.min[0] += wide + 0.5f;
+			b.max[0] = b.min[0] + tu_float(&r, 0.0f, 1.0f);
+			assert_int_equal(TU(tree_move)(t, w.m.handle[i], b), ORT_OK);
+			w.m.box[i] = b;
+		}
+		if (f % 5 == 3) { // a still item goes, a new one comes beside a mover's swing (its slot reused)
+			int i = tu_int(&r, M, w.m.n - 1), k = tu_int(&r, 0, M - 1);
+			world_remove(t, &w, i);
+			box_t b = home[k];
+			b.max[0] = b.min[0] - 0.6f;
+			b.min[0] = b.max[0] - 2.0f;
+			world_insert(t, &w, b, NULL);
+		}
+		if (f % 7 == 4) { // a filter changes on a still item
+			int i = tu_int(&r, M, w.m.n - 1);
+			w.filter[i] = random_filter(&r);
+			assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+		}
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		assert_int_equal(set.errors, 0);
+		compare(&set.keys, &w, "replayed events");
+		if (f % 10 == 0) tu_check_valid(t);
+	}
+	world_end(t, &w, &set.keys);
+}
+
+static void test_fat_long_lists(void **state)
+{
+	(void)state;
+	fat_long_lists(ORT_PLACEMENT_LOOSE, 41);
+	fat_long_lists(ORT_PLACEMENT_TIGHT, 42);
+	fat_long_lists(ORT_PLACEMENT_LEAVES, 43);
 }
 
 /// The churn frames on two workers of the built-in pool: the movers' queries in
@@ -522,10 +604,7 @@ static void test_identical(void **state)
 			free(dense.v);
 			tu_check_valid(t);
 		}
-		free(set.keys.v);
-		free(w.filter);
-		tu_model_free(&w.m);
-		TU(tree_destroy)(t);
+		world_end(t, &w, &set.keys);
 	}
 }
 
@@ -910,8 +989,7 @@ static void run_move_many(ort_placement placement, ort_tasks *tasks, uint64_t se
 	TU(tree_set_tasks)(t, tasks);
 	tu_rng r = tu_rng_make(seed);
 	world w;
-	tu_model_init(&w.m, 2 * N);
-	w.filter = malloc(sizeof *w.filter * 2 * N);
+	world_init(&w, 2 * N);
 	world_fill(t, &w, &r, N, 100.0f);
 	for (int k = 0; k < N / 8; ++k) {
 		int i = tu_int(&r, 0, w.m.n - 1);
@@ -1116,10 +1194,7 @@ static void run_move_many_faults(bool warm)
 			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
 			assert_int_equal(set.errors, 0);
 			compare(&set.keys, &w, "events after a refused move_many");
-			free(set.keys.v);
-			free(w.filter);
-			tu_model_free(&w.m);
-			TU(tree_destroy)(t);
+			world_end(t, &w, &set.keys);
 			assert_int_equal(a.live, 0);
 			if (!refused) break;
 		}
@@ -1319,10 +1394,7 @@ static void test_move_many_bulk(void **state)
 			}
 		}
 		free(hs), free(bs), free(at);
-		free(set.keys.v);
-		free(w.filter);
-		tu_model_free(&w.m);
-		TU(tree_destroy)(t);
+		world_end(t, &w, &set.keys);
 	}
 }
 
@@ -1522,6 +1594,7 @@ int main(void)
 	    cmocka_unit_test(test_pair_array_refused),
 	    cmocka_unit_test(test_few_movers),
 	    cmocka_unit_test(test_fat_movers),
+	    cmocka_unit_test(test_fat_long_lists),
 	    cmocka_unit_test(test_all_move),
 	    cmocka_unit_test(test_churn_tasks),
 	    cmocka_unit_test(test_move_many),
