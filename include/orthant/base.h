@@ -71,7 +71,10 @@ ORTHANT_API const char *ort_result_string(ort_result result);
 
 /// An item's handle: a slot index plus a generation, so a handle that outlives
 /// its item (removed, or the tree cleared) is detected instead of silently naming
-/// whatever reuses the slot. The all-zero handle is the null handle.
+/// whatever reuses the slot. A slot's generation has 22 bits: a handle kept
+/// across more than four million reuses of its one slot could name the slot
+/// again (the price of 16-byte items; Box2D's ids keep 16 bits). The all-zero
+/// handle is the null handle.
 typedef struct ort_handle {
 	uint32_t id;  ///< slot index + 1; 0 means null
 	uint32_t gen; ///< generation, mixed with a per-tree tag
