@@ -49,7 +49,7 @@ memcheck() { # memcheck 2|3|replays: one share of the valgrind work, so both lan
   fi
   for t in build/release/tests/test_*_"$1"d; do
     case $t in *tsan*) continue ;; esac
-    ORTHANT_TEST_SHRINK=4 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    ORTHANT_TEST_SHRINK=8 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect \
       "$t" >/dev/null
     echo "valgrind clean: $(basename "$t")"
   done
