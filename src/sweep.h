@@ -563,6 +563,8 @@ static uint32_t stream_part(sweep_stream *s, uint32_t *v, uint32_t n, int test, 
 static uint32_t stream_pivot(sweep_stream *s, const uint32_t *p, uint32_t n, int d)
 {
 	enum { S = 15 };
+	// Every stratum must hold a point (b > a below), so n >= S.
+	_Static_assert(STREAM_BASE >= S, "stream_pivot's strata need nodes of at least 15 points");
 	uint32_t pick[S];
 	for (int k = 0; k < S; ++k) {
 		s->rng ^= s->rng << 13;
