@@ -959,7 +959,6 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 			if (t->chunks[c].e[k].item + 1 < ix->tail_least) return "own-list index: a tail entry's id below the tail's least";
 		c = t->chunks[c].next;
 	}
-	uint32_t first = 0;
 	for (uint32_t r = ix->nruns; r-- > 0;) {
 		const own_run *rn = &ix->run[r];
 		uint32_t expect = 0;
@@ -1007,7 +1006,6 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 			}
 			c = t->chunks[c].next;
 		}
-		first += rn->size;
 	}
 	if (c != NIL) return "own-list index: chain chunks in no run and not in the tail";
 	if (dead != ix->dead) return "own-list index: dead count";
