@@ -75,6 +75,12 @@ static void BF(mark_static)(BF(state) * s, const bench_frame *f)
 			keep++;
 		}
 	s->fixed_len = keep;
+	// The set is final: its array is cut to its length (doubling left up to
+	// twice the room, which bytes() would count as the library's).
+	if (keep && keep < s->fixed_cap) {
+		uint32_t(*fit)[2] = realloc(s->fixed, sizeof *s->fixed * keep);
+		if (fit) s->fixed = fit, s->fixed_cap = keep;
+	}
 	ort_filter still = ORT_FILTER_DEFAULT;
 	still.is_static = true;
 	for (int i = 0; i < f->count; ++i)

@@ -206,6 +206,7 @@ void *jolt_create(const bench_frame *f)
 				c.self = (uint32_t)i;
 				s->system.GetBroadPhaseQuery().CollideAABox(jbox(f->boxes[i], f->dim), c);
 			}
+		s->fixed.shrink_to_fit(); // exact, as the orthant adapter's
 	}
 	if (statics < n) { // the first step: every mobile body active once
 		for (int i = 0; i < n; ++i)
