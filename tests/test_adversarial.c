@@ -33,24 +33,29 @@ static const ort_placement placements[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TI
 static const char *const placement_names[] = {"loose", "tight", "leaves"};
 #define NPLACEMENTS 3
 
-static tree_t *make_tree(int pi)
+/// A tree of placement pi; with `region`, over the region [0, 1000]^DIM the
+/// work scenes lie in.
+static tree_t *make_tree(int pi, bool region)
 {
 	def_t def = TU(tree_default_def)();
 	def.placement = placements[pi];
+	def.use_region = region;
+	if (region) def.region = tu_cube(0.0f, 1000.0f);
 	tree_t *t = NULL;
 	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 	return t;
 }
 
-/// A tree of placement pi holding boxes b[0..n), recorded in m.
-static tree_t *fill_tree(int pi, const box_t *b, int n, model *m)
+/// A tree of placement pi holding boxes b[0..n), inserted one by one and
+/// recorded in m (when not NULL).
+static tree_t *fill_tree(int pi, bool region, const box_t *b, int n, model *m)
 {
-	tree_t *t = make_tree(pi);
-	tu_model_init(m, n);
+	tree_t *t = make_tree(pi, region);
+	if (m) tu_model_init(m, n);
 	for (int i = 0; i < n; ++i) {
 		ort_handle h;
 		assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
-		tu_model_add(m, h, b[i]);
+		if (m) tu_model_add(m, h, b[i]);
 	}
 	return t;
 }
@@ -100,7 +105,7 @@ static void test_ray_entry_overflow(void **state)
 	for (int pi = 0; pi < NPLACEMENTS; ++pi) {
 		TU_CONTEXT("ray entry overflow, %s", placement_names[pi]);
 		model m;
-		tree_t *t = fill_tree(pi, b, 2, &m);
+		tree_t *t = fill_tree(pi, false, b, 2, &m);
 		tu_check_ray(t, &m, o, dir, INFINITY);
 		assert_int_equal(tu_count_pairs(t), 0);
 		TU(tree_destroy)(t);
@@ -137,7 +142,7 @@ static void test_nearest_far_point(void **state)
 			if (pi < NPLACEMENTS) {
 				TU_CONTEXT("nearest far, %s, point %zu", placement_names[pi], q);
 				model m;
-				tree_t *t = fill_tree(pi, b, 6, &m);
+				tree_t *t = fill_tree(pi, false, b, 6, &m);
 				for (int k = 1; k <= 6; ++k) tu_check_nearest(t, &m, pt, k, INFINITY);
 				TU(tree_destroy)(t);
 				tu_model_free(&m);
@@ -173,7 +178,7 @@ static void test_coord_limit_exact(void **state)
 	const float L = ORTHANT_COORD_LIMIT, past = nextafterf(L, INFINITY);
 	for (int pi = 0; pi < NPLACEMENTS; ++pi) {
 		TU_CONTEXT("coordinate limit, %s", placement_names[pi]);
-		tree_t *t = make_tree(pi);
+		tree_t *t = make_tree(pi, false);
 		ort_handle h;
 		assert_int_equal(TU(tree_insert)(t, tu_cube(-L, L), NULL, &h), ORT_OK);
 		assert_int_equal(TU(tree_insert)(t, tu_cube(-past, 0.0f), NULL, &h), ORT_ERROR_OUT_OF_RANGE);
@@ -547,19 +552,9 @@ static void test_pairs_work(void **state)
 			TU(work_box_tests) = 0;
 #endif
 			if (pi < NPLACEMENTS) {
-				def_t def = TU(tree_default_def)();
-				def.placement = placements[pi];
-				def.use_region = true;
-				def.region = tu_cube(0.0f, 1000.0f);
-				tree_t *t = NULL;
-				assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
 				model m;
-				tu_model_init(&m, n);
-				for (int i = 0; i < n; ++i) {
-					ort_handle h;
-					assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
-					tu_model_add(&m, h, b[i]);
-				}
+				tree_t *t = fill_tree(pi, true, b, n, &m);
+				const def_t def = TU(tree_default_def)(); // its max_depth, the tree's
 				tu_check_valid(t);
 				// A pile splits past max_depth; one box repeated does not.
 				ort_tree_stats st;
@@ -723,12 +718,7 @@ static void test_query_work(void **state)
 			tree_t *t = NULL;
 			packed_t *p = NULL;
 			if (pi < NPLACEMENTS) {
-				def_t def = TU(tree_default_def)();
-				def.placement = placements[pi];
-				def.use_region = true;
-				def.region = tu_cube(0.0f, 1000.0f);
-				assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
-				for (int i = 0; i < n; ++i) assert_int_equal(TU(tree_insert)(t, b[i], NULL, NULL), ORT_OK);
+				t = fill_tree(pi, true, b, n, NULL);
 				tu_check_valid(t);
 			} else {
 				p = fill_packed(b, n);
@@ -849,21 +839,10 @@ static void test_nearest_work(void **state)
 			model m;
 			tree_t *t = NULL;
 			packed_t *p = NULL;
-			if (pi < NPLACEMENTS) {
-				def_t def = TU(tree_default_def)();
-				def.placement = placements[pi];
-				def.use_region = true;
-				def.region = tu_cube(0.0f, 1000.0f);
-				assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
-				tu_model_init(&m, n);
-				for (int i = 0; i < n; ++i) {
-					ort_handle h;
-					assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
-					tu_model_add(&m, h, b[i]);
-				}
-			} else {
+			if (pi < NPLACEMENTS)
+				t = fill_tree(pi, true, b, n, &m);
+			else
 				p = fill_packed(b, n);
-			}
 			tu_rng qr = tu_rng_make(13);
 			double work = 0.0, bound = 0.0;
 			for (int q = 0; q < Q; ++q) {
