@@ -111,6 +111,85 @@ static inline bool result_fits_box(const box_t *b, ort_result r)
 
 static inline bool box_ok(const box_t *b) { return result_fits_box(b, ORT_OK); }
 
+/// The piles of kinds FUZZ_PILES a tree cannot spread out, which the pair
+/// finders sweep (src/sweep.h): box i of a speck of boxes 1e5 times smaller
+/// than the scene with box 0 far away (kind 0); long thin strips along x,
+/// stacked apart (1); points at x = 2^-u, u up to 60 (2); boxes across the
+/// centre line x = 0 (3); boxes that all hold the origin, thin on every axis
+/// but one (4: a nearest search from inside finds them all at distance 0,
+/// only ids part them); a pinwheel of strips, four arms round the centre
+/// (strips long in x over strips long in y, and so on round), that meet on x
+/// and on y and never as boxes (5); rods, one family long on each axis, each
+/// two families apart on the third axis, that meet on two axes and rarely as
+/// boxes (6); plates stacked on the last axis, meeting on all the others (7);
+/// duplicates of one box, some points on its corner (8). Coordinates lie in
+/// [-100, 1000] but for the speck's far box.
+#define FUZZ_PILES 9
+static inline box_t fuzz_pile(tu_rng *r, int kind, int i)
+{
+	box_t b;
+	float side = tu_float(r, 0.0f, 3.0f);
+	if (kind >= 7) {
+		// plates: all over [0, 100] but the last axis, stacked on it 0.25
+		// apart, every fourth touching the next; duplicates: one box, and
+		// every eighth a point on its corner.
+		for (int d = 0; d < DIM; ++d) {
+			bool stacked = kind == 7 && d == DIM - 1;
+			b.min[d] = stacked ? (float)i * 0.25f : kind == 7 ? tu_float(r, 0.0f, 2.0f) : 1.0f;
+			b.max[d] = stacked ? b.min[d] + (i % 4 ? 0.125f : 0.25f) : kind == 7 ? tu_float(r, 98.0f, 100.0f) : 2.0f;
+			if (kind == 8 && i % 8 == 7) b.max[d] = b.min[d];
+		}
+		return b;
+	}
+	if (kind == 6) {
+		static const int part[3][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}};
+		int f = i % DIM;
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = d == f ? tu_float(r, 0.0f, 1.0f) : (float)part[f][d] * 60.0f + tu_float(r, 0.0f, 39.0f);
+			b.max[d] = d == f ? tu_float(r, 99.0f, 100.0f) : b.min[d] + side * 0.3f;
+		}
+		return b;
+	}
+	if (kind == 4) {
+		int a = tu_int(r, 0, DIM - 1);
+		for (int d = 0; d < DIM; ++d) {
+			float len = d == a ? tu_float(r, 2.0f, 100.0f) : 0.05f;
+			b.min[d] = -len * tu_float(r, 0.0f, 1.0f);
+			b.max[d] = b.min[d] + len;
+		}
+		return b;
+	}
+	for (int d = 0; d < DIM; ++d) {
+		float lo = tu_float(r, 0.0f, 100.0f);
+		switch (kind) {
+		case 0:
+			b.min[d] = i == 0 ? 1e6f : lo * 1e-5f;
+			b.max[d] = i == 0 ? 1e6f + 1.0f : (lo + side) * 1e-5f;
+			break;
+		case 1:
+			b.min[d] = d == 0 ? tu_float(r, 0.0f, 10.0f) : (float)(i >> (d - 1) * 4 & 15) * 2.0f;
+			b.max[d] = d == 0 ? tu_float(r, 990.0f, 1000.0f) : b.min[d] + (float)tu_int(r, 0, 4) * 0.5f;
+			break;
+		case 2: b.min[d] = b.max[d] = d == 0 ? exp2f(-tu_float(r, 0.0f, 60.0f)) : tu_float(r, 0.0f, 1.0f); break;
+		case 5: {
+			// Arm i % 4: long on axis `along` over [lo, hi), its strip i / 4
+			// on the other axis from `band`; axes past y long for all.
+			static const float arms[4][4] = {{0, 0, 79, 81}, {1, 21, 100, 81}, {0, 21, 100, 0}, {1, 0, 79, 0}};
+			const float *a = arms[i % 4];
+			int along = (int)a[0];
+			b.min[d] = d > 1 ? lo * 0.05f : d == along ? a[1] + lo * 0.01f : a[3] + (float)(i / 4) * 0.3f;
+			b.max[d] = d > 1 ? 100.0f - lo * 0.05f : d == along ? a[2] - lo * 0.01f : b.min[d] + 0.1f;
+			break;
+		}
+		default:
+			b.min[d] = d == 0 ? -side * 0.5f : lo;
+			b.max[d] = d == 0 ? side * 0.5f : lo + side * 0.1f;
+			break;
+		}
+	}
+	return b;
+}
+
 /// FUZZ_TRACE=1 prints each step, to turn a crash into a reproduction.
 static bool tracing;
 

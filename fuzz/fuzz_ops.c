@@ -28,6 +28,15 @@
 // reused in the same frame). Of the codes that move every item, 0xFE moves
 // them in one move_many batch.
 //
+// One code of the clear op (0xEE; the others under 0xF0 do nothing) makes a
+// pile the tree cannot spread out (fuzz_input.h's fuzz_pile: a speck and a
+// far box, strips, binary scales, straddlers, boxes holding one point, a
+// pinwheel of strips, rods, plates, duplicates) of up to MAX_ITEMS_PILE
+// items, inserted one by one or built in one batch, so the pair finders'
+// sweeps of a pile (src/sweep.h: the sort and sweep, the active set on a
+// second axis, the 3D segment tree) run under the oracle, and the ops after
+// it churn, move and query the pile.
+//
 // Invalid input is part of the alphabet: bad boxes (NaN, infinities,
 // min > max, beyond ORTHANT_COORD_LIMIT) from a palette of nasty floats or raw
 // bits, stale, null and foreign handles. After every step the tree validates,
@@ -49,6 +58,10 @@
 /// With a task context on: room for update_pairs' movers in jobs (32 touched
 /// items, under a quarter of the live ones).
 #define MAX_ITEMS_TASKS 160
+/// Once a pile is made (op_pile): room for a pile the pair finders sweep
+/// (src/sweep.h sweeps from 96 boxes in one list, and goes on to its active
+/// set or its segment tree only past many misses a box).
+#define MAX_ITEMS_PILE 512
 #define STALE_RING 8
 
 int FUZZ_RUN(const uint8_t *data, size_t size);
@@ -104,10 +117,11 @@ static def_t read_def(input *in)
 typedef struct fuzz {
 	tree_t *t, *other;
 	model m;
-	void *user[MAX_ITEMS_TASKS + 16];
+	void *user[MAX_ITEMS_PILE + 16];
 	ort_tasks *tasks[2]; ///< the toy system's context and the pool's, made when first switched on
 	struct toy *toy;
 	bool tasks_on;
+	bool piled; ///< a pile was made: room for MAX_ITEMS_PILE items
 	ort_handle stale[STALE_RING];
 	int stale_n;
 	uintptr_t next_user;
@@ -216,7 +230,7 @@ static void check(fuzz *f)
 	check_broadphase(f);
 }
 
-static int max_items(const fuzz *f) { return f->tasks_on ? MAX_ITEMS_TASKS : MAX_ITEMS; }
+static int max_items(const fuzz *f) { return f->piled ? MAX_ITEMS_PILE : f->tasks_on ? MAX_ITEMS_TASKS : MAX_ITEMS; }
 
 /// A task system of the caller's: remembers the task at enqueue and runs it
 /// in finish, last range first, under worker numbers 1, 0, 1, ...
@@ -339,8 +353,8 @@ static void op_move_all(fuzz *f, input *in, bool batch)
 		for (int i = 0; i < f->m.n; ++i) op_move(f, i, stepped(f, i, v));
 		return;
 	}
-	ort_handle hs[MAX_ITEMS_TASKS + 16];
-	box_t bs[MAX_ITEMS_TASKS + 16];
+	ort_handle hs[MAX_ITEMS_PILE + 16];
+	box_t bs[MAX_ITEMS_PILE + 16];
 	int n = f->m.n, bad = -1;
 	for (int k = 0; k < n; ++k) {
 		hs[k] = f->m.handle[n - 1 - k];
@@ -381,6 +395,43 @@ static void op_build(fuzz *f, input *in)
 		for (int k = 0; k < n; ++k) fits |= !box_ok(&boxes[k]) && result_fits_box(&boxes[k], r);
 		if (!fits) TU_FAIL("build of a bad batch: %s\n", ort_result_string(r));
 	}
+}
+
+/// A pile (fuzz_input.h's fuzz_pile: operands kind, count, seed, how) added
+/// to the tree: 2 (count + 1) boxes, at most up to MAX_ITEMS_PILE items,
+/// shifted by a small step (how >> 2, times 1/8), inserted one by one (how
+/// bit 0) or in one build (with bit 1: their order reversed).
+static void op_pile(fuzz *f, input *in)
+{
+	uint8_t kind = u8(in), count = u8(in), seed = u8(in), how = u8(in);
+	int n = 2 * (count + 1);
+	f->piled = true;
+	if (n > MAX_ITEMS_PILE - f->m.n) n = MAX_ITEMS_PILE - f->m.n;
+	if (tracing) fprintf(stderr, "pile %d of %d, seed %d, how %d\n", kind % FUZZ_PILES, n, seed, how);
+	if (n <= 0) return;
+	tu_rng r = tu_rng_make((uint64_t)seed << 8 | kind);
+	box_t *boxes = malloc(sizeof *boxes * (size_t)n);
+	void **users = malloc(sizeof *users * (size_t)n);
+	ort_handle *hs = malloc(sizeof *hs * (size_t)n);
+	float shift = (float)(how >> 2) * 0.125f;
+	for (int k = 0; k < n; ++k) {
+		box_t b = fuzz_pile(&r, kind % FUZZ_PILES, k);
+		for (int d = 0; d < DIM; ++d) b.min[d] += shift, b.max[d] += shift;
+		boxes[how & 2 ? n - 1 - k : k] = b;
+		users[k] = (void *)(f->next_user++ * 8);
+	}
+	if (how & 1) {
+		for (int k = 0; k < n; ++k) op_insert(f, boxes[k]);
+	} else {
+		assert_int_equal(TU(tree_build)(f->t, boxes, users, n, hs), ORT_OK);
+		for (int k = 0; k < n; ++k) {
+			trace_box("build", f->m.n, &boxes[k]);
+			add(f, hs[k], boxes[k], users[k]);
+		}
+	}
+	free(boxes);
+	free(users);
+	free(hs);
 }
 
 /// A handle that names nothing here: removed, null, made up, or another tree's.
@@ -482,7 +533,7 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 	def.assert_ctx = &f.asserts;
 	assert_int_equal(TU(tree_create)(&def, &f.t), ORT_OK);
 	assert_int_equal(TU(tree_create)(&def, &f.other), ORT_OK);
-	tu_model_init(&f.m, MAX_ITEMS_TASKS + 16);
+	tu_model_init(&f.m, MAX_ITEMS_PILE + 16);
 	for (int steps = 0; in.p < in.end && steps < 4096; ++steps) {
 		uint8_t op = u8(&in);
 		switch (op % OP_COUNT) {
@@ -517,6 +568,10 @@ int FUZZ_RUN(const uint8_t *data, size_t size)
 			break;
 		}
 		case OP_CLEAR:
+			if (op == 0xEE) {
+				op_pile(&f, &in);
+				break;
+			}
 			if (op < 0xF0) break; // rarer than the rest
 			if (tracing) fprintf(stderr, "clear\n");
 			TU(tree_clear)(f.t);

@@ -188,76 +188,16 @@ static void op_def(fuzz *f, input *in)
 
 // ---- scenes ---------------------------------------------------------------------------
 
-/// Pattern 7 with param 8..15: piles a tree cannot spread out, which the
-/// pair finder sweeps (param & 3; params 12 and 14 kind 4; 15 kind 5; 13 kind 6): a
-/// speck of boxes 1e5 times smaller than the scene with box 0 far away; long
-/// thin strips along x, stacked apart; points at x = 2^-u, u up to 60; boxes
-/// across the centre line x = 0; boxes that all hold the origin, thin on every
-/// axis but one (a nearest search from inside finds them all at distance 0:
-/// only ids part them); a pinwheel of strips, four arms round the centre
-/// (strips long in x over strips long in y, and so on round), that meet on x
-/// and on y and never as boxes; rods (param 13, kind 6), one family long on
-/// each axis, each two families apart on the third axis, that meet on two
-/// axes and rarely as boxes.
-static box_t generate_pile(tu_rng *r, int kind, int i)
-{
-	box_t b;
-	float side = tu_float(r, 0.0f, 3.0f);
-	if (kind == 6) {
-		static const int part[3][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}};
-		int f = i % DIM;
-		for (int d = 0; d < DIM; ++d) {
-			b.min[d] = d == f ? tu_float(r, 0.0f, 1.0f) : (float)part[f][d] * 60.0f + tu_float(r, 0.0f, 39.0f);
-			b.max[d] = d == f ? tu_float(r, 99.0f, 100.0f) : b.min[d] + side * 0.3f;
-		}
-		return b;
-	}
-	if (kind == 4) {
-		int a = tu_int(r, 0, DIM - 1);
-		for (int d = 0; d < DIM; ++d) {
-			float len = d == a ? tu_float(r, 2.0f, 100.0f) : 0.05f;
-			b.min[d] = -len * tu_float(r, 0.0f, 1.0f);
-			b.max[d] = b.min[d] + len;
-		}
-		return b;
-	}
-	for (int d = 0; d < DIM; ++d) {
-		float lo = tu_float(r, 0.0f, 100.0f);
-		switch (kind) {
-		case 0:
-			b.min[d] = i == 0 ? 1e6f : lo * 1e-5f;
-			b.max[d] = i == 0 ? 1e6f + 1.0f : (lo + side) * 1e-5f;
-			break;
-		case 1:
-			b.min[d] = d == 0 ? tu_float(r, 0.0f, 10.0f) : (float)(i >> (d - 1) * 4 & 15) * 2.0f;
-			b.max[d] = d == 0 ? tu_float(r, 990.0f, 1000.0f) : b.min[d] + (float)tu_int(r, 0, 4) * 0.5f;
-			break;
-		case 2: b.min[d] = b.max[d] = d == 0 ? exp2f(-tu_float(r, 0.0f, 60.0f)) : tu_float(r, 0.0f, 1.0f); break;
-		case 5: {
-			// Arm i % 4: long on axis `along` over [lo, hi), its strip i / 4
-			// on the other axis from `band`; axes past y long for all.
-			static const float arms[4][4] = {{0, 0, 79, 81}, {1, 21, 100, 81}, {0, 21, 100, 0}, {1, 0, 79, 0}};
-			const float *a = arms[i % 4];
-			int along = (int)a[0];
-			b.min[d] = d > 1 ? lo * 0.05f : d == along ? a[1] + lo * 0.01f : a[3] + (float)(i / 4) * 0.3f;
-			b.max[d] = d > 1 ? 100.0f - lo * 0.05f : d == along ? a[2] - lo * 0.01f : b.min[d] + 0.1f;
-			break;
-		}
-		default:
-			b.min[d] = d == 0 ? -side * 0.5f : lo;
-			b.max[d] = d == 0 ? side * 0.5f : lo + side * 0.1f;
-			break;
-		}
-	}
-	return b;
-}
+/// Pattern 7 with param 8..15: the piles of fuzz_input.h (fuzz_pile), which
+/// the pair finder sweeps: param & 3 (a speck, strips, binary scales,
+/// straddlers); params 12 and 14 boxes holding the origin, 13 rods, 15 a pinwheel.
 
 /// Box i of n by pattern, from the scene's rng, in units (param: 0..15).
 static box_t generate(tu_rng *r, int pattern, int param, int i, float unit)
 {
 	box_t b;
 	if (pattern == 7 && param >= 8)
-		return generate_pile(r, param == 15 ? 5 : param == 13 ? 6 : param >= 12 && !(param & 1) ? 4 : param & 3, i);
+		return fuzz_pile(r, param == 15 ? 5 : param == 13 ? 6 : param >= 12 && !(param & 1) ? 4 : param & 3, i);
 	int per_row = param + 1;
 	for (int d = 0; d < DIM; ++d) {
 		float lo = 0, side = 0;

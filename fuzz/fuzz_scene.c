@@ -3,7 +3,8 @@
 // dimensions, finite coordinates within the limit, min <= max, unique IDs,
 // ascending line numbers) which the tree then accepts and validates, or an
 // error that names a line inside the input — never a crash, and memory bounded
-// by the input's size.
+// by the input's size. What the tree builds, under every placement,
+// validates and (up to PAIRS_CHECKED objects) finds brute force's pairs.
 //
 // A libFuzzer target; linked with replay.c it is a plain program replaying
 // files and directories (the committed corpus runs in ctest).
@@ -31,19 +32,55 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/// Scenes up to this many objects have their pairs checked against brute force.
+#define PAIRS_CHECKED 1024
+
+static bool count_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(size_t *)ctx;
+	return true;
+}
+
+/// The overlapping pairs of a scene's boxes (dim coordinates of min, then
+/// of max, each), by brute force.
+static size_t brute_pairs(const sf_scene *scene)
+{
+	size_t k = 0, per = (size_t)scene->dim * 2;
+	for (size_t i = 0; i < scene->count; ++i)
+		for (size_t j = i + 1; j < scene->count; ++j) {
+			const float *a = scene->coords + i * per, *b = scene->coords + j * per;
+			bool meet = true;
+			for (int d = 0; d < scene->dim; ++d) meet &= a[d] <= b[scene->dim + d] && b[d] <= a[scene->dim + d];
+			k += meet;
+		}
+	return k;
+}
+
 // tree_check_2, tree_check_3: the tree of that dimension builds the scene (or
-// refuses it as out of range) and validates.
+// refuses it as out of range) and validates; under every placement, and a
+// scene of at most PAIRS_CHECKED objects gives brute force's pair count (the
+// corpus holds piles the tree cannot spread out, which its pair finder sweeps).
 #define TREE_CHECK(D) \
 	static void tree_check_##D(const sf_scene *scene) \
 	{ \
-		ort##D##_tree_def def = ort##D##_tree_default_def(); \
-		ort##D##_tree *t; \
-		check(ort##D##_tree_create(&def, &t) == ORT_OK, "create"); \
-		ort_result r = ort##D##_tree_build(t, (const ort##D##_box *)scene->coords, NULL, (int)scene->count, NULL); \
-		check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted"); \
-		char msg[160]; \
-		check(ort##D##_tree_validate(t, msg, sizeof msg) == ORT_OK, msg); \
-		ort##D##_tree_destroy(t); \
+		size_t want = scene->count <= PAIRS_CHECKED ? brute_pairs(scene) : 0; \
+		for (int p = 0; p < 3; ++p) { \
+			ort##D##_tree_def def = ort##D##_tree_default_def(); \
+			def.placement = (ort_placement)p; \
+			ort##D##_tree *t; \
+			check(ort##D##_tree_create(&def, &t) == ORT_OK, "create"); \
+			ort_result r = ort##D##_tree_build(t, (const ort##D##_box *)scene->coords, NULL, (int)scene->count, NULL); \
+			check(r == ORT_OK || r == ORT_ERROR_OUT_OF_RANGE, "the tree refused a scene the reader accepted"); \
+			char msg[160]; \
+			check(ort##D##_tree_validate(t, msg, sizeof msg) == ORT_OK, msg); \
+			size_t got = 0; \
+			if (r == ORT_OK && scene->count <= PAIRS_CHECKED) { \
+				check(ort##D##_tree_find_pairs(t, ORT_MASK_ALL, count_pair, &got) == ORT_OK, "find_pairs"); \
+				check(got == want, "find_pairs disagrees with brute force"); \
+			} \
+			ort##D##_tree_destroy(t); \
+		} \
 	}
 TREE_CHECK(2)
 TREE_CHECK(3)

@@ -491,6 +491,14 @@ static int sweep_axis_second(const double share[DIM], int a)
 /// box against the other set's boxes that start within it (stream_scan).
 #define STREAM_SCAN 8
 
+/// A new problem, and a node about to test more than this many pairs a box
+/// pair by pair, first drops the boxes that miss the other set's bounding
+/// box (stream_trim): of rods long on x, crossing rods long on y and apart
+/// from them on z, a node's spanning rods often lie in one corner that most
+/// of its points miss. (3D rods at n = 20000 made 36 n log2 n box tests
+/// before it, 19 after.)
+#define STREAM_TRIM 4
+
 /// A box's index in the stream: bit 31 says which list.
 #define STREAM_SIDE 0x80000000u
 #define STREAM_NONE UINT32_MAX
@@ -713,6 +721,35 @@ static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, co
 	return best;
 }
 
+/// Move the boxes of v[0..n) that meet the bounding box of w[0..m) to the
+/// front; returns how many. The others meet no box of w, so a problem of
+/// v against w may drop them: a stack of rods whose spanning rods all lie
+/// in one corner meets none of the points elsewhere.
+static uint32_t stream_trim(sweep_stream *s, uint32_t *v, uint32_t n, const uint32_t *w, uint32_t m)
+{
+	box_t bb;
+	for (int d = 0; d < DIM; ++d) {
+		bb.min[d] = INFINITY;
+		bb.max[d] = -INFINITY;
+	}
+	for (uint32_t k = 0; k < m; ++k) {
+		const box_t *x = stream_box(s, w[k]);
+		for (int d = 0; d < DIM; ++d) {
+			if (x->min[d] < bb.min[d]) bb.min[d] = x->min[d];
+			if (x->max[d] > bb.max[d]) bb.max[d] = x->max[d];
+		}
+	}
+	uint32_t kept = 0;
+	s->steps += (uint64_t)n + m;
+	for (uint32_t k = 0; k < n; ++k)
+		if (box_overlap(stream_box(s, v[k]), &bb)) {
+			uint32_t t = v[kept];
+			v[kept++] = v[k];
+			v[k] = t;
+		}
+	return kept;
+}
+
 /// Every pair of a holder in iv[0..ni) and a box of pv[0..np) whose low face
 /// on axis[level] lies in the holder's interval there and that overlap as
 /// boxes, given that every such pair overlaps on the axes above; the points'
@@ -721,6 +758,12 @@ static void stream_run(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv,
                        int level, int depth)
 {
 	if (!ni || !np || s->stop) return;
+	bool fresh = lo == STREAM_NONE && hi == STREAM_NONE; // a new problem
+	if (fresh || (uint64_t)ni * np > STREAM_TRIM * ((uint64_t)ni + np)) {
+		ni = stream_trim(s, iv, ni, pv, np);
+		np = stream_trim(s, pv, np, iv, ni);
+		if (!ni || !np) return;
+	}
 	int d = s->axis[level > 0 ? level : 0]; // (level >= 0: the clamp only quiets a compiler)
 	if (ni <= STREAM_BASE || np <= STREAM_BASE || depth > STREAM_DEPTH) {
 		s->steps += (uint64_t)ni * np;
@@ -733,7 +776,7 @@ static void stream_run(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv,
 		}
 		return;
 	}
-	if (lo == STREAM_NONE && hi == STREAM_NONE) { // a new problem: a sweep may do
+	if (fresh) { // a sweep may do
 		int e = stream_scan_axis(s, iv, ni, pv, np);
 		if (e >= 0 && stream_scan(s, iv, ni, pv, np, d, e)) return;
 	}
