@@ -13,6 +13,8 @@
 //   - after frames of the incremental broad phase with one object in twenty
 //     moving (the benchmark's S4), without the pairs (stats.bytes_pairs);
 //     the frames after the first few allocate nothing;
+//   - a built tree that outgrows its fitted pools grows them by a part: an
+//     eighth more boxes leave it holding no more per object than the build;
 //   - a tree rebuilt every frame allocates nothing from its third build on.
 // The bounds are the figures measured when the memory was last trimmed, with
 // about a tenth to spare: a change that makes them fail either grew the
@@ -153,6 +155,32 @@ static void test_churn_bytes(void **state)
 	free(boxes);
 }
 
+/// A built tree that grows past its fitted pools (here: an eighth more boxes
+/// inserted, as moves drift a tree towards more nodes and chunks than its
+/// build made) grows them by a part, not twice over: it holds no more per
+/// object than the build did, where doubling a pool that just ran out adds
+/// its whole size.
+static void test_growth_after_build(void **state)
+{
+	(void)state;
+	int n = tu_size(N, 4000), more = n / 8;
+	tu_rng r = tu_rng_make(17);
+	float world;
+	box_t *boxes = uniform_boxes(&r, n + more, &world);
+	tu_alloc a = {0};
+	tree_t *t = make_tree(&a, ORT_PLACEMENT_LOOSE, n + more, world);
+	assert_int_equal(TU(tree_build)(t, boxes, NULL, n, NULL), ORT_OK);
+	double built = (double)stats_of(t, &a).bytes / n;
+	for (int i = n; i < n + more; ++i) assert_int_equal(TU(tree_insert)(t, boxes[i], NULL, NULL), ORT_OK);
+	tu_check_valid(t);
+	double grown = (double)stats_of(t, &a).bytes / (n + more);
+	printf("# built %.1f B/object, %d more inserted %.1f\n", built, more, grown);
+	if (grown > built) TU_FAIL("%.1f B/object after the inserts, %.1f after the build\n", grown, built);
+	TU(tree_destroy)(t);
+	assert_int_equal(a.live, 0);
+	free(boxes);
+}
+
 /// A tree rebuilt every frame keeps its second build's memory: nothing is
 /// allocated from the third build on (a first build gives its scratch back).
 static void test_rebuild_allocates_nothing(void **state)
@@ -189,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_build_bytes),
 	    cmocka_unit_test(test_churn_bytes),
+	    cmocka_unit_test(test_growth_after_build),
 	    cmocka_unit_test(test_rebuild_allocates_nothing),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("memory"), tests, NULL, NULL);
