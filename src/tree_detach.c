@@ -47,20 +47,40 @@
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
+/// The marks are two bit sets by item slot, 1/8 byte an item each: a moving
+/// world's per-item moves test and set a mark for every item in an order that
+/// has nothing to do with the slots, and 100k items' bits (12.5 KB) stay in
+/// the first-level cache where a byte each (100 KB) missed it once a move.
 struct detached {
-	box_t *box;     ///< [cap]: per item slot, its current box (while valid)
-	uint8_t *mark;  ///< [cap]: 1 moved since the entries took it, 2 to re-home (attach), else 0
-	uint32_t cap;
+	box_t *box;      ///< [cap]: per item slot, its current box (while valid)
+	uint64_t *mark;  ///< [cap bits]: moved since the entries took it (its box waits in box)
+	uint64_t *home;  ///< [cap bits], beside mark: marked and to re-home (the attach's second step)
+	uint32_t cap;    ///< a multiple of 64
 	uint32_t marked; ///< items marked
 	bool valid;      ///< box[i] is the box of every live item i
 };
+
+static inline bool det_bit(const uint64_t *bits, uint32_t i) { return bits[i >> 6] >> (i & 63) & 1; }
+static inline void det_bit_set(uint64_t *bits, uint32_t i) { bits[i >> 6] |= 1ull << (i & 63); }
+static inline void det_bit_clear(uint64_t *bits, uint32_t i) { bits[i >> 6] &= ~(1ull << (i & 63)); }
+
+/// Bytes of the two bit sets (one block: mark, then home) for cap slots.
+static size_t det_bits_bytes(uint32_t cap) { return (size_t)cap / 64 * 2 * sizeof(uint64_t); }
+
+/// Mark item i (moved: its box waits in the dense array).
+static inline void det_mark(struct detached *d, uint32_t i)
+{
+	uint64_t *w = &d->mark[i >> 6], bit = 1ull << (i & 63);
+	d->marked += !(*w & bit);
+	*w |= bit;
+}
 
 static void detached_free(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) return;
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
-	mem_free(t, d->mark, d->cap);
+	mem_free(t, d->mark, det_bits_bytes(d->cap));
 	mem_free(t, d, sizeof *d);
 	t->det = NULL;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
@@ -82,17 +102,19 @@ static bool det_reserve(tree_t *t)
 	assert(!d->valid && d->marked == 0);
 	uint64_t want = (uint64_t)t->item_len + t->item_len / 4 + 64;
 	if (want > t->item_cap) want = t->item_cap;
+	want = (want + 63) & ~(uint64_t)63; // whole words of bits
 	box_t *box = mem_alloc(t, (size_t)want * sizeof *box);
-	uint8_t *mark = box ? mem_alloc(t, (size_t)want) : NULL;
+	uint64_t *mark = box ? mem_alloc(t, det_bits_bytes((uint32_t)want)) : NULL;
 	if (!mark) {
 		mem_free(t, box, (size_t)want * sizeof *box);
 		return false;
 	}
-	memset(mark, 0, (size_t)want);
+	memset(mark, 0, det_bits_bytes((uint32_t)want));
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
-	mem_free(t, d->mark, d->cap);
+	mem_free(t, d->mark, det_bits_bytes(d->cap));
 	d->box = box;
 	d->mark = mark;
+	d->home = mark + want / 64;
 	d->cap = (uint32_t)want;
 	return true;
 }
@@ -111,7 +133,9 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 	{
 		entry *e = &t->chunks[c].e[j];
 		uint32_t i = e->item;
-		if (d->mark[i] != 1) continue; // a leaves item of several entries is met once
+		// Marked and not yet sent to re-home: a leaves item of several
+		// entries is met once.
+		if (!det_bit(d->mark, i) || det_bit(d->home, i)) continue;
 		const box_t *box = &d->box[i];
 		bool here;
 		if (leaves)
@@ -127,11 +151,11 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 			}
 		}
 		if (!here) {
-			d->mark[i] = 2;
+			det_bit_set(d->home, i);
 			continue;
 		}
 		assert(t->items[i].addr == c * CHUNK_CAP + j && !(t->items[i].flags & ITEM_CAPPED));
-		d->mark[i] = 0;
+		det_bit_clear(d->mark, i);
 		d->marked--;
 		e->box = *box;
 		bound_grow(t, ni, box);
@@ -148,15 +172,16 @@ static ort_result det_apply(tree_t *t)
 	for (uint32_t ni = 0; ni < t->node_len; ++ni)
 		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) det_node(t, d, ni);
 	ort_result r = ORT_OK;
-	for (uint32_t i = 0; i < t->item_len; ++i) {
-		if (d->mark[i] != 2) continue;
-		if (r == ORT_OK) r = move_now(t, make_handle(t, i), d->box[i], NULL);
-		if (r == ORT_OK) {
-			d->mark[i] = 0;
-			d->marked--;
-		} else
-			d->mark[i] = 1; // waits for the next attach
-	}
+	for (uint32_t w = 0; w < d->cap / 64; ++w)
+		for (uint64_t bits = d->home[w]; bits; bits &= bits - 1) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (r == ORT_OK) r = move_now(t, make_handle(t, i), d->box[i], NULL);
+			if (r == ORT_OK) {
+				det_bit_clear(d->mark, i);
+				d->marked--;
+			} // else it stays marked: it waits for the next attach
+			det_bit_clear(d->home, i);
+		}
 	own_settle_pending(t);
 	t->det_attaching = false;
 	return r;
@@ -194,7 +219,7 @@ static void detached_clear(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) return;
-	if (d->marked) memset(d->mark, 0, d->cap);
+	if (d->marked) memset(d->mark, 0, det_bits_bytes(d->cap));
 	d->marked = 0;
 	d->valid = false;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
@@ -233,14 +258,12 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	uint32_t len = t->item_len;
 	// Every handle and box first: a fault changes nothing.
 	for (uint32_t k = 0; k < count; ++k) {
+		// The item is read here: its read starts early. (Its slot of the
+		// array is written in the second pass, which starts its own: a
+		// big batch's slots would leave the caches before then.)
 		if (k + DET_AHEAD < count) {
-			// The item is read here, its slot of the array written below:
-			// both reads start early.
 			uint32_t ahead = handles[k + DET_AHEAD].id - 1;
-			if (ahead < len) {
-				__builtin_prefetch(&t->items[ahead]);
-				__builtin_prefetch(&d->box[ahead], 1);
-			}
+			if (ahead < len) __builtin_prefetch(&t->items[ahead]);
 		}
 		uint32_t i = handle_index(t, handles[k]);
 		if (i == NIL || (t->items[i].flags & ITEM_DOOMED)) {
@@ -258,10 +281,10 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	if (t->spheres)
 		for (uint32_t k = 0; k < count; ++k) t->items[handles[k].id - 1].flags &= ~(uint32_t)ITEM_SPHERE;
 	for (uint32_t k = 0; k < count; ++k) {
+		if (k + DET_AHEAD < count) __builtin_prefetch(&d->box[handles[k + DET_AHEAD].id - 1], 1);
 		uint32_t i = handles[k].id - 1; // checked above
 		d->box[i] = boxes[k];
-		d->marked += d->mark[i] == 0;
-		d->mark[i] = 1;
+		det_mark(d, i);
 	}
 	mm_touch(t, handles, count);
 	if (d->marked) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
@@ -282,20 +305,26 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
 	if (!detached && !(t->bp && t->bp->all)) return false;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING))) return false;
+	if (i == NIL) return false;
+	item *it = &t->items[i];
+	if (it->flags & (ITEM_DOOMED | ITEM_PENDING)) return false;
 	if ((*r = box_check(box)) != ORT_OK) return true;
-	if (t->bp && !t->bp->all) {
-		if (!bp_reserve(t, 1, NIL)) {
+	struct broadphase *bp = t->bp;
+	if (bp && !bp->all && !(it->flags & ITEM_TOUCHED)) {
+		// Room in the touched list: the touch alone (bp_reserve's other
+		// work, the movers' fat-box records, is best effort, and a quarter
+		// of the items moving needs none).
+		if (bp->touched_len == bp->touched_cap && !bp_reserve(t, 1, NIL)) {
 			*r = ORT_ERROR_OUT_OF_MEMORY;
 			return true;
 		}
 		bp_touch(t, i);
 	}
-	t->items[i].flags &= ~(uint32_t)ITEM_SPHERE; // a box move makes a box item
+	// A box move makes a box item (only a tree that has had spheres has any).
+	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;
 	d->box[i] = *box;
-	d->marked += d->mark[i] == 0;
-	d->mark[i] = 1;
-	atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	det_mark(d, i);
+	if (!detached) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
 	return true;
 }
 
@@ -340,14 +369,17 @@ static const char *detached_check(const tree_t *t)
 	if (!d) return NULL;
 	int s = atomic_load_explicit(&((tree_t *)t)->det_state, memory_order_acquire);
 	uint32_t marks = 0;
-	for (uint32_t i = 0; i < d->cap; ++i) marks += d->mark[i] != 0;
+	for (uint32_t w = 0; w < d->cap / 64; ++w) {
+		marks += (uint32_t)__builtin_popcountll(d->mark[w]);
+		if (d->home[w]) return "detached: an item left to re-home outside an attach";
+	}
 	if (marks != d->marked) return "detached: mark count differs from the marks";
 	if ((s == DET_ATTACHED) != (marks == 0)) return "detached: state differs from the marks";
 	if (!d->valid) return NULL;
 	if (d->cap < t->item_len) return "detached: dense array shorter than the items";
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		const item *it = &t->items[i];
-		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_PENDING) || d->mark[i]) continue;
+		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_PENDING) || det_bit(d->mark, i)) continue;
 		if (memcmp(&entry_at(t, it->addr)->box, &d->box[i], sizeof(box_t)) != 0)
 			return "detached: an item's entry and dense box differ";
 	}
