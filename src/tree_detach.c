@@ -47,15 +47,26 @@
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
-/// The marks are two bit sets by item slot, 1/8 byte an item each: a moving
+/// The marks are bit sets by item slot, 1/8 byte an item each: a moving
 /// world's per-item moves test and set a mark for every item in an order that
 /// has nothing to do with the slots, and 100k items' bits (12.5 KB) stay in
 /// the first-level cache where a byte each (100 KB) missed it once a move.
+///
+/// `moved` is the broad phase's touched list for detached moves: a detached
+/// move sets its item's bit where ortN_tree_move would append the item to the
+/// list and flag it (ITEM_TOUCHED, a write of the item's line, and another
+/// when the update clears it). Before anything reads the list or changes the
+/// tree otherwise (update_pairs, detached_settle), the bits are handed over
+/// (detached_flush): as "every item touched" when a quarter or more are set
+/// (the all-pairs update that many touched items choose anyway) or when the
+/// list has no room for them, else as touches in slot order.
 struct detached {
 	box_t *box;      ///< [cap]: per item slot, its current box (while valid)
 	uint64_t *mark;  ///< [cap bits]: moved since the entries took it (its box waits in box)
 	uint64_t *home;  ///< [cap bits], beside mark: marked and to re-home (the attach's second step)
+	uint64_t *moved; ///< [cap bits], beside home: moved since the broad phase last heard
 	uint32_t cap;    ///< a multiple of 64
+	uint32_t moved_count; ///< bits set in moved
 	uint32_t marked; ///< items marked
 	bool valid;      ///< box[i] is the box of every live item i
 };
@@ -64,8 +75,8 @@ static inline bool det_bit(const uint64_t *bits, uint32_t i) { return bits[i >> 
 static inline void det_bit_set(uint64_t *bits, uint32_t i) { bits[i >> 6] |= 1ull << (i & 63); }
 static inline void det_bit_clear(uint64_t *bits, uint32_t i) { bits[i >> 6] &= ~(1ull << (i & 63)); }
 
-/// Bytes of the two bit sets (one block: mark, then home) for cap slots.
-static size_t det_bits_bytes(uint32_t cap) { return (size_t)cap / 64 * 2 * sizeof(uint64_t); }
+/// Bytes of the three bit sets (one block: mark, home, moved) for cap slots.
+static size_t det_bits_bytes(uint32_t cap) { return (size_t)cap / 64 * 3 * sizeof(uint64_t); }
 
 /// Mark item i (moved: its box waits in the dense array).
 static inline void det_mark(struct detached *d, uint32_t i)
@@ -98,8 +109,9 @@ static bool det_reserve(tree_t *t)
 	}
 	if (d->cap >= t->item_len) return true;
 	// Only an invalid array with no marks grows (slots are added only by
-	// inserts, which invalidate it after attaching): nothing to copy.
-	assert(!d->valid && d->marked == 0);
+	// inserts, which invalidate it after attaching and flushing): nothing to
+	// copy.
+	assert(!d->valid && d->marked == 0 && d->moved_count == 0);
 	uint64_t want = (uint64_t)t->item_len + t->item_len / 4 + 64;
 	if (want > t->item_cap) want = t->item_cap;
 	want = (want + 63) & ~(uint64_t)63; // whole words of bits
@@ -115,6 +127,7 @@ static bool det_reserve(tree_t *t)
 	d->box = box;
 	d->mark = mark;
 	d->home = mark + want / 64;
+	d->moved = mark + 2 * (want / 64);
 	d->cap = (uint32_t)want;
 	return true;
 }
@@ -203,11 +216,37 @@ static ort_result detached_attach(const tree_t *ct)
 	}
 }
 
-/// Before a mutation: attach, and when the mutation changes boxes or item
-/// slots (boxes_change), the dense array stops being the boxes' truth.
+/// Hand the moved bits to the broad phase (see struct detached): after it,
+/// the touched list (or `all`) holds every item moved, as if each detached
+/// move had touched it. Needs no memory it cannot do without: a list that
+/// cannot grow for them becomes "every item touched".
+static void detached_flush(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d || d->moved_count == 0) return;
+	struct broadphase *bp = t->bp;
+	uint32_t words = d->cap / 64;
+	if (bp && !bp->all) {
+		if ((t->live >= 64 && (uint64_t)d->moved_count * BP_ALL_SHARE >= t->live) || !bp_reserve(t, d->moved_count, NIL))
+			bp->all = true;
+		else
+			for (uint32_t w = 0; w < words; ++w)
+				for (uint64_t bits = d->moved[w]; bits; bits &= bits - 1) {
+					uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+					if (t->items[i].flags & ITEM_LIVE) bp_touch(t, i); // each removal flushed first: all are
+				}
+	}
+	memset(d->moved, 0, (size_t)words * sizeof *d->moved);
+	d->moved_count = 0;
+}
+
+/// Before a mutation: the moved bits handed over, then attach; and when the
+/// mutation changes boxes or item slots (boxes_change), the dense array
+/// stops being the boxes' truth.
 static ort_result detached_settle(tree_t *t, bool boxes_change)
 {
 	if (!t->det) return ORT_OK;
+	detached_flush(t);
 	ort_result r = detached_read(t);
 	// Even when the attach failed: the caller may go on (the deferred queue).
 	if (boxes_change) t->det->valid = false;
@@ -219,8 +258,8 @@ static void detached_clear(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) return;
-	if (d->marked) memset(d->mark, 0, det_bits_bytes(d->cap));
-	d->marked = 0;
+	if (d->marked || d->moved_count) memset(d->mark, 0, det_bits_bytes(d->cap));
+	d->marked = d->moved_count = 0;
 	d->valid = false;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
 }
@@ -309,16 +348,11 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	item *it = &t->items[i];
 	if (it->flags & (ITEM_DOOMED | ITEM_PENDING)) return false;
 	if ((*r = box_check(box)) != ORT_OK) return true;
-	struct broadphase *bp = t->bp;
-	if (bp && !bp->all && !(it->flags & ITEM_TOUCHED)) {
-		// Room in the touched list: the touch alone (bp_reserve's other
-		// work, the movers' fat-box records, is best effort, and a quarter
-		// of the items moving needs none).
-		if (bp->touched_len == bp->touched_cap && !bp_reserve(t, 1, NIL)) {
-			*r = ORT_ERROR_OUT_OF_MEMORY;
-			return true;
-		}
-		bp_touch(t, i);
+	// The broad phase hears of the move as a bit (detached_flush).
+	if (t->bp && !t->bp->all) {
+		uint64_t *w = &d->moved[i >> 6], bit = 1ull << (i & 63);
+		d->moved_count += !(*w & bit);
+		*w |= bit;
 	}
 	// A box move makes a box item (only a tree that has had spheres has any).
 	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;
@@ -357,7 +391,7 @@ static const box_t *detached_boxes(tree_t *t)
 /// updates for a while): the dense array goes too, unless boxes wait in it.
 static void detached_release(tree_t *t)
 {
-	if (!t->det || t->det->marked) return;
+	if (!t->det || t->det->marked || t->det->moved_count) return;
 	detached_free(t);
 }
 
@@ -368,12 +402,14 @@ static const char *detached_check(const tree_t *t)
 	const struct detached *d = t->det;
 	if (!d) return NULL;
 	int s = atomic_load_explicit(&((tree_t *)t)->det_state, memory_order_acquire);
-	uint32_t marks = 0;
+	uint32_t marks = 0, moved = 0;
 	for (uint32_t w = 0; w < d->cap / 64; ++w) {
 		marks += (uint32_t)__builtin_popcountll(d->mark[w]);
+		moved += (uint32_t)__builtin_popcountll(d->moved[w]);
 		if (d->home[w]) return "detached: an item left to re-home outside an attach";
 	}
 	if (marks != d->marked) return "detached: mark count differs from the marks";
+	if (moved != d->moved_count) return "detached: moved count differs from the moved bits";
 	if ((s == DET_ATTACHED) != (marks == 0)) return "detached: state differs from the marks";
 	if (!d->valid) return NULL;
 	if (d->cap < t->item_len) return "detached: dense array shorter than the items";
