@@ -38,6 +38,14 @@ static inline bool box_overlaps_bounds(const box_t *b, const float lo[DIM], cons
 /// ORT_OK for a finite box with min <= max inside the coordinate limit.
 static inline ort_result box_check(const box_t *b)
 {
+	// The usual case in one test, without branches: every coordinate within
+	// the limit (which NaN and the infinities fail) and min <= max (which NaN
+	// fails too). Only a box that fails it is looked at again for its error.
+	bool ok = true;
+	for (int d = 0; d < DIM; ++d)
+		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
+		      (b->min[d] <= b->max[d]);
+	if (ok) return ORT_OK;
 	for (int d = 0; d < DIM; ++d) {
 		if (!isfinite(b->min[d]) || !isfinite(b->max[d]) || !(b->min[d] <= b->max[d]))
 			return ORT_ERROR_INVALID_BOX;

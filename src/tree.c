@@ -413,9 +413,19 @@ ort_result ORTHANT_NAME(tree_remove)(tree_t *t, ort_handle h)
 // ---- move -------------------------------------------------------------------
 
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
+static ort_result move_steps(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 
-ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box) { return move_item(t, h, box, NULL); }
+ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
+{
+	// While most items move, a move is a write of the dense array
+	// (tree_detach.c): that path is all this function holds, the other steps
+	// are out of line, so a world moving every item one call at a time pays
+	// for no more than it uses.
+	ort_result r;
+	if (t && detached_move(t, h, &box, NULL, &r)) return r;
+	return move_steps(t, h, box, NULL);
+}
 
 ort_result ORTHANT_NAME(tree_move_sphere)(tree_t *t, ort_handle h, const float centre[DIM], float radius)
 {
@@ -444,7 +454,14 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 {
 	ort_result r;
 	if (t && detached_move(t, h, &box, sph, &r)) return r; // a write of the dense array
-	r = t ? detached_settle(t, false) : ORT_OK;
+	return move_steps(t, h, box, sph);
+}
+
+/// move_item's steps after the detached mode's: the entry moves (or the move
+/// waits in the deferred queue). Out of line: see ortN_tree_move.
+static __attribute__((noinline)) ort_result move_steps(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
+{
+	ort_result r = t ? detached_settle(t, false) : ORT_OK;
 	if (r != ORT_OK) return r;
 	r = move_now(t, h, box, sph);
 	if (t) {

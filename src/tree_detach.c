@@ -47,20 +47,51 @@
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
+/// The marks are bit sets by item slot, 1/8 byte an item each: a moving
+/// world's per-item moves test and set a mark for every item in an order that
+/// has nothing to do with the slots, and 100k items' bits (12.5 KB) stay in
+/// the first-level cache where a byte each (100 KB) missed it once a move.
+///
+/// `moved` is the broad phase's touched list for detached moves: a detached
+/// move sets its item's bit where ortN_tree_move would append the item to the
+/// list and flag it (ITEM_TOUCHED, a write of the item's line, and another
+/// when the update clears it). Before anything reads the list or changes the
+/// tree otherwise (update_pairs, detached_settle), the bits are handed over
+/// (detached_flush): as "every item touched" when a quarter or more are set
+/// (the all-pairs update that many touched items choose anyway) or when the
+/// list has no room for them, else as touches in slot order.
 struct detached {
-	box_t *box;     ///< [cap]: per item slot, its current box (while valid)
-	uint8_t *mark;  ///< [cap]: 1 moved since the entries took it, 2 to re-home (attach), else 0
-	uint32_t cap;
+	box_t *box;      ///< [cap]: per item slot, its current box (while valid)
+	uint64_t *mark;  ///< [cap bits]: moved since the entries took it (its box waits in box)
+	uint64_t *home;  ///< [cap bits], beside mark: marked and to re-home (the attach's second step)
+	uint64_t *moved; ///< [cap bits], beside home: moved since the broad phase last heard
+	uint32_t cap;    ///< a multiple of 64
+	uint32_t moved_count; ///< bits set in moved
 	uint32_t marked; ///< items marked
 	bool valid;      ///< box[i] is the box of every live item i
 };
+
+static inline bool det_bit(const uint64_t *bits, uint32_t i) { return bits[i >> 6] >> (i & 63) & 1; }
+static inline void det_bit_set(uint64_t *bits, uint32_t i) { bits[i >> 6] |= 1ull << (i & 63); }
+static inline void det_bit_clear(uint64_t *bits, uint32_t i) { bits[i >> 6] &= ~(1ull << (i & 63)); }
+
+/// Bytes of the three bit sets (one block: mark, home, moved) for cap slots.
+static size_t det_bits_bytes(uint32_t cap) { return (size_t)cap / 64 * 3 * sizeof(uint64_t); }
+
+/// Mark item i (moved: its box waits in the dense array).
+static inline void det_mark(struct detached *d, uint32_t i)
+{
+	uint64_t *w = &d->mark[i >> 6], bit = 1ull << (i & 63);
+	d->marked += !(*w & bit);
+	*w |= bit;
+}
 
 static void detached_free(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) return;
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
-	mem_free(t, d->mark, d->cap);
+	mem_free(t, d->mark, det_bits_bytes(d->cap));
 	mem_free(t, d, sizeof *d);
 	t->det = NULL;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
@@ -78,21 +109,25 @@ static bool det_reserve(tree_t *t)
 	}
 	if (d->cap >= t->item_len) return true;
 	// Only an invalid array with no marks grows (slots are added only by
-	// inserts, which invalidate it after attaching): nothing to copy.
-	assert(!d->valid && d->marked == 0);
+	// inserts, which invalidate it after attaching and flushing): nothing to
+	// copy.
+	assert(!d->valid && d->marked == 0 && d->moved_count == 0);
 	uint64_t want = (uint64_t)t->item_len + t->item_len / 4 + 64;
 	if (want > t->item_cap) want = t->item_cap;
+	want = (want + 63) & ~(uint64_t)63; // whole words of bits
 	box_t *box = mem_alloc(t, (size_t)want * sizeof *box);
-	uint8_t *mark = box ? mem_alloc(t, (size_t)want) : NULL;
+	uint64_t *mark = box ? mem_alloc(t, det_bits_bytes((uint32_t)want)) : NULL;
 	if (!mark) {
 		mem_free(t, box, (size_t)want * sizeof *box);
 		return false;
 	}
-	memset(mark, 0, (size_t)want);
+	memset(mark, 0, det_bits_bytes((uint32_t)want));
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
-	mem_free(t, d->mark, d->cap);
+	mem_free(t, d->mark, det_bits_bytes(d->cap));
 	d->box = box;
 	d->mark = mark;
+	d->home = mark + want / 64;
+	d->moved = mark + 2 * (want / 64);
 	d->cap = (uint32_t)want;
 	return true;
 }
@@ -111,7 +146,9 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 	{
 		entry *e = &t->chunks[c].e[j];
 		uint32_t i = e->item;
-		if (d->mark[i] != 1) continue; // a leaves item of several entries is met once
+		// Marked and not yet sent to re-home: a leaves item of several
+		// entries is met once.
+		if (!det_bit(d->mark, i) || det_bit(d->home, i)) continue;
 		const box_t *box = &d->box[i];
 		bool here;
 		if (leaves)
@@ -127,11 +164,11 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 			}
 		}
 		if (!here) {
-			d->mark[i] = 2;
+			det_bit_set(d->home, i);
 			continue;
 		}
 		assert(t->items[i].addr == c * CHUNK_CAP + j && !(t->items[i].flags & ITEM_CAPPED));
-		d->mark[i] = 0;
+		det_bit_clear(d->mark, i);
 		d->marked--;
 		e->box = *box;
 		bound_grow(t, ni, box);
@@ -148,15 +185,16 @@ static ort_result det_apply(tree_t *t)
 	for (uint32_t ni = 0; ni < t->node_len; ++ni)
 		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) det_node(t, d, ni);
 	ort_result r = ORT_OK;
-	for (uint32_t i = 0; i < t->item_len; ++i) {
-		if (d->mark[i] != 2) continue;
-		if (r == ORT_OK) r = move_now(t, make_handle(t, i), d->box[i], NULL);
-		if (r == ORT_OK) {
-			d->mark[i] = 0;
-			d->marked--;
-		} else
-			d->mark[i] = 1; // waits for the next attach
-	}
+	for (uint32_t w = 0; w < d->cap / 64; ++w)
+		for (uint64_t bits = d->home[w]; bits; bits &= bits - 1) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (r == ORT_OK) r = move_now(t, make_handle(t, i), d->box[i], NULL);
+			if (r == ORT_OK) {
+				det_bit_clear(d->mark, i);
+				d->marked--;
+			} // else it stays marked: it waits for the next attach
+			det_bit_clear(d->home, i);
+		}
 	own_settle_pending(t);
 	t->det_attaching = false;
 	return r;
@@ -178,11 +216,37 @@ static ort_result detached_attach(const tree_t *ct)
 	}
 }
 
-/// Before a mutation: attach, and when the mutation changes boxes or item
-/// slots (boxes_change), the dense array stops being the boxes' truth.
+/// Hand the moved bits to the broad phase (see struct detached): after it,
+/// the touched list (or `all`) holds every item moved, as if each detached
+/// move had touched it. Needs no memory it cannot do without: a list that
+/// cannot grow for them becomes "every item touched".
+static void detached_flush(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d || d->moved_count == 0) return;
+	struct broadphase *bp = t->bp;
+	uint32_t words = d->cap / 64;
+	if (bp && !bp->all) {
+		if ((t->live >= 64 && (uint64_t)d->moved_count * BP_ALL_SHARE >= t->live) || !bp_reserve(t, d->moved_count, NIL))
+			bp->all = true;
+		else
+			for (uint32_t w = 0; w < words; ++w)
+				for (uint64_t bits = d->moved[w]; bits; bits &= bits - 1) {
+					uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+					if (t->items[i].flags & ITEM_LIVE) bp_touch(t, i); // each removal flushed first: all are
+				}
+	}
+	memset(d->moved, 0, (size_t)words * sizeof *d->moved);
+	d->moved_count = 0;
+}
+
+/// Before a mutation: the moved bits handed over, then attach; and when the
+/// mutation changes boxes or item slots (boxes_change), the dense array
+/// stops being the boxes' truth.
 static ort_result detached_settle(tree_t *t, bool boxes_change)
 {
 	if (!t->det) return ORT_OK;
+	detached_flush(t);
 	ort_result r = detached_read(t);
 	// Even when the attach failed: the caller may go on (the deferred queue).
 	if (boxes_change) t->det->valid = false;
@@ -194,8 +258,8 @@ static void detached_clear(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) return;
-	if (d->marked) memset(d->mark, 0, d->cap);
-	d->marked = 0;
+	if (d->marked || d->moved_count) memset(d->mark, 0, det_bits_bytes(d->cap));
+	d->marked = d->moved_count = 0;
 	d->valid = false;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
 }
@@ -233,14 +297,12 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	uint32_t len = t->item_len;
 	// Every handle and box first: a fault changes nothing.
 	for (uint32_t k = 0; k < count; ++k) {
+		// The item is read here: its read starts early. (Its slot of the
+		// array is written in the second pass, which starts its own: a
+		// big batch's slots would leave the caches before then.)
 		if (k + DET_AHEAD < count) {
-			// The item is read here, its slot of the array written below:
-			// both reads start early.
 			uint32_t ahead = handles[k + DET_AHEAD].id - 1;
-			if (ahead < len) {
-				__builtin_prefetch(&t->items[ahead]);
-				__builtin_prefetch(&d->box[ahead], 1);
-			}
+			if (ahead < len) __builtin_prefetch(&t->items[ahead]);
 		}
 		uint32_t i = handle_index(t, handles[k]);
 		if (i == NIL || (t->items[i].flags & ITEM_DOOMED)) {
@@ -258,10 +320,10 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	if (t->spheres)
 		for (uint32_t k = 0; k < count; ++k) t->items[handles[k].id - 1].flags &= ~(uint32_t)ITEM_SPHERE;
 	for (uint32_t k = 0; k < count; ++k) {
+		if (k + DET_AHEAD < count) __builtin_prefetch(&d->box[handles[k + DET_AHEAD].id - 1], 1);
 		uint32_t i = handles[k].id - 1; // checked above
 		d->box[i] = boxes[k];
-		d->marked += d->mark[i] == 0;
-		d->mark[i] = 1;
+		det_mark(d, i);
 	}
 	mm_touch(t, handles, count);
 	if (d->marked) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
@@ -282,20 +344,21 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
 	if (!detached && !(t->bp && t->bp->all)) return false;
 	uint32_t i = handle_index(t, h);
-	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING))) return false;
+	if (i == NIL) return false;
+	item *it = &t->items[i];
+	if (it->flags & (ITEM_DOOMED | ITEM_PENDING)) return false;
 	if ((*r = box_check(box)) != ORT_OK) return true;
+	// The broad phase hears of the move as a bit (detached_flush).
 	if (t->bp && !t->bp->all) {
-		if (!bp_reserve(t, 1, NIL)) {
-			*r = ORT_ERROR_OUT_OF_MEMORY;
-			return true;
-		}
-		bp_touch(t, i);
+		uint64_t *w = &d->moved[i >> 6], bit = 1ull << (i & 63);
+		d->moved_count += !(*w & bit);
+		*w |= bit;
 	}
-	t->items[i].flags &= ~(uint32_t)ITEM_SPHERE; // a box move makes a box item
+	// A box move makes a box item (only a tree that has had spheres has any).
+	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;
 	d->box[i] = *box;
-	d->marked += d->mark[i] == 0;
-	d->mark[i] = 1;
-	atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	det_mark(d, i);
+	if (!detached) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
 	return true;
 }
 
@@ -328,7 +391,7 @@ static const box_t *detached_boxes(tree_t *t)
 /// updates for a while): the dense array goes too, unless boxes wait in it.
 static void detached_release(tree_t *t)
 {
-	if (!t->det || t->det->marked) return;
+	if (!t->det || t->det->marked || t->det->moved_count) return;
 	detached_free(t);
 }
 
@@ -339,15 +402,20 @@ static const char *detached_check(const tree_t *t)
 	const struct detached *d = t->det;
 	if (!d) return NULL;
 	int s = atomic_load_explicit(&((tree_t *)t)->det_state, memory_order_acquire);
-	uint32_t marks = 0;
-	for (uint32_t i = 0; i < d->cap; ++i) marks += d->mark[i] != 0;
+	uint32_t marks = 0, moved = 0;
+	for (uint32_t w = 0; w < d->cap / 64; ++w) {
+		marks += (uint32_t)__builtin_popcountll(d->mark[w]);
+		moved += (uint32_t)__builtin_popcountll(d->moved[w]);
+		if (d->home[w]) return "detached: an item left to re-home outside an attach";
+	}
 	if (marks != d->marked) return "detached: mark count differs from the marks";
+	if (moved != d->moved_count) return "detached: moved count differs from the moved bits";
 	if ((s == DET_ATTACHED) != (marks == 0)) return "detached: state differs from the marks";
 	if (!d->valid) return NULL;
 	if (d->cap < t->item_len) return "detached: dense array shorter than the items";
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		const item *it = &t->items[i];
-		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_PENDING) || d->mark[i]) continue;
+		if (!(it->flags & ITEM_LIVE) || (it->flags & ITEM_PENDING) || det_bit(d->mark, i)) continue;
 		if (memcmp(&entry_at(t, it->addr)->box, &d->box[i], sizeof(box_t)) != 0)
 			return "detached: an item's entry and dense box differ";
 	}

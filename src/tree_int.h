@@ -622,6 +622,7 @@ static const box_t *detached_boxes(tree_t *t);
 static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r);
 static void detached_moved(tree_t *t, ort_handle h, const box_t *box);
 static void detached_release(tree_t *t);
+static void detached_flush(tree_t *t);
 
 /// Before a read of the tree's nodes or entries: the detached boxes, if any,
 /// are written into the entries (ORT_ERROR_OUT_OF_MEMORY when a re-home

@@ -1579,6 +1579,83 @@ static void test_move_many_detached(void **state)
 	}
 }
 
+/// A detached tree (a batch of every item, then update_pairs, nothing
+/// reading the tree) moved one item at a time: a few items (an incremental
+/// update must hear of each, repeats and spheres among them, a removal or
+/// an insert in between), or a quarter and more (the all-pairs update); and
+/// faults, which change nothing: a bad box or a stale handle in a single
+/// move, a stale handle or a bad box at the end of a batch that named some
+/// items twice, on a tree whose boxes wait in the dense array.
+static void test_detached_single_moves(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		int N = 400;
+		tu_alloc a;
+		tree_t *t = counted_tree((ort_placement)p, &a);
+		tu_rng r = tu_rng_make(310 + (uint64_t)p);
+		world w;
+		bulk_world(t, &w, &r, N, 2 * N, 8, 1.5f, N / 8);
+		pairset set = {{0}, 0};
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		ort_handle *hs = malloc(sizeof *hs * 4 * N);
+		box_t *bs = malloc(sizeof *bs * 4 * N), *keep = malloc(sizeof *keep * 2 * N);
+		int *at = malloc(sizeof *at * 4 * N);
+		int frames = tu_size(20, 10);
+		for (int f = 0; f < frames; ++f) {
+			TU_CONTEXT("detached single moves, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			int n = bulk_batch(&w, &r, at, all_shuffled(&w, &r, at), hs, bs, 20);
+			assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			compare(&set.keys, &w, "events after a batch");
+			// The boxes wait in the dense array now. A faulty batch (some
+			// items named twice before the fault) changes nothing.
+			memcpy(keep, w.m.box, sizeof *keep * (size_t)w.m.n);
+			n = bulk_batch(&w, &r, at, all_shuffled(&w, &r, at), hs, bs, 20);
+			memcpy(w.m.box, keep, sizeof *keep * (size_t)w.m.n);
+			if (f % 2) {
+				hs[n - 1].gen ^= 1;
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_ERROR_STALE_HANDLE);
+			} else {
+				bs[n - 1].min[0] = NAN;
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_ERROR_INVALID_BOX);
+			}
+			// Single moves on the detached tree: a few, or a quarter and more.
+			int m = f % 3 == 2 ? tu_int(&r, w.m.n / 4, w.m.n) : tu_int(&r, 1, 12);
+			for (int k = 0; k < m; ++k) {
+				int i = k < 2 ? tu_int(&r, 0, w.m.n - 1) : at[k % w.m.n];
+				world_step(t, &w, &r, i, k % 7 == 0 ? 60.0f : 3.0f);
+				if (k == 1) world_step(t, &w, &r, i, 3.0f); // the same item again
+			}
+			box_t bad = w.m.box[0];
+			bad.max[0] = bad.min[0] - 1.0f;
+			assert_int_equal(TU(tree_move)(t, w.m.handle[0], bad), ORT_ERROR_INVALID_BOX);
+			bad.max[0] = INFINITY;
+			assert_int_equal(TU(tree_move)(t, w.m.handle[0], bad), ORT_ERROR_INVALID_BOX);
+			switch (f % 4) {
+			case 1: { // a removal of a moved item, its stale handle refused
+				ort_handle gone = w.m.handle[at[0]];
+				world_remove(t, &w, at[0]);
+				assert_int_equal(TU(tree_move)(t, gone, w.m.box[0]), ORT_ERROR_STALE_HANDLE);
+				break;
+			}
+			case 3: world_insert(t, &w, small_box(&r, 100.0f), NULL); break;
+			default: break;
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			assert_int_equal(set.errors, 0);
+			compare(&set.keys, &w, "events after single moves on a detached tree");
+			if (f % 5 == 4) {
+				tu_check_valid(t);
+				expect_boxes(t, &w);
+			}
+		}
+		free(hs), free(bs), free(keep), free(at);
+		world_end(t, &w, &set.keys);
+		assert_int_equal(a.live, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1602,6 +1679,7 @@ int main(void)
 	    cmocka_unit_test(test_move_many_deferred),
 	    cmocka_unit_test(test_move_many_bulk),
 	    cmocka_unit_test(test_move_many_detached),
+	    cmocka_unit_test(test_detached_single_moves),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }
