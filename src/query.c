@@ -132,8 +132,10 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 		const node *n = &t->nodes[ni];
 		if (n->count) {
 			float cell_lo[DIM], cell_hi[DIM]; // copies: callbacks' deferred changes may move the pool
-			memcpy(cell_lo, n->lo, sizeof cell_lo);
-			memcpy(cell_hi, n->hi, sizeof cell_hi);
+			if (leaves) {
+				memcpy(cell_lo, n->lo, sizeof cell_lo);
+				memcpy(cell_hi, n->hi, sizeof cell_hi);
+			}
 			// A chunk at a time: its hits first, their items fetched together
 			// (reporting reads them: one miss after another is what a hit
 			// cost), then the callbacks.

@@ -250,7 +250,10 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	it->test = test;
 	it->q = q;
 	if (!(n->flags & NODE_OWNIDX)) {
-		it->left = UINT32_MAX;
+		// The chain's length (Invariants: CHUNK_CAP * (chunks - 1) < count <=
+		// CHUNK_CAP * chunks): the walk stops without reading the last
+		// chunk's next, a line of its own.
+		it->left = (n->count + CHUNK_CAP - 1) / CHUNK_CAP;
 		it->ix = NULL;
 		return;
 	}
