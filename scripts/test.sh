@@ -2,14 +2,13 @@
 # test.sh: every test, as CI runs it. Installs what it needs, then:
 #   1. the suite, optimised, warnings as errors, every optional part required
 #      (ORTHANT_REQUIRE_ALL: a missing package fails the configure, never skips tests);
-#   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer, with
-#      coverage instrumentation too (step 7 reports on its counts);
+#   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (the
+#      heavy suites on half their scenes: the first run had them full);
 #   3. the soak: the bouncing-boxes scene for 500,000 frames of incremental updates;
 #   4. every library test under valgrind memcheck (the heavy suites on smaller scenes);
 #   5. the concurrent-readers and split-calls tests under ThreadSanitizer;
 #   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
-#   7. coverage of src/ by step 2's run, its summary printed (lines >= 95%,
-#      branches >= 90%);
+#   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
 # Steps 3 to 8 run in two lanes at once, of about equal length: the 2D half of 4,
 # then 7, 5 and 8; 3, 6, then the 3D half of 4 with the fuzz replays.
@@ -29,10 +28,8 @@ run_suite() {
 }
 
 run_suite build/release -DCMAKE_BUILD_TYPE=Release
-# Counts left by an earlier run in this tree would hide lines this one missed.
-find build/sanitize -name '*.gcda' -delete 2>/dev/null || true
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON -DORTHANT_COVERAGE=ON
+ORTHANT_TEST_SHRINK=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON
 
 # The rest runs in two lanes side by side, one a core: the soak, valgrind and
 # the fuzzers are single-threaded, so one after another they would leave the
@@ -79,7 +76,7 @@ report() { # the lane's logs, in order; fails if the lane did
 }
 tsan() { bash scripts/tsan.sh; }
 fuzz() { bash scripts/fuzz.sh 60; }
-coverage() { bash scripts/coverage.sh build/sanitize; }
+coverage() { ORTHANT_TEST_SHRINK=4 bash scripts/coverage.sh; }
 echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (60 s), coverage, python: two lanes" >&2
 rm -f build/steps/*.log
 lane memcheck_2d coverage tsan python_tests &
