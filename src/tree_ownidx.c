@@ -475,8 +475,13 @@ static bool own_scratch_reserve(tree_t *t, size_t bytes)
 
 // ---- spatial order -----------------------------------------------------------------
 
-/// Entries whose spread picks a split's axis in a big part.
-#define OWN_SAMPLE 64
+/// Entries whose spread picks a split's axis in a big part. The sample is
+/// parted once per coordinate at every cut, which with the real cut is most
+/// of a layout's work, and a list of strips inserted one by one lays out each
+/// entry O(log^2 m) times: at 64 such inserts cost 5.7 times a uniform
+/// scene's instructions (2D, 20000 boxes), at 16 4.2, while 10 nearest among
+/// 3D boxes all holding one point test 5% more boxes.
+#define OWN_SAMPLE 16
 
 /// Coordinate a of a box as a point in 2 * DIM dimensions.
 static inline float own_key(const entry *e, int a)
