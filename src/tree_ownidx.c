@@ -65,6 +65,7 @@ static uint32_t own_search(const tree_t *t, const struct ownidx *ix, uint32_t r,
 static bool own_in_run(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t ci, uint32_t *pos)
 {
 	const own_run *rn = &ix->run[r];
+	WORK_CHURN(1);
 	uint32_t p = own_search(t, ix, r, ci);
 	*pos = p;
 	return p < rn->size && own_ids(t, ix)[rn->first + p] == ci && !box_inverted(&own_bounds(t, ix)[2 * rn->first + p]);
@@ -118,6 +119,7 @@ static inline uint8_t *own_skip_at(const tree_t *t, const struct ownidx *ix, uin
 static int own_ffind(const tree_t *t, const struct ownidx *ix, uint32_t a, uint32_t *fr, uint32_t *at)
 {
 	const uint32_t *ft = &t->own_ids[own_ftail_start(ix)];
+	WORK_CHURN(ix->ftail + ix->nfruns);
 	for (uint32_t f = 0; f < ix->ftail; ++f)
 		if (ft[f] == a) return *at = f, 1;
 	// An address may have a dead record in an older run and the live one in a newer.
@@ -495,6 +497,7 @@ static void own_sift(entry *e, uint32_t i, uint32_t n, int a)
 	entry x = e[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
+		WORK_CHURN(1);
 		if (c >= n) break;
 		if (c + 1 < n && own_key(&e[c + 1], a) > own_key(&e[c], a)) ++c;
 		if (!(own_key(&e[c], a) > own_key(&x, a))) break;
@@ -535,6 +538,7 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 	uint64_t rng = ((uint64_t)n * 0x9E3779B97F4A7C15ull ^ k) | 1u, left = (uint64_t)OWN_SELECT_SCANS * n;
 	while (hi > lo) {
 		uint64_t len = (uint64_t)(hi - lo + 1);
+		WORK_CHURN(len);
 		if (len > left) {
 			own_heapsort(&e[lo], (uint32_t)len, a);
 			return;
@@ -588,6 +592,7 @@ static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 	entry s[OWN_SAMPLE];
 	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
 	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = e[i];
+	WORK_CHURN(2 * DIM * m);
 	uint32_t r = (uint32_t)((uint64_t)cut * m / n);
 	if (r < 1) r = 1;
 	if (r > m - 1) r = m - 1;
@@ -671,6 +676,7 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 	box_t *base = &t->own_bounds[2 * start];
 	uint32_t *least = &t->own_least[2 * start];
 	uint32_t size = rn->size, off = 0, l = 0;
+	WORK_CHURN(2 * size);
 	for (uint32_t p = 0; p < size; ++p) {
 		uint32_t id = t->own_ids[start + p], lo = UINT32_MAX;
 		const entry *e = r < OWN_RUNS ? t->chunks[id].e : entry_at(t, id);
@@ -759,6 +765,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	}
 	uint32_t rest = c;
 	assert(k == entries);
+	WORK_CHURN(entries);
 	own_order(es, entries);
 	qsort(ids, take, sizeof *ids, own_cmp_u32);
 	for (uint32_t p = 0; p < take; ++p) {
@@ -825,6 +832,7 @@ static bool own_fmerge(tree_t *t, uint32_t ni, uint32_t j)
 	// The records gathered, the region may move keeping only the runs before j.
 	if (!own_room_in(t, &ix->fbase, &ix->fcap, first + take, first)) return false;
 	qsort(addr, take, sizeof *addr, own_cmp_u32);
+	WORK_CHURN(take);
 	for (uint32_t i = 0; i < take; ++i) es[i] = *entry_at(t, addr[i]);
 	own_order(es, take);
 	for (uint32_t i = 0; i < take; ++i) {
