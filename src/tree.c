@@ -223,6 +223,7 @@ static void insert_at(tree_t *t, uint32_t start, const box_t *box, uint32_t inde
 	uint32_t ni = start;
 	for (;;) {
 		node *n = &t->nodes[ni];
+		WORK_CHURN(1);
 		if (!(n->flags & NODE_DIVIDED)) break;
 		int c = fit_child(t, n, box);
 		if (c < 0) break;
@@ -325,6 +326,7 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 	if (!(n->flags & NODE_DIVIDED)) {
 		ENTRY_LOOP(t, n, c, k)
 		{
+			WORK_CHURN(1);
 			if (t->chunks[c].e[k].item == index) {
 				entry_remove(t, ni, c * CHUNK_CAP + k);
 				gone = 1;

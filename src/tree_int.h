@@ -93,6 +93,17 @@
 /// Query stacks hold this many nodes before they fall back to the heap.
 #define LOCAL_STACK 256
 
+#ifdef ORTHANT_COUNT_WORK
+/// Work of inserts and removes: nodes descended, entries scanned for an item,
+/// and own-list upkeep (entries laid out, scanned by selection, sampled, and
+/// index runs searched). A test-only build counts it (tests/test_adversarial.c).
+extern uint64_t ORTHANT_NAME(work_churn);
+uint64_t ORTHANT_NAME(work_churn);
+#define WORK_CHURN(n) (ORTHANT_NAME(work_churn) += (uint64_t)(n))
+#else
+#define WORK_CHURN(n) ((void)0)
+#endif
+
 typedef ORTHANT_NAME(tree) tree_t;
 typedef ORTHANT_NAME(tree_def) def_t;
 

@@ -65,6 +65,7 @@ static uint32_t own_search(const tree_t *t, const struct ownidx *ix, uint32_t r,
 static bool own_in_run(const tree_t *t, const struct ownidx *ix, uint32_t r, uint32_t ci, uint32_t *pos)
 {
 	const own_run *rn = &ix->run[r];
+	WORK_CHURN(1);
 	uint32_t p = own_search(t, ix, r, ci);
 	*pos = p;
 	return p < rn->size && own_ids(t, ix)[rn->first + p] == ci && !box_inverted(&own_bounds(t, ix)[2 * rn->first + p]);
@@ -118,6 +119,7 @@ static inline uint8_t *own_skip_at(const tree_t *t, const struct ownidx *ix, uin
 static int own_ffind(const tree_t *t, const struct ownidx *ix, uint32_t a, uint32_t *fr, uint32_t *at)
 {
 	const uint32_t *ft = &t->own_ids[own_ftail_start(ix)];
+	WORK_CHURN(ix->ftail + ix->nfruns);
 	for (uint32_t f = 0; f < ix->ftail; ++f)
 		if (ft[f] == a) return *at = f, 1;
 	// An address may have a dead record in an older run and the live one in a newer.
@@ -172,10 +174,14 @@ static bool own_foreign(tree_t *t, struct ownidx *ix, uint32_t a, uint32_t r, ui
 // ---- owing a settle -------------------------------------------------------------
 
 /// Whether ix, over a list of `chunks` chunks, is due a full rebuild: released
-/// chunks past a quarter, or as many grown bounds as chunks.
+/// chunks past a quarter, as many grown bounds as chunks, or foreign slots
+/// past half the entries. (At a quarter, a remove + insert of every item of a
+/// big list rebuilt it three times a pass; the foreign runs index what the
+/// chunks' bounds no longer hold, so box queries after such a pass stay
+/// within twice a fresh index's work, tests/test_ownidx.c.)
 static bool own_rebuild_due(const struct ownidx *ix, uint32_t chunks)
 {
-	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE || ix->flive > 2 * chunks + OWN_BASE;
+	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE || ix->flive > 4 * chunks + OWN_BASE;
 }
 
 /// Whether the foreign records are due a fold (a tail past OWN_FTAIL) or a
@@ -490,14 +496,65 @@ static inline float own_key(const entry *e, int a)
 	return ((const float *)&e->box)[a];
 }
 
+/// Sift e[i] down the max-heap e[0, n) (by coordinate a).
+static void own_sift(entry *e, uint32_t i, uint32_t n, int a)
+{
+	entry x = e[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		WORK_CHURN(1);
+		if (c >= n) break;
+		if (c + 1 < n && own_key(&e[c + 1], a) > own_key(&e[c], a)) ++c;
+		if (!(own_key(&e[c], a) > own_key(&x, a))) break;
+		e[i] = e[c];
+		i = c;
+	}
+	e[i] = x;
+}
+
+/// Sort e[0, n) by coordinate a: heapsort, O(n log n) whatever the order.
+static void own_heapsort(entry *e, uint32_t n, int a)
+{
+	for (uint32_t i = n / 2; i-- > 0;) own_sift(e, i, n, a);
+	for (uint32_t m = n; m-- > 1;) {
+		entry tmp = e[0];
+		e[0] = e[m];
+		e[m] = tmp;
+		own_sift(e, 0, m, a);
+	}
+}
+
 /// Reorder e[0, n) so e[k] holds the entry of rank k by coordinate a, none
 /// before it greater and none after it smaller (Hoare's selection).
+///
+/// The pivot is the median of three entries at pseudo-random places, not the
+/// first, middle and last: a list laid out by an earlier selection on the
+/// same coordinate comes back rotated (own_merge makes the last chunk the
+/// head, and a rebuild reads from the head), its greatest entries first, and
+/// the median of the ends and the middle of a rotated sorted list is near its
+/// top: each round then parted off a few entries, and a churned list of
+/// centre-line straddlers scanned 400 times its length a rebuild. Should the
+/// scan still pass OWN_SELECT_SCANS times the length (an order built against
+/// the generator), what is left is heapsorted: O(n log n) at worst.
+#define OWN_SELECT_SCANS 8
 static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 {
 	int64_t lo = 0, hi = (int64_t)n - 1;
+	uint64_t rng = ((uint64_t)n * 0x9E3779B97F4A7C15ull ^ k) | 1u, left = (uint64_t)OWN_SELECT_SCANS * n;
 	while (hi > lo) {
-		int64_t mid = lo + (hi - lo) / 2;
-		float x = own_key(&e[lo], a), y = own_key(&e[mid], a), z = own_key(&e[hi], a);
+		uint64_t len = (uint64_t)(hi - lo + 1);
+		WORK_CHURN(len);
+		if (len > left) {
+			own_heapsort(&e[lo], (uint32_t)len, a);
+			return;
+		}
+		left -= len;
+		float v[3];
+		for (int q = 0; q < 3; ++q) {
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17; // xorshift64
+			v[q] = own_key(&e[lo + (int64_t)(rng % len)], a);
+		}
+		float x = v[0], y = v[1], z = v[2];
 		float p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y)); // median of three
 		int64_t i = lo, j = hi;
 		while (i <= j) {
@@ -540,6 +597,7 @@ static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 	entry s[OWN_SAMPLE];
 	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
 	for (uint32_t i = 0; i < n && m < OWN_SAMPLE; i += step) s[m++] = e[i];
+	WORK_CHURN(2 * DIM * m);
 	uint32_t r = (uint32_t)((uint64_t)cut * m / n);
 	if (r < 1) r = 1;
 	if (r > m - 1) r = m - 1;
@@ -623,6 +681,7 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 	box_t *base = &t->own_bounds[2 * start];
 	uint32_t *least = &t->own_least[2 * start];
 	uint32_t size = rn->size, off = 0, l = 0;
+	WORK_CHURN(2 * size);
 	for (uint32_t p = 0; p < size; ++p) {
 		uint32_t id = t->own_ids[start + p], lo = UINT32_MAX;
 		const entry *e = r < OWN_RUNS ? t->chunks[id].e : entry_at(t, id);
@@ -661,15 +720,21 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 }
 
 /// Make runs j.. of ni's index, and the chain chunks after the first `keep`
-/// that are in no run, one new run j. keep 0 takes every chunk (a full
-/// rebuild; the head may be partly filled), keep 1 leaves the head in the tail
-/// (every chunk taken is full). False, with nothing changed, without memory.
+/// that are in no run, one new run j. keep 0 takes every chunk (the head may
+/// be partly filled), keep 1 leaves the head in the tail (every chunk taken is
+/// full; with j 0 the head may have been in a run). A full rebuild (j 0)
+/// keeps the head: the inserts that fill it, and the removals that take its
+/// last entry, then touch no run (in a run, each insert and each refill of a
+/// removal's hole from it made a foreign slot, two for every remove + insert).
+/// False, with nothing changed, without memory.
 static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 {
 	node *n = &t->nodes[ni];
 	struct ownidx *ix = own_mut(t, ni);
-	uint32_t take = ix->tail - keep;
+	uint32_t take = ix->tail;
 	for (uint32_t r = j; r < ix->nruns; ++r) take += ix->run[r].live;
+	assert(take >= keep);
+	take -= keep;
 	if (take == 0) return true;
 	uint32_t first = j ? ix->run[j - 1].first + ix->run[j - 1].size : 0;
 	uint32_t entries = keep ? take * CHUNK_CAP : n->count;
@@ -681,7 +746,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 		return false;
 	n = &t->nodes[ni];
 	// The entries taken are laid out anew: none stays foreign.
-	if (j == 0 && keep == 0) {
+	if (j == 0) { // every run taken: every mark goes
 		ix->nfruns = ix->ftail = ix->flive = ix->fdead = 0;
 	} else {
 		for (uint32_t r = j; r < ix->nruns; ++r)
@@ -705,6 +770,7 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	}
 	uint32_t rest = c;
 	assert(k == entries);
+	WORK_CHURN(entries);
 	own_order(es, entries);
 	qsort(ids, take, sizeof *ids, own_cmp_u32);
 	for (uint32_t p = 0; p < take; ++p) {
@@ -771,6 +837,7 @@ static bool own_fmerge(tree_t *t, uint32_t ni, uint32_t j)
 	// The records gathered, the region may move keeping only the runs before j.
 	if (!own_room_in(t, &ix->fbase, &ix->fcap, first + take, first)) return false;
 	qsort(addr, take, sizeof *addr, own_cmp_u32);
+	WORK_CHURN(take);
 	for (uint32_t i = 0; i < take; ++i) es[i] = *entry_at(t, addr[i]);
 	own_order(es, take);
 	for (uint32_t i = 0; i < take; ++i) {
@@ -812,7 +879,7 @@ static void own_settle(tree_t *t, uint32_t ni)
 	if (!(n->flags & NODE_OWNIDX)) {
 		if (n->count < OWN_MIN) return;
 		if (!own_attach(t, ni)) return;
-		if (!own_merge(t, ni, 0, 0)) own_drop(t, ni);
+		if (!own_merge(t, ni, 1, 0)) own_drop(t, ni);
 		return;
 	}
 	if (n->count < OWN_MIN / 2) {
@@ -822,7 +889,7 @@ static void own_settle(tree_t *t, uint32_t ni)
 	struct ownidx *ix = own_mut(t, ni);
 	uint32_t chunks = (n->count + CHUNK_CAP - 1) / CHUNK_CAP;
 	if (own_rebuild_due(ix, chunks)) {
-		own_merge(t, ni, 0, 0);
+		own_merge(t, ni, 1, 0);
 		return;
 	}
 	own_fsettle(t, ni);
