@@ -73,7 +73,9 @@ static void test_build_bytes(void **state)
 {
 	(void)state;
 	static const ort_placement placements[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT, ORT_PLACEMENT_LEAVES};
-	int n = tu_size(N, 4000);
+	// Never shrunk: the bounds hold at N, and bytes per object move with n as
+	// the levels of the tree fill (3D loose: 98.7 at 20000, 135.8 at 10000).
+	int n = N;
 	tu_rng r = tu_rng_make(7);
 	float world;
 	box_t *boxes = uniform_boxes(&r, n, &world);
@@ -110,7 +112,7 @@ static void test_build_bytes(void **state)
 static void test_churn_bytes(void **state)
 {
 	(void)state;
-	int n = tu_size(N, 4000);
+	int n = N; // never shrunk, as test_build_bytes
 	tu_rng r = tu_rng_make(11);
 	float world;
 	box_t *boxes = uniform_boxes(&r, n, &world);
