@@ -395,5 +395,14 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		cap_store(t, home, &box, i);
 		tidy_after(t, NIL, &box);
 	}
+	// The loops above store as inserts do but split nothing, and a tidy may
+	// have folded a subtree (a fold forgets its retry_at) that they then
+	// refilled: a leaf they left over its bucket waits, as a pile the build
+	// refused does, until it doubles (validate holds every leaf to that).
+	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
+		node *n = &t->nodes[ni];
+		if (!(n->flags & (NODE_FREE | NODE_WAITING)) && wants_split(t, n))
+			n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
+	}
 	return true;
 }
