@@ -4,10 +4,10 @@
 #      (ORTHANT_REQUIRE_ALL: a missing package fails the configure, never skips tests);
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (the
 #      heavy suites on half their scenes: the first run had them full);
-#   3. the soak: the bouncing-boxes scene for 500,000 frames of incremental updates;
+#   3. the soak: the bouncing-boxes scene for 250,000 frames of incremental updates;
 #   4. every library test under valgrind memcheck (the heavy suites on smaller scenes);
 #   5. the concurrent-readers and split-calls tests under ThreadSanitizer;
-#   6. a short fuzz session of every fuzz target (libFuzzer, about a minute);
+#   6. a short fuzz session of every fuzz target (libFuzzer, 40 s in all);
 #   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
 # Steps 3 to 8 run in two lanes at once, of about equal length: the 2D half of 4,
@@ -36,7 +36,7 @@ ORTHANT_TEST_SHRINK=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS
 # second core idle. Each step's output lands in build/steps/<step>.log and is
 # printed when the lane ends; a failing step stops its lane and fails the script.
 mkdir -p build/steps
-soak() { build/release/tests/orthant_soak 500000; }
+soak() { build/release/tests/orthant_soak 250000; }
 memcheck() { # memcheck 2|3|replays: one share of the valgrind work, so both lanes carry some
   # Under valgrind every instruction costs some fifty: ORTHANT_TEST_SHRINK makes the
   # heavy suites' scenes smaller here (testutil.h, tu_size); both ctest runs above ran them full.
@@ -75,9 +75,9 @@ report() { # the lane's logs, in order; fails if the lane did
   return "$status"
 }
 tsan() { bash scripts/tsan.sh; }
-fuzz() { bash scripts/fuzz.sh 60; }
+fuzz() { bash scripts/fuzz.sh 40; }
 coverage() { ORTHANT_TEST_SHRINK=4 bash scripts/coverage.sh; }
-echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (60 s), coverage, python: two lanes" >&2
+echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (40 s), coverage, python: two lanes" >&2
 rm -f build/steps/*.log
 lane memcheck_2d coverage tsan python_tests &
 a=$!

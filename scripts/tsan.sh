@@ -6,7 +6,7 @@
 # build-tsan/ and run it for 2D and 3D. Any data race fails the run
 # (TSAN_OPTIONS=halt_on_error=1). Extra arguments go to ctest.
 # Under ThreadSanitizer every memory access costs several times over, so the
-# suites run on a quarter of their scenes (ORTHANT_TEST_SHRINK, testutil.h:
+# suites run on an eighth of their scenes (ORTHANT_TEST_SHRINK, testutil.h:
 # tu_size keeps every size a job threshold or a failure sweep depends on);
 # both ctest runs of test.sh run them full.
 set -euo pipefail
@@ -16,4 +16,4 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTHANT_TSAN=ON
 	-DORTHANT_BUILD_DEMO=OFF -DORTHANT_BUILD_TOOLS=OFF -DORTHANT_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target test_threads_tsan_2d test_threads_tsan_3d \
 	test_tasks_tsan_2d test_tasks_tsan_3d test_broadphase_tsan_2d test_broadphase_tsan_3d >/dev/null
-ORTHANT_TEST_SHRINK=${ORTHANT_TEST_SHRINK:-4} ctest --test-dir "$build" -R '^test_(threads|tasks|broadphase)_tsan_' --output-on-failure "$@"
+ORTHANT_TEST_SHRINK=${ORTHANT_TEST_SHRINK:-8} ctest --test-dir "$build" -R '^test_(threads|tasks|broadphase)_tsan_' --output-on-failure "$@"

@@ -51,7 +51,7 @@ static char tu_context[256];
 /// A heavy suite's scene size or step count: n, or with ORTHANT_TEST_SHRINK=k
 /// (an integer > 1) in the environment n / k, but not below floor (nor above n).
 /// scripts/test.sh sets it where every instruction costs several to fifty
-/// times over: 8 under valgrind, 4 under ThreadSanitizer and for coverage, 2
+/// times over: 8 under valgrind and ThreadSanitizer, 4 for coverage, 2
 /// under ASan + UBSan. The suites still walk every path there, on smaller
 /// scenes; its optimised ctest run has them full. Sizes a check depends on
 /// (failure sweeps, job thresholds) pass a floor that keeps it.
