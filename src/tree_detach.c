@@ -348,11 +348,15 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	item *it = &t->items[i];
 	if (it->flags & (ITEM_DOOMED | ITEM_PENDING)) return false;
 	if ((*r = box_check(box)) != ORT_OK) return true;
-	// The broad phase hears of the move as a bit (detached_flush).
+	// The broad phase hears of the move as a bit (detached_flush). Once a
+	// quarter of the items have one, the hand-over would say "every item
+	// touched" whenever it ran: it runs now, and the frame's other moves set
+	// no bits.
 	if (t->bp && !t->bp->all) {
 		uint64_t *w = &d->moved[i >> 6], bit = 1ull << (i & 63);
 		d->moved_count += !(*w & bit);
 		*w |= bit;
+		if (t->live >= 64 && (uint64_t)d->moved_count * BP_ALL_SHARE >= t->live) detached_flush(t);
 	}
 	// A box move makes a box item (only a tree that has had spheres has any).
 	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;

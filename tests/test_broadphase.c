@@ -1656,6 +1656,127 @@ static void test_detached_single_moves(void **state)
 	}
 }
 
+/// Removes the first item of its pair that is still in the world, once a
+/// frame, from inside update_pairs (the removal waits for the reports to end).
+typedef struct plain_cb {
+	pairset *set;
+	tree_t *t;
+	world *w;
+	int removals;
+	size_t began, ended;
+} plain_cb;
+
+static void plain_on_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	plain_cb *c = ctx;
+	c->began++;
+	on_begin(c->set, a, b, ua, ub);
+	if (c->removals > 0) {
+		c->removals--;
+		assert_int_equal(TU(tree_remove)(c->t, a), ORT_OK);
+	}
+}
+
+static void plain_on_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	((plain_cb *)ctx)->ended++;
+	on_end(((plain_cb *)ctx)->set, a, b, ua, ub);
+}
+
+/// Keys of a that b lacks.
+static size_t keys_minus(const tu_list *a, const tu_list *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; ++i) n += find_key(b, a->v[i]) < 0;
+	return n;
+}
+
+/// Single moves of most items on plain worlds (no statics, filters or
+/// spheres: the all-pairs update takes the packed finder's pairs as they
+/// come, either item first), with every item slot live or with holes: moves
+/// one short of a quarter of the items (an incremental update), a quarter
+/// exactly and the rest after it (the moves past the quarter hand the
+/// broad phase "every item touched" at once and set no more bits), a query
+/// between moves past the quarter, an item moved again after the hand-over,
+/// a removal and an insert in the frame, and a removal from inside the
+/// update. Every frame the events are the diff of the brute-force pair sets
+/// (each began pair new, each ended one gone, none both: a pair whose items
+/// came in the other order would end and begin again), and replay to them.
+static void test_detached_plain_moves(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int holes = 0; holes < 2; ++holes) {
+			int N = 320;
+			tu_alloc a;
+			tree_t *t = counted_tree((ort_placement)p, &a);
+			tu_rng r = tu_rng_make(520 + (uint64_t)(2 * p + holes));
+			world w;
+			bulk_world(t, &w, &r, N, 2 * N, 0, 0.0f, 0);
+			pairset set = {{0}, 0};
+			if (holes)
+				for (int k = 0; k < 5; ++k) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1));
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			ort_handle *hs = malloc(sizeof *hs * 4 * N);
+			box_t *bs = malloc(sizeof *bs * 4 * N);
+			int *at = malloc(sizeof *at * 4 * N);
+			int frames = tu_size(16, 8);
+			for (int f = 0; f < frames; ++f) {
+				TU_CONTEXT("plain single moves, %s, holes %d, frame %d", ort_placement_string((ort_placement)p),
+				           holes, f);
+				// A batch of every item detaches the tree (on most frames;
+				// the others start from the last frame's single moves).
+				if (f % 4 != 1) {
+					int n = bulk_batch(&w, &r, at, all_shuffled(&w, &r, at), hs, bs, 10);
+					assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+					assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+					compare(&set.keys, &w, "events after a batch");
+				}
+				int n = all_shuffled(&w, &r, at), quarter = (w.m.n + 3) / 4;
+				int m = f % 4 == 1 ? quarter - 1 : f % 4 == 3 ? quarter : n;
+				for (int k = 0; k < m; ++k) {
+					world_step(t, &w, &r, at[k], k % 11 == 0 ? 40.0f : 2.0f);
+					if (k == quarter + 3) {
+						box_t got; // a read attaches the tree between moves
+						assert_int_equal(TU(tree_get_box)(t, w.m.handle[at[0]], &got), ORT_OK);
+						assert_memory_equal(&got, &w.m.box[at[0]], sizeof got);
+					}
+				}
+				if (m > quarter) world_step(t, &w, &r, at[0], 2.0f); // again, past the hand-over
+				if (f % 3 == 1) world_remove(t, &w, at[m / 2]);
+				if (f % 3 == 2) world_insert(t, &w, small_box(&r, 100.0f), NULL);
+				tu_list was = {0}, now = {0};
+				for (size_t k = 0; k < set.keys.n; ++k) tu_push(&was, set.keys.v[k]);
+				brute_pairs(&w, &now);
+				plain_cb c = {&set, t, &w, f % 5 == 4, 0, 0};
+				assert_int_equal(TU(tree_update_pairs)(t, plain_on_begin, plain_on_end, &c), ORT_OK);
+				assert_int_equal(c.began, keys_minus(&now, &was));
+				assert_int_equal(c.ended, keys_minus(&was, &now));
+				free(was.v), free(now.v);
+				if (c.removals == 0 && f % 5 == 4) {
+					// The callback removed an item: the world follows, and
+					// the next update reports its pairs ended.
+					for (int i = 0; i < w.m.n; ++i)
+						if (TU(tree_get_box)(t, w.m.handle[i], &(box_t){0}) == ORT_ERROR_STALE_HANDLE) {
+							w.filter[i] = w.filter[w.m.n - 1];
+							tu_model_remove_at(&w.m, i);
+							break;
+						}
+					assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+				}
+				assert_int_equal(set.errors, 0);
+				compare(&set.keys, &w, "events after single moves of most items");
+				if (f % 4 == 3) {
+					tu_check_valid(t);
+					expect_boxes(t, &w);
+				}
+			}
+			free(hs), free(bs), free(at);
+			world_end(t, &w, &set.keys);
+			assert_int_equal(a.live, 0);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1680,6 +1801,7 @@ int main(void)
 	    cmocka_unit_test(test_move_many_bulk),
 	    cmocka_unit_test(test_move_many_detached),
 	    cmocka_unit_test(test_detached_single_moves),
+	    cmocka_unit_test(test_detached_plain_moves),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }
