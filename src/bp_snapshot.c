@@ -157,23 +157,27 @@ static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
 	uint32_t a = s->ident ? x : s->item[x], b = s->ident ? y : s->item[y];
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return true;
 	if (t->spheres && !items_touch(t, a, b, &s->src[x], &s->src[y])) return true;
-	return a < b ? run->fn(run->ctx, a, b) : run->fn(run->ctx, b, a);
+	return run->fn(run->ctx, a, b);
 }
 
 static bool bp_snap_tree_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
 {
 	(void)ua, (void)ub;
 	const bp_snap_run *run = ctx;
-	uint32_t x = a.id - 1, y = b.id - 1;
-	return x < y ? run->fn(run->ctx, x, y) : run->fn(run->ctx, y, x);
+	return run->fn(run->ctx, a.id - 1, b.id - 1);
 }
 
-/// Every current pair of the tree to fn (lower item index first), until fn
-/// returns false; the snapshot is the one bp_snap_build made since the tree
-/// last changed. Deterministic: the same tree gives the same sequence, for
-/// any number of workers.
+/// Every current pair of the tree to fn (its two items in either order),
+/// until fn returns false; the snapshot is the one bp_snap_build made since
+/// the tree last changed. Deterministic: the same tree gives the same
+/// sequence, for any number of workers.
 static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx)
 {
+	// Box k is item k and no pair of overlapping boxes is refused (no
+	// statics, filters or spheres): the packed finder's pairs are the items'
+	// pairs, handed on without a call between.
+	if (s->built && s->ident && !t->statics && !t->filters && !t->spheres)
+		return ORTHANT_NAME(packed_find_pairs)(s->packed, fn, ctx);
 	bp_snap_run run = {t, s, fn, ctx};
 	if (s->built) return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
 	return ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_snap_tree_pair, &run);

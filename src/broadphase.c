@@ -619,9 +619,10 @@ typedef struct bp_collect_run {
 	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
-static bool bp_collect(void *ctx, uint32_t a, uint32_t b)
+static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 {
 	bp_collect_run *c = ctx;
+	uint32_t a = x < y ? x : y, b = x ^ y ^ a; // the lower item first
 	struct broadphase *bp = c->t->bp;
 	uint64_t *keys;
 	if (c->in_set) {

@@ -38,13 +38,13 @@ static inline bool box_overlaps_bounds(const box_t *b, const float lo[DIM], cons
 /// ORT_OK for a finite box with min <= max inside the coordinate limit.
 static inline ort_result box_check(const box_t *b)
 {
-	// The usual case in one test, without branches: every coordinate within
-	// the limit (which NaN and the infinities fail) and min <= max (which NaN
-	// fails too). Only a box that fails it is looked at again for its error.
+	// The usual case in one test, without branches: -limit <= min <= max <=
+	// limit on every axis (which NaN and the infinities fail; three
+	// comparisons an axis, no absolute values). Only a box that fails it is
+	// looked at again for its error.
 	bool ok = true;
 	for (int d = 0; d < DIM; ++d)
-		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
-		      (b->min[d] <= b->max[d]);
+		ok &= (-ORTHANT_COORD_LIMIT <= b->min[d]) & (b->min[d] <= b->max[d]) & (b->max[d] <= ORTHANT_COORD_LIMIT);
 	if (ok) return ORT_OK;
 	for (int d = 0; d < DIM; ++d) {
 		if (!isfinite(b->min[d]) || !isfinite(b->max[d]) || !(b->min[d] <= b->max[d]))
