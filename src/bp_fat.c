@@ -11,8 +11,9 @@
 //
 // ## Records
 //
-// An item touched by a recent update has a record (`rec`, found through
-// `of`): its box at its last change (the true box: its entries hold the
+// An item touched by a recent update has a record (`rec`, found through a
+// small hash table, `hot`, not an array over every item: 4 bytes an item of
+// the tree, and a cache miss a look-up where the table stays cached): its box at its last change (the true box: its entries hold the
 // same), the update that saw that change (`stamp`), and, when it has one, a
 // candidate list: the fat box `fat` and a copy of every other item whose box
 // met `fat` at update `made`, with that box. The records form the hot set:
@@ -23,6 +24,16 @@
 // after the last time all were dropped). While the same few items move, no
 // record is dropped and `since` stays: their lists stay usable until they
 // leave their fat boxes, however old.
+//
+// The records are also where the update reads its touched items: the
+// refresh, its first step, reads each touched item and its entry once (cache
+// misses apart, started early) and keeps the box in the record; the ended and
+// begun steps read the record (fat_touched). The ended step takes a
+// partner's box from the hot set or the mover's list when they know it
+// (fat_known_box: the same reasoning as below), so a pair that holds costs no
+// read of the partner's item and entry; only when a filter changed or spheres
+// exist does it read them (the filters and the exact shapes are not kept
+// here).
 //
 // ## Why a list is enough
 //
@@ -56,8 +67,9 @@
 // reset drop every record: they do not see the touched items one by one.
 //
 // An update that touches more than one item in FAT_SHARE does not use the
-// shortcut, and keeping records for it would cost the most (a record is 76
-// bytes with its sweep keys, and a tenth of the items hot is 8 B/object):
+// shortcut, and keeping records for it would cost the most (a record is ~100
+// bytes with its sweep keys, touched slot and table room, and a tenth of the
+// items hot is 8 B/object):
 // such an update drops every record instead, which the reasoning above
 // allows (no records, no lists). After FAT_IDLE such updates in a row the
 // memory goes back too (fat_release) and is not reserved again until an
@@ -99,6 +111,15 @@
 /// No candidate list.
 #define FAT_NONE UINT32_MAX
 
+/// A slot of the table from item to record: open addressing, linear probing,
+/// removals by backward shift (no tombstones). 8 bytes a slot, at most half
+/// full: a few thousand movers keep it in the cache, where a per-item array
+/// cost 4 bytes an item of the tree and a cache miss per look-up.
+typedef struct fat_hot {
+	uint32_t item; ///< NIL: free
+	uint32_t rec;
+} fat_hot;
+
 typedef struct fat_rec {
 	box_t box;         ///< the item's box at its last change; inverted once removed
 	box_t fat;         ///< the box the candidates were gathered in
@@ -116,32 +137,95 @@ struct bp_fat {
 	bool on;             ///< this update uses the shortcut
 	bool full;           ///< this update found the arena full: no more lists
 	bool lists;          ///< this update may use the candidate lists (the sweep ran)
-	uint32_t *of;        ///< per item slot: its record, or NIL
-	uint32_t of_cap;
+	fat_hot *hot;        ///< item -> its record, for the records only (hot_cap > 2 cap)
+	uint32_t hot_mask;   ///< hot_cap - 1, hot_cap a power of two (0: no table)
 	fat_rec *rec;        ///< the hot set
 	uint32_t len, cap;
 	uint64_t *key, *tmp; ///< the sweep's order, cap each
+	uint32_t *tslot;     ///< fat_refresh's: the record of touched[k], or NIL (no longer touched); cap
 	entry *cand, *spare; ///< the candidate lists, and the room compaction copies into
 	uint32_t cand_len, cand_cap;
 	uint32_t cand_want; ///< the arena was found short: grow it to this at the next reserve
 	uint32_t idle;      ///< updates in a row that did not want the shortcut (at most FAT_IDLE)
 };
 
+// ---- the table from item to record ---------------------------------------------------
+
+static inline uint32_t hot_home(const struct bp_fat *f, uint32_t index)
+{
+	return (uint32_t)(((uint64_t)index * 0x9E3779B97F4A7C15ull) >> 32) & f->hot_mask;
+}
+
+/// The record of item `index`, or NIL when it has none.
+static inline uint32_t hot_find(const struct bp_fat *f, uint32_t index)
+{
+	if (!f->hot) return NIL;
+	for (uint32_t h = hot_home(f, index);; h = (h + 1) & f->hot_mask) {
+		if (f->hot[h].item == index) return f->hot[h].rec;
+		if (f->hot[h].item == NIL) return NIL;
+	}
+}
+
+/// Item `index` (without a record in the table) now has record rec; room assured
+/// (hot_cap > 2 cap > 2 len).
+static inline void hot_add(struct bp_fat *f, uint32_t index, uint32_t rec)
+{
+	uint32_t h = hot_home(f, index);
+	while (f->hot[h].item != NIL) h = (h + 1) & f->hot_mask;
+	f->hot[h] = (fat_hot){index, rec};
+}
+
+/// Item `index`'s record is now rec.
+static inline void hot_set(struct bp_fat *f, uint32_t index, uint32_t rec)
+{
+	uint32_t h = hot_home(f, index);
+	while (f->hot[h].item != index) h = (h + 1) & f->hot_mask;
+	f->hot[h].rec = rec;
+}
+
+/// Item `index` (in the table) has no record now: its slot is freed and the entries
+/// after it in its run move back over the gap when their home allows.
+static void hot_remove(struct bp_fat *f, uint32_t index)
+{
+	uint32_t gap = hot_home(f, index);
+	while (f->hot[gap].item != index) gap = (gap + 1) & f->hot_mask;
+	for (uint32_t j = (gap + 1) & f->hot_mask; f->hot[j].item != NIL; j = (j + 1) & f->hot_mask) {
+		// The entry at j may fill the gap when its home is not in (gap, j]
+		// (cyclically): a look-up from its home then still meets it.
+		uint32_t home = hot_home(f, f->hot[j].item);
+		if (((j - home) & f->hot_mask) >= ((j - gap) & f->hot_mask)) {
+			f->hot[gap] = f->hot[j];
+			gap = j;
+		}
+	}
+	f->hot[gap].item = NIL;
+}
+
+/// Every record's entry gone from the table (the records are being dropped).
+static void hot_clear(struct bp_fat *f)
+{
+	if (f->hot)
+		for (uint32_t h = 0; h <= f->hot_mask; ++h) f->hot[h].item = NIL;
+}
+
 /// Give back the records' memory (every record dropped first); f stays.
 static void fat_release(tree_t *t, struct bp_fat *f)
 {
 	assert(f->len == 0 && f->cand_len == 0);
-	mem_free(t, f->of, f->of_cap * sizeof *f->of);
+	mem_free(t, f->hot, f->hot ? ((size_t)f->hot_mask + 1) * sizeof *f->hot : 0);
 	mem_free(t, f->rec, f->cap * sizeof *f->rec);
 	mem_free(t, f->key, f->cap * sizeof *f->key);
 	mem_free(t, f->tmp, f->cap * sizeof *f->tmp);
+	mem_free(t, f->tslot, f->cap * sizeof *f->tslot);
 	mem_free(t, f->cand, f->cand_cap * sizeof *f->cand);
 	mem_free(t, f->spare, f->cand_cap * sizeof *f->spare);
-	f->of = NULL;
+	f->hot = NULL;
+	f->hot_mask = 0;
 	f->rec = NULL;
 	f->key = f->tmp = NULL;
+	f->tslot = NULL;
 	f->cand = f->spare = NULL;
-	f->of_cap = f->cap = f->cand_cap = f->cand_want = 0;
+	f->cap = f->cand_cap = f->cand_want = 0;
 }
 
 static void fat_free(tree_t *t, struct bp_fat *f)
@@ -156,7 +240,7 @@ static void fat_free(tree_t *t, struct bp_fat *f)
 static void fat_drop(struct bp_fat *f)
 {
 	if (!f) return;
-	for (uint32_t s = 0; s < f->len; ++s) f->of[f->rec[s].item] = NIL;
+	if (f->len) hot_clear(f);
 	f->len = f->cand_len = 0;
 	f->since = f->now + 1; // the next update's touched items are the first recorded
 }
@@ -173,35 +257,48 @@ static inline bool fat_list_live(const struct bp_fat *f, uint32_t made)
 /// slot reused before the next update gets its record refreshed).
 static void fat_forget(struct bp_fat *f, uint32_t index)
 {
-	if (!f || index >= f->of_cap || f->of[index] == NIL) return;
-	fat_rec *r = &f->rec[f->of[index]];
+	uint32_t s = f ? hot_find(f, index) : NIL;
+	if (s == NIL) return;
+	fat_rec *r = &f->rec[s];
 	r->made = FAT_NONE;
 	bound_clear(&r->box);
 }
 
-/// Room for n records (and their sweep keys); false, with the old arrays
-/// kept, when memory is short.
+/// Room for n records (their sweep keys, their touched slots and their
+/// table); false, with the old arrays kept, when memory is short.
 static bool fat_rec_room(tree_t *t, struct bp_fat *f, uint64_t n)
 {
 	if (n <= f->cap) return true;
-	uint64_t want = n + n / 2 + 64;
-	if (want > UINT32_MAX / 2) return false;
+	uint64_t want = n + n / 2 + 64, hot_cap = 64;
+	if (want > UINT32_MAX / 8) return false;
+	while (hot_cap <= 2 * want) hot_cap *= 2;
 	fat_rec *rec = mem_alloc(t, (size_t)want * sizeof *rec);
 	uint64_t *key = mem_alloc(t, (size_t)want * sizeof *key), *tmp = mem_alloc(t, (size_t)want * sizeof *tmp);
-	if (!rec || !key || !tmp) {
+	uint32_t *tslot = mem_alloc(t, (size_t)want * sizeof *tslot);
+	fat_hot *hot = mem_alloc(t, (size_t)hot_cap * sizeof *hot);
+	if (!rec || !key || !tmp || !tslot || !hot) {
 		mem_free(t, rec, (size_t)want * sizeof *rec);
 		mem_free(t, key, (size_t)want * sizeof *key);
 		mem_free(t, tmp, (size_t)want * sizeof *tmp);
+		mem_free(t, tslot, (size_t)want * sizeof *tslot);
+		mem_free(t, hot, (size_t)hot_cap * sizeof *hot);
 		return false;
 	}
 	if (f->len) memcpy(rec, f->rec, f->len * sizeof *rec);
 	mem_free(t, f->rec, f->cap * sizeof *f->rec);
 	mem_free(t, f->key, f->cap * sizeof *f->key);
 	mem_free(t, f->tmp, f->cap * sizeof *f->tmp);
+	mem_free(t, f->tslot, f->cap * sizeof *f->tslot);
+	mem_free(t, f->hot, f->hot ? ((size_t)f->hot_mask + 1) * sizeof *f->hot : 0);
 	f->rec = rec;
 	f->key = key;
 	f->tmp = tmp;
+	f->tslot = tslot;
 	f->cap = (uint32_t)want;
+	f->hot = hot;
+	f->hot_mask = (uint32_t)hot_cap - 1;
+	for (uint64_t h = 0; h < hot_cap; ++h) hot[h].item = NIL;
+	for (uint32_t s = 0; s < f->len; ++s) hot_add(f, f->rec[s].item, s);
 	return true;
 }
 
@@ -245,15 +342,6 @@ static void fat_reserve(tree_t *t, uint32_t n)
 		bp->fat = f;
 	}
 	if (f->idle == FAT_IDLE) return; // given back: an update that wants the shortcut asks again
-	if (f->of_cap < t->item_cap) {
-		uint32_t *of = mem_alloc(t, (size_t)t->item_cap * sizeof *of);
-		if (!of) return;
-		if (f->of_cap) memcpy(of, f->of, f->of_cap * sizeof *of);
-		for (uint32_t k = f->of_cap; k < t->item_cap; ++k) of[k] = NIL;
-		mem_free(t, f->of, f->of_cap * sizeof *f->of);
-		f->of = of;
-		f->of_cap = t->item_cap;
-	}
 	if (!fat_rec_room(t, f, (uint64_t)f->len + bp->touched_len + n)) return;
 	if (f->cand_want > f->cand_cap) (void)fat_cand_grow(t, f);
 }
@@ -289,27 +377,42 @@ static bool fat_refresh(tree_t *t)
 		}
 		// Its item's changes at `stamp` are no longer recorded.
 		if (f->now - (stamp + 1) < f->now - f->since) f->since = stamp + 1;
-		f->of[f->rec[s].item] = NIL;
+		hot_remove(f, f->rec[s].item);
 		f->rec[s] = f->rec[--f->len];
-		if (s < f->len) f->of[f->rec[s].item] = s;
+		if (s < f->len) hot_set(f, f->rec[s].item, s);
 	}
-	if (f->of_cap < t->item_len || (uint64_t)f->len + bp->touched_len > f->cap) {
+	if ((uint64_t)f->len + bp->touched_len > f->cap) {
 		fat_drop(f);
 		return false;
 	}
-	for (uint32_t k = 0; k < bp->touched_len; ++k) {
-		uint32_t i = bp->touched[k];
+	// The one pass of the update that reads the touched items and their
+	// entries: the steps after it read the records (tslot). In a big world
+	// each is a cache miss, and those of items further on are started early
+	// (items 16 ahead, their entries and pair lists 8 ahead) so they overlap.
+	const uint32_t *touched = bp->touched;
+	uint32_t n = bp->touched_len;
+	for (uint32_t k = 0; k < n; ++k) {
+		if (k + 16 < n) __builtin_prefetch(&t->items[touched[k + 16]]);
+		if (k + 8 < n) {
+			const item *ahead = &t->items[touched[k + 8]];
+			if (ahead->addr != NIL) __builtin_prefetch(entry_at(t, ahead->addr));
+			if (bp->linked) __builtin_prefetch(&bp->head[touched[k + 8]]);
+		}
+		uint32_t i = touched[k];
+		f->tslot[k] = NIL;
 		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
 		box_t box = entry_at(t, t->items[i].addr)->box;
-		fat_rec *r;
-		if (f->of[i] == NIL) {
-			f->of[i] = f->len;
-			r = &f->rec[f->len++];
-			r->item = i;
-			r->made = FAT_NONE;
-			r->box = box;
+		uint32_t s = hot_find(f, i);
+		if (s != NIL && f->rec[s].stamp == f->now) continue; // listed twice (removed, its slot reused)
+		if (s == NIL) {
+			s = f->len++;
+			hot_add(f, i, s);
+			f->rec[s].item = i;
+			f->rec[s].made = FAT_NONE;
+			f->rec[s].box = box;
 		}
-		r = &f->rec[f->of[i]];
+		f->tslot[k] = s;
+		fat_rec *r = &f->rec[s];
 		bool was = r->box.min[0] <= r->box.max[0]; // not inverted: a step is known
 		for (int d = 0; d < DIM; ++d)
 			r->step[d] = was ? ((box.min[d] + box.max[d]) - (r->box.min[d] + r->box.max[d])) * 0.5f : 0.0f;
@@ -319,6 +422,42 @@ static bool fat_refresh(tree_t *t)
 	f->broken = false;
 	f->on = true;
 	return true;
+}
+
+/// The record of the update's k-th touched item (NIL when it is no longer
+/// touched, or is listed twice: the first takes it), its item and its box of
+/// now. The records do not move during the update: a callback's change
+/// reserves nothing (fat_reserve).
+static uint32_t fat_touched(const struct bp_fat *f, uint32_t k, uint32_t *index, box_t *box)
+{
+	uint32_t s = f->tslot[k];
+	if (s != NIL) {
+		*index = f->rec[s].item;
+		*box = f->rec[s].box;
+	}
+	return s;
+}
+
+/// The box of now of item o, a partner of touched item i (record `slot`),
+/// when it is known without reading o's item and entry: o's record holds it
+/// when o is hot; otherwise o has not changed since i's list was made (at or
+/// after `since`), and the list holds it if o met i's fat box then, as a
+/// partner of i inside its fat box did. False when neither knows it.
+static bool fat_known_box(const struct bp_fat *f, uint32_t slot, uint32_t o, box_t *box)
+{
+	uint32_t so = hot_find(f, o);
+	if (so != NIL) {
+		*box = f->rec[so].box;
+		return true;
+	}
+	const fat_rec *r = &f->rec[slot];
+	if (!fat_list_live(f, r->made)) return false;
+	for (uint32_t k = r->off, end = r->off + r->len; k < end; ++k)
+		if (f->cand[k].item == o) {
+			*box = f->cand[k].box;
+			return true;
+		}
+	return false;
 }
 
 /// A key of the sweep's order: the record's slot above min x, as bits that
@@ -460,9 +599,8 @@ static bool fat_gather_hit(void *ctx, ort_handle h, void *user)
 static enum fat_way fat_route(const tree_t *t, const bp_run *run)
 {
 	const struct bp_fat *f = t->bp->fat;
-	uint32_t i = run->self;
-	if (!f || !f->on || i >= f->of_cap || f->of[i] == NIL) return FAT_QUERY;
-	const fat_rec *rec = &f->rec[f->of[i]];
+	if (!f || !f->on || run->slot == NIL) return FAT_QUERY;
+	const fat_rec *rec = &f->rec[run->slot];
 	bool usable = f->lists && fat_list_live(f, rec->made) &&
 	              box_within(&run->box, rec->fat.min, rec->fat.max);
 	return usable ? FAT_LIST : FAT_GATHER;
@@ -479,7 +617,7 @@ static void fat_list_begun(tree_t *t, bp_run *run)
 {
 	struct bp_fat *f = t->bp->fat;
 	uint32_t i = run->self;
-	const fat_rec *rec = &f->rec[f->of[i]];
+	const fat_rec *rec = &f->rec[run->slot];
 	for (uint32_t k = rec->off, end = rec->off + rec->len; k < end && run->result == ORT_OK; ++k) {
 		const entry *c = &f->cand[k];
 		if (!box_overlap(&c->box, &run->box) || fat_paired(t->bp, i, c->item)) continue;
@@ -503,9 +641,8 @@ static void fat_list_begun(tree_t *t, bp_run *run)
 static ort_result fat_gather_begun(tree_t *t, bp_run *run)
 {
 	struct bp_fat *f = t->bp->fat;
-	uint32_t i = run->self;
 	fat_gather g = {run, run->box, NULL, 0, fat_cand_room(f)};
-	fat_rec *rec = &f->rec[f->of[i]];
+	fat_rec *rec = &f->rec[run->slot];
 	rec->made = FAT_NONE;
 	float ext = 0.0f;
 	for (int d = 0; d < DIM; ++d)
@@ -519,7 +656,7 @@ static ort_result fat_gather_begun(tree_t *t, bp_run *run)
 	}
 	if (g.keep) g.out = &f->cand[f->cand_len];
 	ort_result r = query_box_by_content(t, &rec->fat, fat_gather_hit, &g);
-	rec = &f->rec[f->of[i]];
+	rec = &f->rec[run->slot];
 	if (r == ORT_OK && run->result == ORT_OK && g.keep) {
 		rec->made = f->now;
 		rec->off = f->cand_len;

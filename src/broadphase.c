@@ -96,6 +96,7 @@ struct broadphase {
 	uint32_t len, cap;
 	bool linked; ///< head and links index every pair of the set
 	bool all;    ///< every item counts as touched
+	bool refiltered; ///< some touched item's filter changed since the last update
 	bp_link *links; ///< parallel to pairs while linked
 	uint32_t link_cap;
 	uint32_t *head; ///< per item slot: first ref of its list, or NIL (while linked)
@@ -144,6 +145,8 @@ static void fat_free(tree_t *t, struct bp_fat *f);
 static void fat_drop(struct bp_fat *f);
 static void fat_forget(struct bp_fat *f, uint32_t index);
 static bool fat_refresh(tree_t *t);
+static bool fat_known_box(const struct bp_fat *f, uint32_t slot, uint32_t o, box_t *box);
+static uint32_t fat_touched(const struct bp_fat *f, uint32_t k, uint32_t *item, box_t *box);
 static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, void *ctx);
 static void fat_reserve(tree_t *t, uint32_t n);
 /// How a touched item takes its begun step (fat_route).
@@ -339,6 +342,12 @@ static bool bp_reserve(tree_t *t, uint32_t n, uint32_t removing)
 	return bp_grow_array(t, (void **)&bp->ended, &bp->ended_cap, sizeof(bp_pub), bp->ended_len + k);
 }
 
+static void bp_refilter(tree_t *t, uint32_t index)
+{
+	t->bp->refiltered = true;
+	bp_touch(t, index);
+}
+
 static void bp_touch(tree_t *t, uint32_t index)
 {
 	struct broadphase *bp = t->bp;
@@ -376,6 +385,7 @@ static void bp_reset(tree_t *t)
 	bp->pub_ok = false;
 	bp->linked = false;
 	bp->all = true;
+	bp->refiltered = false;
 	bp->touched_len = bp->ended_len = 0;
 	fat_drop(bp->fat);
 }
@@ -425,6 +435,7 @@ static ort_result bp_start(tree_t *t)
 struct bp_run {
 	tree_t *t;
 	uint32_t self;
+	uint32_t slot; ///< self's record in the hot set (bp_fat.c), or NIL
 	box_t box;
 	ORTHANT_NAME(pair_event_fn) * begin;
 	void *ctx;
@@ -473,18 +484,39 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 {
 	struct broadphase *bp = t->bp;
 	if (!bp_link_all(t)) return ORT_ERROR_OUT_OF_MEMORY;
+	// 0. The hot set (bp_fat.c) takes the touched items' boxes of now. While
+	// it is on, the steps below read a touched item's record (tslot), not the
+	// item and its entry, which in a big world are cache misses apart.
+	bool fat = fat_refresh(t);
+	// With no filter changed and no spheres, only the boxes can end a pair, and
+	// a partner's box may come from the hot set or the mover's list instead
+	// of its entry (fat_known_box).
+	bool known = fat && !bp->refiltered && !t->spheres;
 	// 1. ended: pairs of removed items, then touched items' pairs that broke.
 	for (uint32_t k = 0; k < bp->ended_len; ++k) bp_report_pub(end, ctx, &bp->ended[k]);
 	bp->ended_len = 0;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) {
-		uint32_t i = bp->touched[k];
-		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
-		box_t bi = entry_at(t, t->items[i].addr)->box; // a copy: end callbacks may grow the pools
+		uint32_t i, s = NIL;
+		box_t bi; // a copy: end callbacks may grow the pools
+		if (fat) {
+			if ((s = fat_touched(bp->fat, k, &i, &bi)) == NIL) continue;
+		} else {
+			i = bp->touched[k];
+			if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+			bi = entry_at(t, t->items[i].addr)->box;
+		}
 		for (uint32_t r = bp->head[i]; r != NIL;) {
 			uint32_t p = r >> 1, next = bp->links[p].next[r & 1];
 			uint32_t o = rec_item(&bp->pairs[p], 1 - (int)(r & 1));
-			const box_t *bo = &entry_at(t, t->items[o].addr)->box;
-			if (!items_pair(t, i, o) || !box_overlap(&bi, bo) || !items_touch(t, i, o, &bi, bo)) {
+			box_t bo;
+			bool holds;
+			if (known && fat_known_box(bp->fat, s, o, &bo)) {
+				holds = box_overlap(&bi, &bo);
+			} else {
+				const box_t *eo = &entry_at(t, t->items[o].addr)->box;
+				holds = items_pair(t, i, o) && box_overlap(&bi, eo) && items_touch(t, i, o, &bi, eo);
+			}
+			if (!holds) {
 				bp_rec e = bp->pairs[p];
 				uint32_t last = bp->len - 1;
 				bp_del(bp, p);
@@ -503,17 +535,24 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 	bool by_content = t->def.placement == ORT_PLACEMENT_LOOSE && t->root != NIL &&
 	                  (size_t)bp->touched_len * 8 >= t->node_len && content_reserve(t);
 	ort_result split;
-	if (!fat_refresh(t) && bp_begun_in_jobs(t, by_content, begin, ctx, &split)) return split;
+	if (!fat && bp_begun_in_jobs(t, by_content, begin, ctx, &split)) {
+		if (split == ORT_OK) bp->refiltered = false;
+		return split;
+	}
 	if (by_content) pairs_content(t, t->root);
 	ort_result hot = fat_hot_pairs(t, begin, ctx);
 	if (hot != ORT_OK) return hot; // every item still touched: the next update goes on
-	bp_run run = {t, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
+	bp_run run = {t, NIL, NIL, {{0}, {0}}, begin, ctx, ORT_OK};
 	uint32_t k = 0;
 	for (; k < bp->touched_len && run.result == ORT_OK; ++k) {
 		uint32_t i = bp->touched[k];
-		if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+		if (fat) {
+			if ((run.slot = fat_touched(bp->fat, k, &i, &run.box)) == NIL) continue;
+		} else {
+			if (!(t->items[i].flags & ITEM_TOUCHED)) continue;
+			run.box = entry_at(t, t->items[i].addr)->box;
+		}
 		run.self = i;
-		run.box = entry_at(t, t->items[i].addr)->box;
 		enum fat_way way = fat_route(t, &run);
 		if (way == FAT_LIST) {
 			fat_list_begun(t, &run); // finds partners without flagging them
@@ -537,6 +576,7 @@ static ort_result bp_update(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, ORTH
 		return run.result;
 	}
 	bp->touched_len = 0;
+	bp->refiltered = false;
 	return ORT_OK;
 }
 
@@ -719,6 +759,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
 	bp->touched_len = 0;
 	bp->all = false;
+	bp->refiltered = false;
 }
 
 /// Pairs of removed items, waiting since they were removed: reported first.

@@ -610,7 +610,7 @@ ort_result ORTHANT_NAME(tree_set_filter)(tree_t *t, ort_handle h, ort_filter fil
 	if ((it->flags & ITEM_STATIC) && !filter.is_static) t->statics--;
 	if (!(it->flags & ITEM_STATIC) && filter.is_static) t->statics++;
 	it->flags = filter.is_static ? it->flags | ITEM_STATIC : it->flags & ~(uint32_t)ITEM_STATIC;
-	if (t->bp) bp_touch(t, i);
+	if (t->bp) bp_refilter(t, i);
 	return ORT_OK;
 }
 

@@ -729,6 +729,7 @@ static inline void stack_push(node_stack *s, uint32_t v)
 // The broad phase's hooks (broadphase.c), called by the tree as items change.
 static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remove);
 static void bp_touch(tree_t *t, uint32_t index);
+static void bp_refilter(tree_t *t, uint32_t index); ///< bp_touch for a filter change
 static void bp_detach(tree_t *t, uint32_t index);
 static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
 static void bp_reset(tree_t *t);

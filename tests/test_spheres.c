@@ -91,17 +91,23 @@ static bool collect_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *
 	return true;
 }
 
+/// Every pair of the scene whose exact shapes touch (brute force).
+static void touching_pairs(const scene *sc, tu_list *want)
+{
+	for (int i = 0; i < sc->n; ++i)
+		for (int j = i + 1; j < sc->n; ++j)
+			if (shapes_touch(&sc->s[i], &sc->s[j])) {
+				uint64_t a = sc->s[i].h.id, b = sc->s[j].h.id;
+				tu_push(want, a < b ? a << 32 | b : b << 32 | a);
+			}
+}
+
 static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 {
 	tu_check_valid(t);
 	tu_list got = {0}, want = {0};
 	assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, collect_pair, &got), ORT_OK);
-	for (int i = 0; i < sc->n; ++i)
-		for (int j = i + 1; j < sc->n; ++j)
-			if (shapes_touch(&sc->s[i], &sc->s[j])) {
-				uint64_t a = sc->s[i].h.id, b = sc->s[j].h.id;
-				tu_push(&want, a < b ? a << 32 | b : b << 32 | a);
-			}
+	touching_pairs(sc, &want);
 	tu_expect_same(&got, &want, "sphere pairs");
 	for (int q = 0; q < 30; ++q) {
 		box_t qb;
@@ -199,12 +205,7 @@ static void run(ort_placement placement, bool on_lines, uint64_t seed)
 	tu_list cur = {0}, want = {0};
 	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
 	assert_int_equal(TU(tree_current_pairs)(t, collect_pair, &cur), ORT_OK);
-	for (int i = 0; i < sc.n; ++i)
-		for (int j = i + 1; j < sc.n; ++j)
-			if (shapes_touch(&sc.s[i], &sc.s[j])) {
-				uint64_t a = sc.s[i].h.id, b = sc.s[j].h.id;
-				tu_push(&want, a < b ? a << 32 | b : b << 32 | a);
-			}
+	touching_pairs(&sc, &want);
 	tu_expect_same(&cur, &want, "broad phase with spheres");
 	// Bad spheres are refused and change nothing.
 	float bad[DIM] = {0};
@@ -228,8 +229,58 @@ static void test_spheres(void **state)
 	}
 }
 
+/// A few movers (under one item in 32: the broad phase re-tests what each met
+/// inside its enlarged box instead of querying the tree), spheres and boxes,
+/// stepping small among still spheres and boxes packed close: a pair whose
+/// boxes still overlap while its shapes part must end, and one whose shapes
+/// meet again begin, against the exact brute force after every update.
+static void few_movers(ort_placement placement, uint64_t seed)
+{
+	enum { N = 640, M = 12 };
+	tree_t *t = tu_tree_make(placement, 4);
+	tu_rng r = tu_rng_make(seed);
+	const float extent = DIM == 2 ? 300.0f : 100.0f;
+	scene sc = {malloc(sizeof(shape) * N), 0};
+	for (int i = 0; i < N; ++i) add_shape(t, &sc, &r, extent, false);
+	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	float dir[M][DIM];
+	for (int k = 0; k < M; ++k)
+		for (int d = 0; d < DIM; ++d) dir[k][d] = tu_float(&r, -0.8f, 0.8f);
+	int frames = tu_size(60, 30);
+	for (int f = 0; f < frames; ++f) {
+		TU_CONTEXT("spheres, few movers, %s, frame %d", ort_placement_string(placement), f);
+		for (int k = 0; k < M; ++k) {
+			shape *x = &sc.s[k * (N / M)];
+			if (f % 9 == 4) // a turn: back the way it came, and sideways
+				for (int d = 0; d < DIM; ++d) dir[k][d] = d == 0 ? -dir[k][d] : tu_float(&r, -0.8f, 0.8f);
+			if (x->sphere) {
+				for (int d = 0; d < DIM; ++d) x->c[d] += dir[k][d];
+				assert_int_equal(TU(tree_move_sphere)(t, x->h, x->c, x->r), ORT_OK);
+				assert_int_equal(TU(tree_get_box)(t, x->h, &x->box), ORT_OK);
+			} else {
+				for (int d = 0; d < DIM; ++d) x->box.min[d] += dir[k][d], x->box.max[d] += dir[k][d];
+				assert_int_equal(TU(tree_move)(t, x->h, x->box), ORT_OK);
+			}
+		}
+		assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+		tu_list cur = {0}, want = {0};
+		assert_int_equal(TU(tree_current_pairs)(t, collect_pair, &cur), ORT_OK);
+		touching_pairs(&sc, &want);
+		tu_expect_same(&cur, &want, "broad phase, few movers among spheres");
+	}
+	tu_check_valid(t);
+	free(sc.s);
+	TU(tree_destroy)(t);
+}
+
+static void test_few_movers(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) few_movers((ort_placement)p, 30u + (unsigned)p);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_spheres)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_spheres), cmocka_unit_test(test_few_movers)};
 	return cmocka_run_group_tests_name(TU_GROUP("spheres"), tests, NULL, NULL);
 }
