@@ -142,6 +142,8 @@ struct bp_fat {
 	fat_rec *rec;        ///< the hot set
 	uint32_t len, cap;
 	uint64_t *key, *tmp; ///< the sweep's order, cap each
+	uint32_t keys;       ///< the last sweep's keys: key[0, keys)
+	bool order;          ///< those keys name the records the sweep takes now (fat_sweep_order)
 	uint32_t *tslot;     ///< fat_refresh's: the record of touched[k], or NIL (no longer touched); cap
 	entry *cand, *spare; ///< the candidate lists, and the room compaction copies into
 	uint32_t cand_len, cand_cap;
@@ -242,6 +244,7 @@ static void fat_drop(struct bp_fat *f)
 	if (!f) return;
 	if (f->len) hot_clear(f);
 	f->len = f->cand_len = 0;
+	f->order = false;
 	f->since = f->now + 1; // the next update's touched items are the first recorded
 }
 
@@ -262,6 +265,7 @@ static void fat_forget(struct bp_fat *f, uint32_t index)
 	fat_rec *r = &f->rec[s];
 	r->made = FAT_NONE;
 	bound_clear(&r->box);
+	f->order = false; // the sweep leaves it out now
 }
 
 /// Room for n records (their sweep keys, their touched slots and their
@@ -294,6 +298,7 @@ static bool fat_rec_room(tree_t *t, struct bp_fat *f, uint64_t n)
 	f->key = key;
 	f->tmp = tmp;
 	f->tslot = tslot;
+	f->order = false;
 	f->cap = (uint32_t)want;
 	f->hot = hot;
 	f->hot_mask = (uint32_t)hot_cap - 1;
@@ -378,6 +383,7 @@ static bool fat_refresh(tree_t *t)
 		// Its item's changes at `stamp` are no longer recorded.
 		if (f->now - (stamp + 1) < f->now - f->since) f->since = stamp + 1;
 		hot_remove(f, f->rec[s].item);
+		f->order = false;
 		f->rec[s] = f->rec[--f->len];
 		if (s < f->len) hot_set(f, f->rec[s].item, s);
 	}
@@ -406,6 +412,7 @@ static bool fat_refresh(tree_t *t)
 		if (s != NIL && f->rec[s].stamp == f->now) continue; // listed twice (removed, its slot reused)
 		if (s == NIL) {
 			s = f->len++;
+			f->order = false;
 			hot_add(f, i, s);
 			f->rec[s].item = i;
 			f->rec[s].made = FAT_NONE;
@@ -475,6 +482,41 @@ static inline uint64_t fat_sweep_key(float x, uint32_t slot)
 	return (uint64_t)slot << FAT_SLOT_SHIFT | u;
 }
 
+/// The sweep's keys of the hot set now, in min x order (returns their
+/// count). While the same records stay hot, which is the steady state of a
+/// few movers, the last sweep's order is nearly right: its keys are renewed
+/// in that order and put right by insertion, a pass and a few shifts where a
+/// radix sort makes three passes and clears its counts each time. Past a
+/// budget of shifts (movers jumping) the radix sort finishes the job.
+static uint32_t fat_sweep_order(struct bp_fat *f)
+{
+	const uint64_t low = (1ull << FAT_SORT_BITS) - 1;
+	uint32_t n = 0;
+	if (f->order) {
+		n = f->keys;
+		for (uint32_t k = 0; k < n; ++k) {
+			uint32_t s = (uint32_t)(f->key[k] >> FAT_SLOT_SHIFT);
+			f->key[k] = fat_sweep_key(f->rec[s].box.min[0], s);
+		}
+		uint64_t shifts = 0, budget = 4 * (uint64_t)n + 64;
+		for (uint32_t k = 1; k < n && shifts <= budget; ++k) {
+			uint64_t v = f->key[k];
+			uint32_t j = k;
+			for (; j > 0 && (f->key[j - 1] & low) > (v & low); --j) f->key[j] = f->key[j - 1];
+			f->key[j] = v;
+			shifts += k - j;
+		}
+		if (shifts > budget) bp_radix(&f->key, &f->tmp, n, FAT_SORT_BITS); // stable from any order
+	} else {
+		for (uint32_t s = 0; s < f->len; ++s)
+			if (f->rec[s].box.min[0] <= f->rec[s].box.max[0]) f->key[n++] = fat_sweep_key(f->rec[s].box.min[0], s);
+		bp_radix(&f->key, &f->tmp, n, FAT_SORT_BITS);
+	}
+	f->keys = n;
+	f->order = true;
+	return n;
+}
+
 /// Whether items a and b are a pair of the set (a walk of a's list).
 static bool fat_paired(const struct broadphase *bp, uint32_t a, uint32_t b)
 {
@@ -506,10 +548,7 @@ static ort_result fat_hot_pairs(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 {
 	struct bp_fat *f = t->bp->fat;
 	if (!f || !f->on) return ORT_OK;
-	uint32_t n = 0;
-	for (uint32_t s = 0; s < f->len; ++s)
-		if (f->rec[s].box.min[0] <= f->rec[s].box.max[0]) f->key[n++] = fat_sweep_key(f->rec[s].box.min[0], s);
-	bp_radix(&f->key, &f->tmp, n, FAT_SORT_BITS);
+	uint32_t n = fat_sweep_order(f);
 	uint64_t budget = 16 * (uint64_t)n + 4096, steps = 0;
 	for (uint32_t k = 0; k < n; ++k) {
 		// Copies: a begin callback may insert (deferred), which leaves these alone,
