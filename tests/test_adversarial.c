@@ -24,6 +24,7 @@
 //   points (duplicates at full size) within the same bound a point.
 #include <float.h>
 
+#include "scene.h"
 #include "testutil.h"
 
 typedef TU(packed) packed_t;
@@ -341,47 +342,20 @@ static box_t turn_box(box_t b, int t)
 	return o;
 }
 
+static float pile_draw(void *r, float lo, float hi) { return tu_float(r, lo, hi); }
+
 /// Box i of n of the piles that overlap on all axes but one (in 3D, two of
-/// three) and rarely as boxes, in [0, 1000]^DIM; a sweep and a tree on any
-/// two axes meet a third or more of all pairs.
-/// - plates: all over one square (one interval in 2D), stacked apart on the
-///   last axis;
-/// - plate stacks: one stack a family, each stacked on its own axis, the
-///   families apart on axis 0;
-/// - rods: one family long on each axis, thin on the others, each pair of
-///   families apart on the third axis (in 2D on the one axis the first
-///   family is thin on).
+/// three) and rarely as boxes (scn_pile_box: plates, plate stacks, rods), in
+/// [0, 1000]^DIM; a sweep and a tree on any two axes meet a third or more of
+/// all pairs.
 static box_t pile_box(int kind, tu_rng *r, int i, int n)
 {
+	scn_pile pk = kind == K_PLATES ? SCN_PILE_PLATES : kind == K_PLATE_STACKS ? SCN_PILE_STACKS : SCN_PILE_RODS;
+	float lo[3], hi[3];
+	scn_pile_box(pk, DIM, pile_draw, r, i, n, lo, hi);
 	box_t b;
-	int f = i % DIM, per = (n + DIM - 1) / DIM, s = i / DIM;
-	for (int d = 0; d < DIM; ++d) {
-		b.min[d] = tu_float(r, 0.0f, 10.0f);
-		b.max[d] = tu_float(r, 990.0f, 1000.0f);
-	}
-	if (kind == K_PLATES) {
-		float step = 1000.0f / (float)n;
-		b.min[DIM - 1] = (float)i * step;
-		b.max[DIM - 1] = b.min[DIM - 1] + tu_float(r, 0.0f, 0.9f) * step;
-	} else if (kind == K_PLATE_STACKS) {
-		// family f stacked on axis f; on axis 0 in its own third (half in 2D)
-		float band = 1000.0f / DIM, lo = (float)f * band, step = 0.8f * band / (float)per;
-		b.min[0] = lo + tu_float(r, 0.0f, 5.0f);
-		b.max[0] = lo + 0.8f * band - tu_float(r, 0.0f, 5.0f);
-		b.min[f] = (f ? 0.0f : lo) + (float)s * (f ? 1000.0f / (float)per : step);
-		b.max[f] = b.min[f] + 0.5f * (f ? 1000.0f / (float)per : step);
-	} else {
-		// family f long on axis f; thin elsewhere, in the low or high part
-		// of each axis: [f][d] is 0 for [0, 400], 1 for [600, 1000]
-		static const int part[3][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}};
-		for (int d = 0; d < DIM; ++d) {
-			if (d == f) continue;
-			int hi = DIM == 2 && f == 1 ? 0 : part[f][d];
-			b.min[d] = (hi ? 600.0f : 0.0f) + tu_float(r, 0.0f, 398.0f);
-			b.max[d] = b.min[d] + tu_float(r, 0.0f, 2.0f);
-		}
-		if (DIM == 2 && f == 1) b.min[1] = tu_float(r, 600.0f, 700.0f); // apart from the first family on y
-	}
+	memcpy(b.min, lo, sizeof b.min);
+	memcpy(b.max, hi, sizeof b.max);
 	return b;
 }
 
