@@ -15,6 +15,11 @@
 //   pinwheel  four arms of strips around the centre, each arm across a
 //             centre line, long in x or in y (every other axis long): every
 //             axis has a quarter of all pairs overlapping on it, no pairs
+//   plates    all over one square (interval in 2D), stacked apart on the last
+//             axis: every pair overlaps on all axes but one, no pairs
+//   rods      one family long on each axis, thin on the others, the families
+//             apart (support/scene.h): in 3D every pair of a family meets on
+//             its long axis and rods of two families on two axes
 //
 // The operations: build (insert one by one; packed: build), find_pairs, the
 // first update_pairs, box queries around items, rays, 10 nearest, and a
@@ -31,6 +36,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "scene.h"
 
 static double ad_now(void)
 {
@@ -53,13 +59,15 @@ static float ad_float(uint64_t *s, float lo, float hi)
 	return lo + (hi - lo) * (float)((ad_rng(s) >> 40) * (1.0 / 16777216.0));
 }
 
-enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_PINWHEEL, AD_KINDS };
-static const char *const ad_kind_names[AD_KINDS] = {"uniform", "speck",    "strips",  "binary",
-                                                    "straddle", "dups", "pinwheel"};
+enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_PINWHEEL, AD_PLATES, AD_RODS, AD_KINDS };
+static const char *const ad_kind_names[AD_KINDS] = {"uniform",  "speck",    "strips", "binary", "straddle",
+                                                    "dups",     "pinwheel", "plates", "rods"};
 enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
 static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
 #define AD_PLACES 4
 static const char *const ad_place_names[AD_PLACES] = {"loose", "tight", "leaves", "packed"};
+
+static float ad_draw(void *s, float lo, float hi) { return ad_float(s, lo, hi); }
 
 /// Box i of n of a scene kind, lo/hi per axis, in the region [0, 1000]^dim.
 static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float *lo, float *hi)
@@ -122,6 +130,8 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float *lo, floa
 		hi[across] = lo[across] + 0.4f * step;
 		break;
 	}
+	case AD_PLATES:
+	case AD_RODS: scn_pile_box(kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS, dim, ad_draw, s, i, n, lo, hi); break;
 	default: break;
 	}
 }
@@ -154,8 +164,7 @@ int bench_adversarial(const char *path, int quick)
 		return 1;
 	}
 	fprintf(out, "## Adversarial scenes: time / the uniform scene's time, same run\n\n");
-	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE`. The goal: every ratio <= 5.\n"
-	             "Pairs: uniform ~n, speck ~n, strips 0, binary 0, straddle ~n, dups 28n, pinwheel 0.\n",
+	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE`. The goal: every ratio <= 5.\n",
 	        n, rounds);
 	int over = ad_run2_d(out, n, rounds) + ad_run3_d(out, n, rounds);
 	fprintf(out, "\n%d ratio(s) above 5.\n", over);
@@ -229,8 +238,9 @@ static void AD_FN(ad_ray_near)(const AD(box) * boxes, int n, uint64_t *s, float 
 	}
 }
 
-/// Seconds for each operation on one scene, one placement (3 = packed).
-static void AD_FN(ad_time)(const AD(box) * boxes, int n, int place, double t[AD_OPS])
+/// Seconds for each operation on one scene, one placement (3 = packed);
+/// *pairs gets the pairs find_pairs found.
+static void AD_FN(ad_time)(const AD(box) * boxes, int n, int place, double t[AD_OPS], uint64_t *pairs)
 {
 	enum { Q = 2000 };
 	uint64_t sink = 0, s = 99;
@@ -244,6 +254,7 @@ static void AD_FN(ad_time)(const AD(box) * boxes, int n, int place, double t[AD_
 		t0 = ad_now();
 		AD(packed_find_pairs)(p, AD_FN(ad_count_id_pair), &sink);
 		t[AD_PAIRS] = ad_now() - t0;
+		*pairs = sink;
 		t0 = ad_now();
 		for (int q = 0; q < Q; ++q) AD(packed_query_box)(p, boxes[ad_rng(&s) % (uint64_t)n], AD_FN(ad_count_id), &sink);
 		t[AD_QUERY] = ad_now() - t0;
@@ -280,6 +291,7 @@ static void AD_FN(ad_time)(const AD(box) * boxes, int n, int place, double t[AD_
 	t0 = ad_now();
 	AD(tree_find_pairs)(tr, ORT_MASK_ALL, AD_FN(ad_count_pair), &sink);
 	t[AD_PAIRS] = ad_now() - t0;
+	*pairs = sink;
 	t0 = ad_now();
 	AD(tree_update_pairs)(tr, AD_FN(ad_event), AD_FN(ad_event), &sink);
 	t[AD_UPDATE] = ad_now() - t0;
@@ -317,6 +329,7 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds)
 	AD(box) *boxes = malloc(sizeof *boxes * (size_t)n);
 	double *samples = malloc(sizeof *samples * (size_t)rounds);
 	static double med[AD_KINDS][AD_PLACES][AD_OPS];
+	uint64_t pairs[AD_KINDS] = {0};
 	if (!boxes || !samples) exit(1);
 	for (int kind = 0; kind < AD_KINDS; ++kind) {
 		uint64_t s = 1234u + (uint64_t)kind;
@@ -330,8 +343,8 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds)
 			double all[8][AD_OPS];
 			// A first, untimed pass: the uniform scene, timed first, would
 			// otherwise pay for every cold cache and page.
-			if (kind == AD_UNIFORM) AD_FN(ad_time)(boxes, n, place, all[0]);
-			for (int r = 0; r < rounds; ++r) AD_FN(ad_time)(boxes, n, place, all[r]);
+			if (kind == AD_UNIFORM) AD_FN(ad_time)(boxes, n, place, all[0], &pairs[kind]);
+			for (int r = 0; r < rounds; ++r) AD_FN(ad_time)(boxes, n, place, all[r], &pairs[kind]);
 			for (int op = 0; op < AD_OPS; ++op) {
 				for (int r = 0; r < rounds; ++r) samples[r] = all[r][op];
 				med[kind][place][op] = ad_median(samples, rounds);
@@ -340,7 +353,10 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds)
 		}
 	}
 	int over = 0;
-	fprintf(out, "\n### %dD\n\n| scene | placement |", AD_DIM);
+	fprintf(out, "\n### %dD\n\nPairs per box:", AD_DIM);
+	for (int kind = 0; kind < AD_KINDS; ++kind)
+		fprintf(out, "%s %s %.2f", kind ? "," : "", ad_kind_names[kind], (double)pairs[kind] / n);
+	fprintf(out, ".\n\n| scene | placement |");
 	for (int op = 0; op < AD_OPS; ++op) fprintf(out, " %s |", ad_op_names[op]);
 	fprintf(out, "\n|---|---|");
 	for (int op = 0; op < AD_OPS; ++op) fprintf(out, "---|");

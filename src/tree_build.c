@@ -640,6 +640,8 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		const uint32_t *S = t->scratch;
 		// per counts the entries that stay (not capped by the split) first.
 		uint32_t capped[NCHILD] = {0};
+		box_t meet;
+		leaves_meet_init(&meet);
 		for (uint32_t k = 0; k < n; ++k) {
 			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
@@ -652,7 +654,12 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 			unsigned mask = cap_child_mask(nd, &boxes[S[at + k]]); // rare: its touches moved to capped
 			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u, capped[c] += (mask >> c) & 1u;
 		}
-		split_it = leaves_split_helps(per, n - over); // as split() decides: what the split caps does not count
+		split_it = leaves_split_helps(per, n - over, NULL); // as split() decides: what the split caps does not count
+		for (uint32_t k = 0; k < n && !split_it; ++k) {
+			const box_t *b = &boxes[S[at + k]];
+			if (!cap_split_caps(nd, b, cap_child_mask(nd, b))) leaves_meet_add(&meet, b);
+		}
+		if (!split_it) split_it = leaves_split_helps(per, n - over, &meet);
 		for (int c = 0; c < NCHILD; ++c) per[c] += capped[c];
 		if (split_it && node_depth(t, nd) >= t->def.max_depth) {
 			bool one = true; // past max_depth one box repeated is refused

@@ -202,7 +202,7 @@ static void cap_insert(tree_t *t, const box_t *box, uint32_t index)
 	}
 	insert_leaves(t, home, box, index);
 	split_region(t, home, box);
-	cap_fixup(t);
+	if (t->overcap_len) cap_fixup(t); // (tested here: most inserts note nothing, and the call is not inlined)
 }
 
 /// Take a capped item out of its home; returns the home, for tidy.
@@ -396,13 +396,19 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		tidy_after(t, NIL, &box);
 	}
 	// The loops above store as inserts do but split nothing, and a tidy may
-	// have folded a subtree (a fold forgets its retry_at) that they then
-	// refilled: a leaf they left over its bucket waits, as a pile the build
-	// refused does, until it doubles (validate holds every leaf to that).
+	// have folded a subtree (a fold forgets its retry_at: it leaves a leaf
+	// within its bucket, but these re-inserts can refill it): a leaf they
+	// left over its bucket splits now, as an insert's would, and what the
+	// split puts over the cap is stored capped and its copies taken out
+	// (cap_fixup, as after an insert's splits: a split without it left those
+	// copies in leaves, capped items there, which validate refuses). A split
+	// that does not help, or finds no memory, waits until the leaf doubles
+	// (split sets retry_at). The nodes a split makes are checked on, in turn.
 	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
-		node *n = &t->nodes[ni];
-		if (!(n->flags & (NODE_FREE | NODE_WAITING)) && wants_split(t, n))
-			n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
+		const node *n = &t->nodes[ni];
+		if ((n->flags & (NODE_FREE | NODE_WAITING)) || !wants_split(t, n)) continue;
+		split(t, ni);
+		cap_fixup(t);
 	}
 	return true;
 }

@@ -147,14 +147,42 @@ static void total_add(tree_t *t, uint32_t ni, int64_t delta)
 
 // ---- split ------------------------------------------------------------------
 
+/// The common part of boxes (leaves_meet_add each into one initialised by
+/// leaves_meet_init): empty on some axis once two of them are apart.
+static inline void leaves_meet_init(box_t *meet)
+{
+	for (int d = 0; d < DIM; ++d) {
+		meet->min[d] = -INFINITY;
+		meet->max[d] = INFINITY;
+	}
+}
+
+static inline void leaves_meet_add(box_t *meet, const box_t *box)
+{
+	for (int d = 0; d < DIM; ++d) {
+		meet->min[d] = box->min[d] > meet->min[d] ? box->min[d] : meet->min[d];
+		meet->max[d] = box->max[d] < meet->max[d] ? box->max[d] : meet->max[d];
+	}
+}
+
 /// leaves: whether splitting a leaf of n entries, per[c] of which touch child
-/// c, helps. It does when some child gets fewer than all of them. When the
-/// fullest gets every one, it still helps if few are copied elsewhere too
-/// (at most n/8: the pile descends to smaller cells, its copies growing at most
-/// 1.125x a level); with more copies (duplicates on a split point, boxes
-/// covering the cell) it would only copy the pile down to max_depth, up to
-/// NCHILD times a level, so it does not.
-static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
+/// c, meet the common part of their boxes (leaves_meet_add; NULL: not
+/// known yet, for a caller that reads it only when needed), helps. It does
+/// when some child gets fewer than all of them. When the fullest gets every
+/// one, it still helps if few are copied elsewhere too (at most n/8: the pile
+/// descends to smaller cells, its copies growing at most 1.125x a level), or
+/// if two of them are apart (the common part is empty): smaller cells part
+/// them in the end, though the fullest child may take them all for a level or
+/// more (strips long in x across x = 500 and strips long in y across y = 500,
+/// all in the low corner: each touches the low-left child, which the next
+/// split parts; refused, they stayed in the root leaf by the thousand, and
+/// every remove scanned it for its entry). When the boxes all share a point
+/// and are copied more (duplicates on a split point, thin boxes through one
+/// point), every cell holding the point holds all of them: splitting would
+/// only copy the pile down to max_depth, up to NCHILD times a level, so it
+/// does not. (Copies stay bounded by the cap either way: an item copied into
+/// more than LEAVES_CAP leaves is stored once, tree_cap.c.)
+static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n, const box_t *meet)
 {
 	uint64_t copies = 0;
 	uint32_t most = 0;
@@ -162,7 +190,9 @@ static bool leaves_split_helps(const uint32_t per[NCHILD], uint32_t n)
 		copies += per[c];
 		if (per[c] > most) most = per[c];
 	}
-	return most < n || copies * 8 <= (uint64_t)n * 9;
+	bool apart = false; // (meet NULL: not known, not apart)
+	for (int d = 0; meet && d < DIM; ++d) apart |= meet->min[d] > meet->max[d];
+	return most < n || copies * 8 <= (uint64_t)n * 9 || apart;
 }
 
 /// Whether the entries of node n are all one box: a pile no split spreads.
@@ -200,6 +230,8 @@ static void split(tree_t *t, uint32_t ni)
 		// strips that all touch the fullest child still splits, and they go
 		// capped (else re-inserted strips pile up in a leaf, scanned whole).
 		uint32_t per[NCHILD] = {0}, stay = n->count;
+		box_t meet;
+		leaves_meet_init(&meet);
 		ENTRY_LOOP(t, n, ch, k)
 		{
 			const box_t *b = &t->chunks[ch].e[k].box;
@@ -214,7 +246,17 @@ static void split(tree_t *t, uint32_t ni)
 			unsigned mask = cap_child_mask(n, b);
 			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 		}
-		useful = leaves_split_helps(per, stay);
+		useful = leaves_split_helps(per, stay, NULL);
+		// Else the common part of the boxes that stay decides (read again:
+		// only a leaf that would be refused pays for it).
+		if (!useful) {
+			ENTRY_LOOP(t, n, ch, k)
+			{
+				const box_t *b = &t->chunks[ch].e[k].box;
+				if (!cap_split_caps(n, b, cap_child_mask(n, b))) leaves_meet_add(&meet, b);
+			}
+			useful = leaves_split_helps(per, stay, &meet);
+		}
 	}
 	// Past max_depth (can_split): one box repeated would only move down until
 	// floats run out.

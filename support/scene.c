@@ -38,6 +38,38 @@ int scn_rng_int(scn_rng *rng, int lo, int hi)
 	return lo + (int)(scn_rng_next(rng) % span);
 }
 
+void scn_pile_box(scn_pile kind, int dim, scn_draw_fn *draw, void *rng, int i, int n, float lo[3], float hi[3])
+{
+	int f = i % dim, per = (n + dim - 1) / dim, s = i / dim;
+	for (int d = 0; d < dim; ++d) {
+		lo[d] = draw(rng, 0.0f, 10.0f);
+		hi[d] = draw(rng, 990.0f, 1000.0f);
+	}
+	if (kind == SCN_PILE_PLATES) {
+		float step = 1000.0f / (float)n;
+		lo[dim - 1] = (float)i * step;
+		hi[dim - 1] = lo[dim - 1] + draw(rng, 0.0f, 0.9f) * step;
+	} else if (kind == SCN_PILE_STACKS) {
+		// family f stacked on axis f; on axis 0 in its own third (half in 2D)
+		float band = 1000.0f / (float)dim, at = (float)f * band, step = 0.8f * band / (float)per;
+		lo[0] = at + draw(rng, 0.0f, 5.0f);
+		hi[0] = at + 0.8f * band - draw(rng, 0.0f, 5.0f);
+		lo[f] = (f ? 0.0f : at) + (float)s * (f ? 1000.0f / (float)per : step);
+		hi[f] = lo[f] + 0.5f * (f ? 1000.0f / (float)per : step);
+	} else {
+		// family f long on axis f; thin elsewhere, in the low or high part
+		// of each axis: [f][d] is 0 for [0, 400], 1 for [600, 1000]
+		static const int part[3][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}};
+		for (int d = 0; d < dim; ++d) {
+			if (d == f) continue;
+			int high = dim == 2 && f == 1 ? 0 : part[f][d];
+			lo[d] = (high ? 600.0f : 0.0f) + draw(rng, 0.0f, 398.0f);
+			hi[d] = lo[d] + draw(rng, 0.0f, 2.0f);
+		}
+		if (dim == 2 && f == 1) lo[1] = draw(rng, 600.0f, 700.0f); // apart from the first family on y
+	}
+}
+
 static void place(scn_scene *s, int i, const float centre[3], const float half[3])
 {
 	for (int d = 0; d < 3; ++d) {

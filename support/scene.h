@@ -54,6 +54,23 @@ void scn_scene_free(scn_scene *scene);
 /// world's walls (as the bouncing-boxes demo does).
 void scn_scene_step(scn_scene *scene);
 
+/// The piles a tree cannot spread out: boxes that overlap on all axes but one
+/// (in 3D, two of three) and rarely as boxes, in [0, 1000]^dim, so a sweep or
+/// a tree on any two axes meets a third or more of all pairs.
+typedef enum scn_pile {
+	SCN_PILE_PLATES, ///< all over one square (interval in 2D), stacked apart on the last axis
+	SCN_PILE_STACKS, ///< one stack a family, each stacked on its own axis, the families apart on axis 0
+	SCN_PILE_RODS,   ///< one family long on each axis, thin on the others, each two families apart
+	                 ///< on the third axis (in 2D on the one the first family is thin on)
+} scn_pile;
+
+/// Draws uniform in [lo, hi) from the caller's generator, so each program
+/// keeps its own stream (a test's scenes stay what its bounds were set on).
+typedef float scn_draw_fn(void *rng, float lo, float hi);
+
+/// Box i of n of a pile kind in dim (2 or 3) dimensions, into lo/hi.
+void scn_pile_box(scn_pile kind, int dim, scn_draw_fn *draw, void *rng, int i, int n, float lo[3], float hi[3]);
+
 static inline ort2_box scn_box2(const scn_scene *s, int i)
 {
 	const ort3_box *b = &s->boxes[i];

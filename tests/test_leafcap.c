@@ -107,12 +107,17 @@ static void visit_collect(void *ctx, const box_t *cell, const box_t *bounds, int
 	s->v[s->n++] = (vnode){*cell, depth, entries, true};
 }
 
-/// Every node; a node is a leaf when the next in pre-order is not below it.
+/// Every node; a node is a leaf when the next in pre-order is not below it,
+/// but a root alone is one only when the stats say so (strips across the
+/// whole region all capped there leave it divided, its children pruned).
 static vnodes nodes_of(const tree_t *t)
 {
 	vnodes s = {NULL, 0, 0};
 	TU(tree_visit_nodes)(t, visit_collect, &s);
 	for (int i = 0; i + 1 < s.n; ++i) s.v[i].leaf = s.v[i + 1].depth <= s.v[i].depth;
+	ort_tree_stats st;
+	TU(tree_get_stats)(t, &st);
+	if (s.n == 1) s.v[0].leaf = st.leaves == 1;
 	return s;
 }
 
