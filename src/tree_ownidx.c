@@ -972,6 +972,19 @@ static bool own_listed(const tree_t *t, uint32_t ni)
 	return false;
 }
 
+/// Whether a run's (a chunk run's or a foreign one's) sizes are sane and its
+/// levels are where own_run_bounds puts them.
+static bool own_check_shape(const own_run *rn)
+{
+	if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS) return false;
+	for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
+		if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return false;
+		off += size;
+		size = (size + 7) / 8;
+	}
+	return true;
+}
+
 /// Whether the foreign record of address a is right: its slot marked in a
 /// live run chunk, below the chunk's fill.
 static bool own_check_slot(const tree_t *t, const struct ownidx *ix, uint32_t ni, uint32_t a)
@@ -992,13 +1005,7 @@ static const char *own_check_foreign(const tree_t *t, uint32_t ni, const struct 
 	for (uint32_t r = 0; r < ix->nfruns; ++r) {
 		const own_run *rn = &ix->frun[r];
 		if (rn->first != first || (uint64_t)rn->first + rn->size > ix->fcap) return "own-list index: foreign runs not laid end to end";
-		if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS)
-			return "own-list index: foreign run sizes";
-		for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
-			if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return "own-list index: foreign run levels";
-			off += size;
-			size = (size + 7) / 8;
-		}
+		if (!own_check_shape(rn)) return "own-list index: foreign run sizes or levels";
 		size_t start = own_run_start(ix, OWN_RUNS + r);
 		const box_t *base = &t->own_bounds[2 * start];
 		const uint32_t *least = &t->own_least[2 * start];
@@ -1063,14 +1070,7 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		uint32_t expect = 0;
 		for (uint32_t q = 0; q < r; ++q) expect += ix->run[q].size;
 		if (rn->first != expect || (uint64_t)rn->first + rn->size > ix->cap) return "own-list index: runs not laid end to end";
-		if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS)
-			return "own-list index: run sizes";
-		// The levels where own_run_bounds puts them.
-		for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
-			if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return "own-list index: run levels";
-			off += size;
-			size = (size + 7) / 8;
-		}
+		if (!own_check_shape(rn)) return "own-list index: run sizes or levels";
 		dead += rn->size - rn->live;
 		const box_t *base = &own_bounds(t, ix)[2 * rn->first];
 		const uint32_t *ids = &own_ids(t, ix)[rn->first];
