@@ -20,8 +20,8 @@
 // a layout is own_axis' scoring of the cuts (two thirds of a strips build's
 // instructions), then the selections. With a binary counter, 20,000 3D
 // pinwheel strips inserted one by one cost 4.3 times a uniform scene's
-// instructions and their remove + insert 6.2 times; with fan 4, 3.4 and 5.4. A query tests at most
-// OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
+// instructions and their remove + insert 6.2 times; with fan 4, 3.3 and 5.1.
+// A query tests at most OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
 //
 // ## Settling
 //
