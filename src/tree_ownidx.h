@@ -17,12 +17,20 @@
 //   chain:  [tail: `tail` chunks][run k's live chunks]...[run 0's live chunks]
 //
 // The tail is the newest chunks, in no run; queries test them one by one, and
-// when it passes OWN_TAIL chunks all of it but the head becomes a run (merged
-// with the newer runs while they are no bigger than twice it, so run sizes
-// fall geometrically and there are O(log m) of them: Bentley and Saxe's
-// logarithmic method), merged as well into the newest run while that holds
-// fewer than OWN_BASE chunks. So the tail is the head alone at rest, and only
-// the newest run is small: a small run is laid out again as each chunk fills.
+// when it passes OWN_TAIL chunks all of it but the head becomes a run, merged
+// into the newest run while that holds fewer than OWN_BASE chunks. Runs are
+// then folded as a counter in base OWN_FAN carries (Bentley and Saxe's
+// logarithmic method with a wider fan): a run of level L holds about
+// OWN_BASE * OWN_FAN^L chunks, and when a fold would leave OWN_FAN runs of
+// one level they are merged into one of the next. Sizes fall geometrically,
+// there are at most OWN_FAN - 1 runs a level, O(log m) in all, and each entry
+// is laid out again log_FAN m times, not log_2 m as a binary counter (fan 2)
+// lays it out: the layout of a run of s chunks costs O(s log s), so a list
+// built one by one costs O(m log^2 m / log FAN). Why 4: a query descends
+// every run its shape meets, and more runs a level cost it more (fan 8 made
+// 10 nearest among 3D boxes all holding one point test 25% more). So the
+// tail is the head alone at rest, and only the newest run is small: a small
+// run is laid out again as each chunk fills.
 // Why not a longer tail, folded less often: a query tests the tail whole, and
 // its entries, in arrival order, are all kinds mixed, so no bound parts them.
 // Thin boxes long on every axis through one point fill some 8 nodes a level
@@ -85,6 +93,11 @@
 #define OWN_TAIL 1
 /// Chunks the newest run gathers before a new run starts after it.
 #define OWN_BASE 4
+/// Runs of one level that a fold merges into one of the next (Layout).
+#ifndef ORTHANT_OWNIDX_FAN
+#define ORTHANT_OWNIDX_FAN 4
+#endif
+#define OWN_FAN ORTHANT_OWNIDX_FAN
 #define OWN_RUNS 32
 /// Foreign runs (run numbers OWN_RUNS and up in a walk), and the foreign
 /// addresses in none of them before they fold.
