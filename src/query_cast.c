@@ -164,14 +164,20 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
 	size_t top = 0;
 	float tmax = w->max_t, enter;
-	if (sweep_node(t, w, tmax, &t->nodes[t->root], &enter)) stack[top++] = (ray_node){t->root, enter};
+	const node *root = &t->nodes[t->root];
+	if (sweep_node(t, w, tmax, root, &enter) && root->total && (node_cats(t, t->root) & w->mask))
+		stack[top++] = (ray_node){t->root, enter};
+	// A ray with no filter past its entry tests: each entry one box test.
+	bool plain = !leaves && w->mask == ORT_MASK_ALL;
 	while (top > 0) {
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
-		if (rn.enter > tmax || n->total == 0 || !(node_cats(t, rn.node) & w->mask)) continue;
+		if (rn.enter > tmax) continue;
 		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
-		memcpy(cell_lo, n->lo, sizeof cell_lo);
-		memcpy(cell_hi, n->hi, sizeof cell_hi);
+		if (leaves) {
+			memcpy(cell_lo, n->lo, sizeof cell_lo);
+			memcpy(cell_hi, n->hi, sizeof cell_hi);
+		}
 		// A chunk at a time: find its hits, fetch their items together (the
 		// callbacks read them, and one miss after another is what a hit cost),
 		// then hand them over. An earlier hit may clip the sweep meanwhile:
@@ -184,22 +190,31 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			float hit_t[CHUNK_CAP];
 			int nh = 0;
 			const entry *es = t->chunks[c].e;
-			for (uint32_t k = it.from; k < fill; ++k) {
-				const entry *e = &es[k];
-				float te;
-				if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
-				if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
-				if (leaves) {
-					// The contact point: the moving min corner at te, pushed into the item.
-					float p[DIM];
-					for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
-					clamp_point(p, &e->box, p);
-					if (!cell_owns(cell_lo, cell_hi, p)) continue;
+			if (plain) {
+				// No branch on a test's outcome: hits come in no order a
+				// predictor learns.
+				for (uint32_t k = it.from; k < fill; ++k) {
+					hit_k[nh] = (uint8_t)k;
+					nh += sweep_box_hits(w, tmax, &es[k].box, &hit_t[nh]);
 				}
-				__builtin_prefetch(&t->items[e->item]);
-				hit_k[nh] = (uint8_t)k;
-				hit_t[nh++] = te;
+			} else {
+				for (uint32_t k = it.from; k < fill; ++k) {
+					const entry *e = &es[k];
+					float te;
+					if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+					if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
+					if (leaves) {
+						// The contact point: the moving min corner at te, pushed into the item.
+						float p[DIM];
+						for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
+						clamp_point(p, &e->box, p);
+						if (!cell_owns(cell_lo, cell_hi, p)) continue;
+					}
+					hit_k[nh] = (uint8_t)k;
+					hit_t[nh++] = te;
+				}
 			}
+			for (int j = 0; j < nh; ++j) __builtin_prefetch(&t->items[es[hit_k[j]].item]);
 			for (int j = 0; j < nh; ++j) {
 				if (hit_t[j] > tmax) continue;
 				float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
@@ -211,12 +226,16 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		// Children sorted farthest first, so the nearest is popped next:
 		// each goes onto the stack by insertion among its siblings there.
+		// Only a divided node has children (validate checks it): a leaf's
+		// are NIL, and its flags, a line of their own in most nodes, are
+		// not read. A child's bound is tested before its total, as
+		// region_enters does (query.c).
 		size_t kids = top;
-		for (int c = 0; c < NCHILD && (n->flags & NODE_DIVIDED); ++c) { // only a divided node has children
+		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			if (cn->total == 0 || !(node_cats(t, ci) & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (!sweep_node(t, w, tmax, cn, &enter) || cn->total == 0 || !(node_cats(t, ci) & w->mask)) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			assert(top < cap);
 			size_t j = top++;
