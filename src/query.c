@@ -107,11 +107,12 @@ static bool region_group(const void *q, const box_t *b, float *key)
 /// cell, as only a point of the cell counts there (leaf_owns). The bound is
 /// tested first: it is the node's first 16 bytes, always in one cache line,
 /// where total may be in the next (nodes are 80 bytes), and most tested
-/// nodes fail on it.
-static inline bool region_enters(const tree_t *t, const region *q, uint32_t ni, bool leaves)
+/// nodes fail on it. A plain query (region_walk) is that box test alone.
+static inline bool region_enters(const tree_t *t, const region *q, uint32_t ni, bool plain, bool leaves)
 {
 	const node *n = &t->nodes[ni];
 	if (!region_box_meets(q, &n->bound) || n->total == 0) return false;
+	if (plain) return true;
 	// With every mask bit the categories skip only subtrees of category-0
 	// items, which the entry tests reject anyway: not worth their read.
 	if (q->mask != ORT_MASK_ALL && !(node_cats(t, ni) & q->mask)) return false;
@@ -158,15 +159,14 @@ static inline int chunk_hits(const tree_t *t, const region *q, bool plain, bool 
 
 /// Every entry of the subtrees the query enters that meets it; children are
 /// tested before they are stacked, so a node is read once and only if entered.
-static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
+/// Called with plain and leaves constant (query_region), so a plain query's
+/// walk carries none of the other tests.
+static inline ort_result region_walk(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx,
+                                     bool plain, bool leaves)
 {
-	if (t->root == NIL) return ORT_OK;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	if (!region_enters(t, q, t->root, leaves)) return ORT_OK;
+	if (!region_enters(t, q, t->root, plain, leaves)) return ORT_OK;
 	node_stack s;
 	if (!stack_init(t, &s)) return ORT_ERROR_OUT_OF_MEMORY;
-	// Boxes alone, no filter: each entry is one box test.
-	bool plain = !leaves && q->mask == ORT_MASK_ALL && !t->spheres && q->radius2 < 0.0;
 	stack_push(&s, t->root);
 	while (s.top > 0) {
 		uint32_t ni = s.data[--s.top];
@@ -198,7 +198,7 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 		// need not be read.
 		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
-			if (ci == NIL || !region_enters(t, q, ci, leaves)) continue;
+			if (ci == NIL || !region_enters(t, q, ci, plain, leaves)) continue;
 			const node *cn = &t->nodes[ci];
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			stack_push(&s, ci);
@@ -206,6 +206,16 @@ static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(qu
 	}
 	stack_free(t, &s);
 	return ORT_OK;
+}
+
+static ort_result query_region(const tree_t *t, const region *q, ORTHANT_NAME(query_fn) * fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	// Boxes alone, no filter: each node and entry is one box test.
+	if (!leaves && q->mask == ORT_MASK_ALL && !t->spheres && q->radius2 < 0.0)
+		return region_walk(t, q, fn, ctx, true, false);
+	return leaves ? region_walk(t, q, fn, ctx, false, true) : region_walk(t, q, fn, ctx, false, false);
 }
 
 /// query_region inside the readers' bracket (defer.c).

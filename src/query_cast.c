@@ -153,11 +153,12 @@ static bool sweep_group(const void *q, const box_t *b, float *key)
 }
 
 /// Every entry the sweep touches, each item once, children near-first, the
-/// segment clipped by what fn returns.
-static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+/// segment clipped by what fn returns. Called with plain (no filter, not
+/// leaves placement: each node and entry one box test) and leaves constant
+/// (sweep_walk), so a plain walk carries none of the other tests.
+static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx, bool plain,
+                                       bool leaves)
 {
-	if (t->root == NIL) return ORT_OK;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
 	ray_node local[LOCAL_STACK];
 	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
@@ -167,63 +168,63 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 	const node *root = &t->nodes[t->root];
 	if (sweep_node(t, w, tmax, root, &enter) && root->total && (node_cats(t, t->root) & w->mask))
 		stack[top++] = (ray_node){t->root, enter};
-	// A ray with no filter past its entry tests: each entry one box test.
-	bool plain = !leaves && w->mask == ORT_MASK_ALL;
 	while (top > 0) {
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
 		if (rn.enter > tmax) continue;
-		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
-		if (leaves) {
-			memcpy(cell_lo, n->lo, sizeof cell_lo);
-			memcpy(cell_hi, n->hi, sizeof cell_hi);
-		}
-		// A chunk at a time: find its hits, fetch their items together (the
-		// callbacks read them, and one miss after another is what a hit cost),
-		// then hand them over. An earlier hit may clip the sweep meanwhile:
-		// with the entry parameter fixed, the clipped test is te <= tmax.
-		own_iter it;
-		sweep_reach reach = {w, &tmax};
-		own_iter_init(t, rn.node, &it, sweep_group, &reach);
-		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
-			uint8_t hit_k[CHUNK_CAP];
-			float hit_t[CHUNK_CAP];
-			int nh = 0;
-			const entry *es = t->chunks[c].e;
-			if (plain) {
-				// No branch on a test's outcome: hits come in no order a
-				// predictor learns.
-				for (uint32_t k = it.from; k < fill; ++k) {
-					hit_k[nh] = (uint8_t)k;
-					nh += sweep_box_hits(w, tmax, &es[k].box, &hit_t[nh]);
-				}
-			} else {
-				for (uint32_t k = it.from; k < fill; ++k) {
-					const entry *e = &es[k];
-					float te;
-					if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
-					if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
-					if (leaves) {
-						// The contact point: the moving min corner at te, pushed into the item.
-						float p[DIM];
-						for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
-						clamp_point(p, &e->box, p);
-						if (!cell_owns(cell_lo, cell_hi, p)) continue;
+		if (n->count) {
+			float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
+			if (leaves) {
+				memcpy(cell_lo, n->lo, sizeof cell_lo);
+				memcpy(cell_hi, n->hi, sizeof cell_hi);
+			}
+			// A chunk at a time: find its hits, fetch their items together (the
+			// callbacks read them, and one miss after another is what a hit cost),
+			// then hand them over. An earlier hit may clip the sweep meanwhile:
+			// with the entry parameter fixed, the clipped test is te <= tmax.
+			own_iter it;
+			sweep_reach reach = {w, &tmax};
+			own_iter_init(t, rn.node, &it, sweep_group, &reach);
+			for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
+				uint8_t hit_k[CHUNK_CAP];
+				float hit_t[CHUNK_CAP];
+				int nh = 0;
+				const entry *es = t->chunks[c].e;
+				if (plain) {
+					// No branch on a test's outcome: hits come in no order a
+					// predictor learns.
+					for (uint32_t k = it.from; k < fill; ++k) {
+						hit_k[nh] = (uint8_t)k;
+						nh += sweep_box_hits(w, tmax, &es[k].box, &hit_t[nh]);
 					}
-					hit_k[nh] = (uint8_t)k;
-					hit_t[nh++] = te;
+				} else {
+					for (uint32_t k = it.from; k < fill; ++k) {
+						const entry *e = &es[k];
+						float te;
+						if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+						if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
+						if (leaves) {
+							// The contact point: the moving min corner at te, pushed into the item.
+							float p[DIM];
+							for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
+							clamp_point(p, &e->box, p);
+							if (!cell_owns(cell_lo, cell_hi, p)) continue;
+						}
+						hit_k[nh] = (uint8_t)k;
+						hit_t[nh++] = te;
+					}
+				}
+				for (int j = 0; j < nh; ++j) __builtin_prefetch(&t->items[es[hit_k[j]].item]);
+				for (int j = 0; j < nh; ++j) {
+					if (hit_t[j] > tmax) continue;
+					float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
+					if (r < 0.0f || isnan(r)) continue;
+					if (r == 0.0f) goto done;
+					if (r < tmax) tmax = r;
 				}
 			}
-			for (int j = 0; j < nh; ++j) __builtin_prefetch(&t->items[es[hit_k[j]].item]);
-			for (int j = 0; j < nh; ++j) {
-				if (hit_t[j] > tmax) continue;
-				float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
-				if (r < 0.0f || isnan(r)) continue;
-				if (r == 0.0f) goto done;
-				if (r < tmax) tmax = r;
-			}
+			n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		}
-		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		// Children sorted farthest first, so the nearest is popped next:
 		// each goes onto the stack by insertion among its siblings there.
 		// Only a divided node has children (validate checks it): a leaf's
@@ -235,7 +236,8 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			if (!sweep_node(t, w, tmax, cn, &enter) || cn->total == 0 || !(node_cats(t, ci) & w->mask)) continue;
+			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			assert(top < cap);
 			size_t j = top++;
@@ -246,6 +248,14 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 done:
 	if (stack != local) query_free(t, stack, cap * sizeof *stack);
 	return ORT_OK;
+}
+
+static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	if (!leaves && w->mask == ORT_MASK_ALL) return sweep_descend(t, w, fn, ctx, true, false);
+	return leaves ? sweep_descend(t, w, fn, ctx, false, true) : sweep_descend(t, w, fn, ctx, false, false);
 }
 
 /// A sweep of the box (NULL: the ray from origin) along dir.
