@@ -172,59 +172,48 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
 		if (rn.enter > tmax) continue;
-		if (n->count) {
-			float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
-			if (leaves) {
-				memcpy(cell_lo, n->lo, sizeof cell_lo);
-				memcpy(cell_hi, n->hi, sizeof cell_hi);
-			}
-			// A chunk at a time: find its hits, fetch their items together (the
-			// callbacks read them, and one miss after another is what a hit cost),
-			// then hand them over. An earlier hit may clip the sweep meanwhile:
-			// with the entry parameter fixed, the clipped test is te <= tmax.
-			own_iter it;
-			sweep_reach reach = {w, &tmax};
-			own_iter_init(t, rn.node, &it, sweep_group, &reach);
-			for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
-				uint8_t hit_k[CHUNK_CAP];
-				float hit_t[CHUNK_CAP];
-				int nh = 0;
-				const entry *es = t->chunks[c].e;
-				if (plain) {
-					// No branch on a test's outcome: hits come in no order a
-					// predictor learns.
-					for (uint32_t k = it.from; k < fill; ++k) {
-						hit_k[nh] = (uint8_t)k;
-						nh += sweep_box_hits(w, tmax, &es[k].box, &hit_t[nh]);
-					}
-				} else {
-					for (uint32_t k = it.from; k < fill; ++k) {
-						const entry *e = &es[k];
-						float te;
-						if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
-						if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
-						if (leaves) {
-							// The contact point: the moving min corner at te, pushed into the item.
-							float p[DIM];
-							for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
-							clamp_point(p, &e->box, p);
-							if (!cell_owns(cell_lo, cell_hi, p)) continue;
-						}
-						hit_k[nh] = (uint8_t)k;
-						hit_t[nh++] = te;
-					}
-				}
-				for (int j = 0; j < nh; ++j) __builtin_prefetch(&t->items[es[hit_k[j]].item]);
-				for (int j = 0; j < nh; ++j) {
-					if (hit_t[j] > tmax) continue;
-					float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
-					if (r < 0.0f || isnan(r)) continue;
-					if (r == 0.0f) goto done;
-					if (r < tmax) tmax = r;
-				}
-			}
-			n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
+		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
+		if (leaves) {
+			memcpy(cell_lo, n->lo, sizeof cell_lo);
+			memcpy(cell_hi, n->hi, sizeof cell_hi);
 		}
+		// A chunk at a time: find its hits, fetch their items together (the
+		// callbacks read them, and one miss after another is what a hit cost),
+		// then hand them over. An earlier hit may clip the sweep meanwhile:
+		// with the entry parameter fixed, the clipped test is te <= tmax.
+		own_iter it;
+		sweep_reach reach = {w, &tmax};
+		own_iter_init(t, rn.node, &it, sweep_group, &reach);
+		for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
+			uint8_t hit_k[CHUNK_CAP];
+			float hit_t[CHUNK_CAP];
+			int nh = 0;
+			const entry *es = t->chunks[c].e;
+			for (uint32_t k = it.from; k < fill; ++k) {
+				const entry *e = &es[k];
+				float te;
+				if (!plain && w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+				if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
+				if (leaves) {
+					// The contact point: the moving min corner at te, pushed into the item.
+					float p[DIM];
+					for (int d = 0; d < DIM; ++d) p[d] = ray_at(w->origin, w->dir, te, d);
+					clamp_point(p, &e->box, p);
+					if (!cell_owns(cell_lo, cell_hi, p)) continue;
+				}
+				__builtin_prefetch(&t->items[e->item]);
+				hit_k[nh] = (uint8_t)k;
+				hit_t[nh++] = te;
+			}
+			for (int j = 0; j < nh; ++j) {
+				if (hit_t[j] > tmax) continue;
+				float r = fn(ctx, t, &t->chunks[c].e[hit_k[j]], hit_t[j], tmax);
+				if (r < 0.0f || isnan(r)) continue;
+				if (r == 0.0f) goto done;
+				if (r < tmax) tmax = r;
+			}
+		}
+		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		// Children sorted farthest first, so the nearest is popped next:
 		// each goes onto the stack by insertion among its siblings there.
 		// Only a divided node has children (validate checks it): a leaf's
