@@ -153,25 +153,30 @@ static bool sweep_group(const void *q, const box_t *b, float *key)
 }
 
 /// Every entry the sweep touches, each item once, children near-first, the
-/// segment clipped by what fn returns.
-static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+/// segment clipped by what fn returns. Called with plain (no filter, not
+/// leaves placement: each node and entry one box test) and leaves constant
+/// (sweep_walk), so a plain walk carries none of the other tests.
+static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx, bool plain,
+                                       bool leaves)
 {
-	if (t->root == NIL) return ORT_OK;
-	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
 	size_t cap = (size_t)(NCHILD - 1) * (size_t)(t->height + 1) + 1;
 	ray_node local[LOCAL_STACK];
 	ray_node *stack = cap <= LOCAL_STACK ? local : query_alloc(t, cap * sizeof *stack);
 	if (!stack) return ORT_ERROR_OUT_OF_MEMORY;
 	size_t top = 0;
 	float tmax = w->max_t, enter;
-	if (sweep_node(t, w, tmax, &t->nodes[t->root], &enter)) stack[top++] = (ray_node){t->root, enter};
+	const node *root = &t->nodes[t->root];
+	if (sweep_node(t, w, tmax, root, &enter) && root->total && (node_cats(t, t->root) & w->mask))
+		stack[top++] = (ray_node){t->root, enter};
 	while (top > 0) {
 		ray_node rn = stack[--top];
 		const node *n = &t->nodes[rn.node];
-		if (rn.enter > tmax || n->total == 0 || !(node_cats(t, rn.node) & w->mask)) continue;
+		if (rn.enter > tmax) continue;
 		float cell_lo[DIM], cell_hi[DIM]; // copies: a callback's deferred change may move the pool
-		memcpy(cell_lo, n->lo, sizeof cell_lo);
-		memcpy(cell_hi, n->hi, sizeof cell_hi);
+		if (leaves) {
+			memcpy(cell_lo, n->lo, sizeof cell_lo);
+			memcpy(cell_hi, n->hi, sizeof cell_hi);
+		}
 		// A chunk at a time: find its hits, fetch their items together (the
 		// callbacks read them, and one miss after another is what a hit cost),
 		// then hand them over. An earlier hit may clip the sweep meanwhile:
@@ -187,7 +192,7 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			for (uint32_t k = it.from; k < fill; ++k) {
 				const entry *e = &es[k];
 				float te;
-				if (w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+				if (!plain && w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
 				if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
 				if (leaves) {
 					// The contact point: the moving min corner at te, pushed into the item.
@@ -211,12 +216,17 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
 		// Children sorted farthest first, so the nearest is popped next:
 		// each goes onto the stack by insertion among its siblings there.
+		// Only a divided node has children (validate checks it): a leaf's
+		// are NIL, and its flags, a line of their own in most nodes, are
+		// not read. A child's bound is tested before its total, as
+		// region_enters does (query.c).
 		size_t kids = top;
-		for (int c = 0; c < NCHILD && (n->flags & NODE_DIVIDED); ++c) { // only a divided node has children
+		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			if (cn->total == 0 || !(node_cats(t, ci) & w->mask) || !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
+			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			assert(top < cap);
 			size_t j = top++;
@@ -227,6 +237,14 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 done:
 	if (stack != local) query_free(t, stack, cap * sizeof *stack);
 	return ORT_OK;
+}
+
+static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx)
+{
+	if (t->root == NIL) return ORT_OK;
+	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	if (!leaves && w->mask == ORT_MASK_ALL) return sweep_descend(t, w, fn, ctx, true, false);
+	return leaves ? sweep_descend(t, w, fn, ctx, false, true) : sweep_descend(t, w, fn, ctx, false, false);
 }
 
 /// A sweep of the box (NULL: the ray from origin) along dir.

@@ -262,7 +262,10 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
 	it->q = q;
-	if (!(n->flags & NODE_OWNIDX)) {
+	// A list of two chunks or fewer is walked whole, index or not (the
+	// chain holds every entry): its flags, a line of their own in most
+	// nodes, are not read.
+	if (n->count <= 2 * CHUNK_CAP || !(n->flags & NODE_OWNIDX)) {
 		// The chain's length (Invariants: CHUNK_CAP * (chunks - 1) < count <=
 		// CHUNK_CAP * chunks): the walk stops without reading the last
 		// chunk's next, a line of its own.

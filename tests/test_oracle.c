@@ -300,6 +300,73 @@ static void test_shape_small_in_large(void **state)
 		}
 }
 
+/// Rays and box queries that meet boxes only at their faces, edges and
+/// corners, against brute force: a grid of boxes sharing faces (each node's
+/// bound then touches its neighbours' exactly), rays along the shared faces
+/// and through the grid's corners, with directions that have zero, negative
+/// zero and subnormal components, from inside and from far away; box queries
+/// that are faces, edges and corners of the grid. Every placement, built and
+/// inserted.
+static void test_grid_edges(void **state)
+{
+	(void)state;
+	enum { SIDE = DIM == 2 ? 24 : 9 };
+	int n = 1;
+	for (int d = 0; d < DIM; ++d) n *= SIDE;
+	box_t *boxes = malloc(sizeof *boxes * (size_t)n);
+	for (int i = 0; i < n; ++i)
+		for (int d = 0, k = i; d < DIM; ++d, k /= SIDE) {
+			boxes[i].min[d] = (float)(k % SIDE) * 10.0f;
+			boxes[i].max[d] = (float)(k % SIDE + 1) * 10.0f;
+		}
+	const float sub = 1e-40f; // subnormal
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (int by_build = 0; by_build < 2; ++by_build) {
+			tree_t *t = tu_tree_make((ort_placement)p, 4);
+			model m;
+			tu_model_init(&m, n);
+			ort_handle *h = malloc(sizeof *h * (size_t)n);
+			if (by_build)
+				assert_int_equal(TU(tree_build)(t, boxes, NULL, n, h), ORT_OK);
+			else
+				for (int i = 0; i < n; ++i) assert_int_equal(TU(tree_insert)(t, boxes[i], NULL, &h[i]), ORT_OK);
+			for (int i = 0; i < n; ++i) tu_model_add(&m, h[i], boxes[i]);
+			free(h);
+			TU_CONTEXT("grid edges, %s, %s", ort_placement_string((ort_placement)p), by_build ? "build" : "inserts");
+			tu_check_valid(t);
+			tu_rng r = tu_rng_make(31u + (unsigned)p);
+			for (int q = 0; q < 120; ++q) {
+				float o[DIM], dir[DIM];
+				// An origin on grid lines (or far outside on one axis), and a
+				// direction along an axis, a diagonal or at random, with
+				// components 0, -0 or subnormal.
+				for (int d = 0; d < DIM; ++d) {
+					o[d] = (float)tu_int(&r, 0, SIDE) * 10.0f;
+					int kind = tu_int(&r, 0, 5);
+					dir[d] = kind == 0 ? 0.0f
+					       : kind == 1 ? -0.0f
+					       : kind == 2 ? (tu_int(&r, 0, 1) ? sub : -sub)
+					       : kind == 3 ? (tu_int(&r, 0, 1) ? 1.0f : -1.0f)
+					                   : tu_float(&r, -1, 1);
+				}
+				if (q % 7 == 0) o[q % DIM] = q % 2 ? -1e7f : 1e7f;
+				float tmax = q % 3 == 0 ? INFINITY : tu_float(&r, 0, 400);
+				tu_check_ray(t, &m, o, dir, tmax);
+				// A face, edge or corner of the grid as a box query.
+				box_t qb;
+				for (int d = 0; d < DIM; ++d) {
+					int a = tu_int(&r, 0, SIDE), b = tu_int(&r, 0, 2) ? a : tu_int(&r, a, SIDE);
+					qb.min[d] = (float)a * 10.0f;
+					qb.max[d] = (float)b * 10.0f;
+				}
+				tu_check_box_query(t, &m, qb);
+			}
+			tu_model_free(&m);
+			TU(tree_destroy)(t);
+		}
+	free(boxes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,7 +375,7 @@ int main(void)
 	    cmocka_unit_test(test_tight_build),    cmocka_unit_test(test_leaves_build),
 	    cmocka_unit_test(test_loose_region),   cmocka_unit_test(test_tight_region),
 	    cmocka_unit_test(test_leaves_region),  cmocka_unit_test(test_identical_beyond_bucket),
-	    cmocka_unit_test(test_shape_small_in_large),
+	    cmocka_unit_test(test_shape_small_in_large), cmocka_unit_test(test_grid_edges),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("oracle"), tests, NULL, NULL);
 }
