@@ -11,7 +11,7 @@
 #   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
 # Steps 3 to 8 run in two lanes at once, of about equal length: the 2D half of 4,
-# then 7 and 8; 3, 6, the 3D half of 4 with the fuzz replays, then 5.
+# then 7, 5 and 8; 3, 6, then the 3D half of 4 with the fuzz replays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -82,16 +82,16 @@ fuzz() { bash scripts/fuzz.sh 40; }
 coverage() { ORTHANT_TEST_SHRINK=4 bash scripts/coverage.sh; }
 echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (40 s), coverage, python: two lanes" >&2
 rm -f build/steps/*.log
-lane memcheck_2d coverage python_tests &
+lane memcheck_2d coverage tsan python_tests &
 a=$!
-lane soak fuzz memcheck_3d tsan &
+lane soak fuzz memcheck_3d &
 b=$!
 sa=0 sb=0
 wait $a || sa=$?
 wait $b || sb=$?
 status=0
-report $sa memcheck_2d coverage python_tests || status=1
-report $sb soak fuzz memcheck_3d tsan || status=1
+report $sa memcheck_2d coverage tsan python_tests || status=1
+report $sb soak fuzz memcheck_3d || status=1
 [ $status -eq 0 ] || { echo "test.sh: a step failed (its log is above, and in build/steps/)" >&2; exit 1; }
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 
