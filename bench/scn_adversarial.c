@@ -110,28 +110,13 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float *lo, floa
 			hi[d] = lo[d] + 1000.0f / (float)n;
 		}
 		break;
-	case AD_PINWHEEL: {
-		// Arm i % 4 (top, right, bottom, left): the strips of the top arm lie
-		// over the left arm on x, those of the right arm beside the top one on
-		// y, and so on round; strip i / 4 of its arm's stack of 190 across.
-		static const float arm[4][4] = {
-		    // long axis, its range, the thin axis' band start
-		    {0, 0.0f, 790.0f, 810.0f}, {1, 210.0f, 1000.0f, 810.0f}, {0, 210.0f, 1000.0f, 0.0f}, {1, 0.0f, 790.0f, 0.0f}};
-		const float *a = arm[i % 4];
-		int along = (int)a[0], across = 1 - along;
-		float step = 190.0f / (float)((n + 3) / 4);
-		for (int d = 0; d < dim; ++d) {
-			lo[d] = ad_float(s, 0.0f, 10.0f);
-			hi[d] = ad_float(s, 990.0f, 1000.0f);
-		}
-		lo[along] = a[1] + ad_float(s, 0.0f, 10.0f);
-		hi[along] = a[2] - ad_float(s, 0.0f, 10.0f);
-		lo[across] = a[3] + (float)(i / 4) * step;
-		hi[across] = lo[across] + 0.4f * step;
+	case AD_PINWHEEL:
+	case AD_PLATES:
+	case AD_RODS: {
+		scn_pile pk = kind == AD_PINWHEEL ? SCN_PILE_PINWHEEL : kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS;
+		scn_pile_box(pk, dim, ad_draw, s, i, n, lo, hi);
 		break;
 	}
-	case AD_PLATES:
-	case AD_RODS: scn_pile_box(kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS, dim, ad_draw, s, i, n, lo, hi); break;
 	default: break;
 	}
 }

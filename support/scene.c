@@ -56,6 +56,20 @@ void scn_pile_box(scn_pile kind, int dim, scn_draw_fn *draw, void *rng, int i, i
 		hi[0] = at + 0.8f * band - draw(rng, 0.0f, 5.0f);
 		lo[f] = (f ? 0.0f : at) + (float)s * (f ? 1000.0f / (float)per : step);
 		hi[f] = lo[f] + 0.5f * (f ? 1000.0f / (float)per : step);
+	} else if (kind == SCN_PILE_PINWHEEL) {
+		// Arm i % 4 (top, right, bottom, left): the strips of the top arm lie
+		// over the left arm on x, those of the right arm beside the top one on
+		// y, and so on round; strip i / 4 of its arm's stack of 190 across.
+		static const float arm[4][4] = {
+		    // long axis, its range, the thin axis' band start
+		    {0, 0.0f, 790.0f, 810.0f}, {1, 210.0f, 1000.0f, 810.0f}, {0, 210.0f, 1000.0f, 0.0f}, {1, 0.0f, 790.0f, 0.0f}};
+		const float *a = arm[i % 4];
+		int along = (int)a[0], across = 1 - along;
+		float step = 190.0f / (float)((n + 3) / 4);
+		lo[along] = a[1] + draw(rng, 0.0f, 10.0f);
+		hi[along] = a[2] - draw(rng, 0.0f, 10.0f);
+		lo[across] = a[3] + (float)(i / 4) * step;
+		hi[across] = lo[across] + 0.4f * step;
 	} else {
 		// family f long on axis f; thin elsewhere, in the low or high part
 		// of each axis: [f][d] is 0 for [0, 400], 1 for [600, 1000]

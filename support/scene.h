@@ -62,6 +62,10 @@ typedef enum scn_pile {
 	SCN_PILE_STACKS, ///< one stack a family, each stacked on its own axis, the families apart on axis 0
 	SCN_PILE_RODS,   ///< one family long on each axis, thin on the others, each two families apart
 	                 ///< on the third axis (in 2D on the one the first family is thin on)
+	/// four arms of strips round the centre, box i in arm i % 4, each arm
+	/// across a centre line and long in x or y (every other axis long), its
+	/// strips over the next arm's on their long axis: none fits a child
+	SCN_PILE_PINWHEEL,
 } scn_pile;
 
 /// Draws uniform in [lo, hi) from the caller's generator, so each program

@@ -342,8 +342,6 @@ static box_t turn_box(box_t b, int t)
 	return o;
 }
 
-static float pile_draw(void *r, float lo, float hi) { return tu_float(r, lo, hi); }
-
 /// Box i of n of the piles that overlap on all axes but one (in 3D, two of
 /// three) and rarely as boxes (scn_pile_box: plates, plate stacks, rods), in
 /// [0, 1000]^DIM; a sweep and a tree on any two axes meet a third or more of
@@ -352,7 +350,7 @@ static box_t pile_box(int kind, tu_rng *r, int i, int n)
 {
 	scn_pile pk = kind == K_PLATES ? SCN_PILE_PLATES : kind == K_PLATE_STACKS ? SCN_PILE_STACKS : SCN_PILE_RODS;
 	float lo[3], hi[3];
-	scn_pile_box(pk, DIM, pile_draw, r, i, n, lo, hi);
+	scn_pile_box(pk, DIM, tu_draw, r, i, n, lo, hi);
 	box_t b;
 	memcpy(b.min, lo, sizeof b.min);
 	memcpy(b.max, hi, sizeof b.max);

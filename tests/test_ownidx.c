@@ -19,6 +19,7 @@
 //   inserts, removes and moves (in place and re-homed) churn such scenes,
 //   validate (which checks the index) after each step; and with every
 //   allocation refused, changes fail or succeed but leave the tree valid.
+#include "scene.h"
 #include "shapes_oracle.h"
 
 #ifdef ORTHANT_COUNT_WORK
@@ -83,23 +84,11 @@ static box_t ox_box(int kind, tu_rng *r, int i, int n)
 		b = tu_straddler(r, side, 0.2f);
 		break;
 	}
-	case OX_PINWHEEL: {
-		// Four arms of strips round the centre, each arm's strips lying over the
-		// next arm's on their long axis, so none fits a child (long on the
-		// other axes in 3D). Arm i % 4: long axis, its range, the band across.
-		static const float arm[4][4] = {
-		    {0, 0.0f, 790.0f, 810.0f}, {1, 210.0f, 1000.0f, 810.0f}, {0, 210.0f, 1000.0f, 0.0f}, {1, 0.0f, 790.0f, 0.0f}};
-		const float *a = arm[i % 4];
-		int along = (int)a[0], across = 1 - along;
-		float step = 190.0f / (float)((n + 3) / 4);
-		for (int d = 0; d < DIM; ++d) {
-			b.min[d] = tu_float(r, 0.0f, 10.0f);
-			b.max[d] = tu_float(r, 990.0f, 1000.0f);
-		}
-		b.min[along] = a[1] + tu_float(r, 0.0f, 10.0f);
-		b.max[along] = a[2] - tu_float(r, 0.0f, 10.0f);
-		b.min[across] = a[3] + (float)(i / 4) * step;
-		b.max[across] = b.min[across] + 0.4f * step;
+	case OX_PINWHEEL: { // as the bench's adversarial pinwheel (support/scene.h)
+		float lo[3], hi[3];
+		scn_pile_box(SCN_PILE_PINWHEEL, DIM, tu_draw, r, i, n, lo, hi);
+		memcpy(b.min, lo, sizeof b.min);
+		memcpy(b.max, hi, sizeof b.max);
 		break;
 	}
 	default: { // OX_CENTRE: thin, of every length along a random axis, each holding (500, ...)

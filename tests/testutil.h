@@ -89,6 +89,9 @@ static inline float tu_float(tu_rng *r, float lo, float hi)
 	return lo + (hi - lo) * (float)(tu_next(r) >> 40) * (1.0f / 16777216.0f);
 }
 
+/// tu_float for support/scene.h's generators (scn_draw_fn), r a tu_rng.
+static inline float tu_draw(void *r, float lo, float hi) { return tu_float(r, lo, hi); }
+
 static inline int tu_int(tu_rng *r, int lo, int hi) { return lo + (int)(tu_next(r) % (uint64_t)(hi - lo + 1)); }
 
 // ---- the model ----------------------------------------------------------------------
