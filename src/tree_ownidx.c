@@ -586,8 +586,9 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 	}
 }
 
-/// The coordinate (of the 2 * DIM a box is as a point) to cut e[0, n) on at
-/// rank `cut`, or -1 when the boxes are all one point: the cut whose two sides'
+/// The coordinate (of the 2 * DIM a box is as a point; one of those set in
+/// the bits of `coords`) to cut e[0, n) on at rank `cut`, or -1 when the
+/// boxes are all one point: the cut whose two sides'
 /// bounds are smallest, each axis measured against the whole's extent on it
 /// (a sum of relative shrinks: about the volume the cut saves). Measured on a
 /// sample (a copy, parted at the cut's rank per coordinate by selection:
@@ -603,7 +604,7 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 ///
 /// Cost: O(DIM * OWN_SAMPLE) a cut, about chunks cuts a layout. (It was the
 /// bulk of a churned list's upkeep when each coordinate was insertion-sorted.)
-static int own_axis(const entry *e, uint32_t n, uint32_t cut)
+static int own_axis(const entry *e, uint32_t n, uint32_t cut, unsigned coords)
 {
 	entry s[OWN_SAMPLE];
 	uint32_t step = n > OWN_SAMPLE ? n / OWN_SAMPLE : 1, m = 0;
@@ -619,6 +620,7 @@ static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 	int best = -1;
 	double best_score = -1.0;
 	for (int a = 0; a < 2 * DIM; ++a) {
+		if (!(coords >> a & 1)) continue;
 		// One value: no cut parts it. The whole holds the least min and the
 		// greatest max; the other end of each is a pass over the sample.
 		float lo = wk[a], hi = wk[a];
@@ -653,6 +655,47 @@ static int own_axis(const entry *e, uint32_t n, uint32_t cut)
 	return best;
 }
 
+/// The least and greatest of each coordinate a over e[0, n) (n > 0), into
+/// lo[a] and hi[a].
+static void own_key_span(const entry *e, uint32_t n, float *lo, float *hi)
+{
+	for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
+	for (uint32_t i = 1; i < n; ++i)
+		for (int a = 0; a < 2 * DIM; ++a) {
+			float k = own_key(&e[i], a);
+			if (k < lo[a]) lo[a] = k;
+			if (k > hi[a]) hi[a] = k;
+		}
+}
+
+/// Coordinates own_axis weighs at a cut of two chunks or less (the last cut
+/// of a layout, about half of all it makes).
+#define OWN_LAST_COORDS 2
+
+/// The OWN_LAST_COORDS coordinates (a bit each) whose spread over e[0, n) is
+/// widest against the whole's extent on their axis: own_axis weighs only
+/// them at a layout's last cuts, in O(DIM n) more, not 2 DIM parts of the
+/// sample. (Choosing by the spread alone cost box queries among 2D boxes all
+/// holding one point 22% more work, tight; weighing all, 2D rods, tight,
+/// spent 45% of a remove + insert in own_axis.)
+static unsigned own_axis_candidates(const entry *e, uint32_t n)
+{
+	float lo[2 * DIM], hi[2 * DIM], score[2 * DIM];
+	own_key_span(e, n, lo, hi);
+	for (int a = 0; a < 2 * DIM; ++a) {
+		float w = hi[DIM + a % DIM] - lo[a % DIM];
+		score[a] = w > 0.0f ? (hi[a] - lo[a]) / w : 0.0f;
+	}
+	unsigned coords = 0;
+	for (int c = 0; c < OWN_LAST_COORDS; ++c) {
+		int best = -1;
+		for (int a = 0; a < 2 * DIM; ++a)
+			if (!(coords >> a & 1) && (best < 0 || score[a] > score[best])) best = a;
+		coords |= 1u << best;
+	}
+	return coords;
+}
+
 /// Lay out e[0, n) in kd order (see the top), cut at chunk boundaries.
 static void own_order(entry *e, uint32_t n)
 {
@@ -660,7 +703,8 @@ static void own_order(entry *e, uint32_t n)
 		uint32_t chunks = (n + CHUNK_CAP - 1) / CHUNK_CAP, left = 1;
 		while (left * 2 < chunks) left *= 2;
 		uint32_t cut = left * CHUNK_CAP;
-		int best = own_axis(e, n, cut);
+		unsigned all = (1u << 2 * DIM) - 1, coords = n <= 2 * CHUNK_CAP ? own_axis_candidates(e, n) : all;
+		int best = own_axis(e, n, cut, coords);
 		if (best < 0) return; // all one point: any order
 		own_select(e, n, cut, best);
 		// The smaller side by recursion, the larger by the loop: O(log n) deep.
@@ -723,13 +767,7 @@ static void own_zorder(entry *e, uint32_t n, uint32_t *key, entry *out)
 	if (n <= 1) return;
 	WORK_CHURN(n);
 	float lo[2 * DIM], hi[2 * DIM], scale[2 * DIM];
-	for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
-	for (uint32_t i = 1; i < n; ++i)
-		for (int a = 0; a < 2 * DIM; ++a) {
-			float k = own_key(&e[i], a);
-			if (k < lo[a]) lo[a] = k;
-			if (k > hi[a]) hi[a] = k;
-		}
+	own_key_span(e, n, lo, hi);
 	// Both coordinates on axis d are scaled over the whole's extent on d (the
 	// least min to the greatest max), as own_axis weighs a cut: ends of long
 	// boxes that differ by a hair of the whole make no split of the curve's

@@ -63,9 +63,10 @@
 // foreign tail of up to OWN_FTAIL addresses. A walk skips a chunk's marked
 // slots and gives each foreign entry as a chunk whose other slots are
 // skipped. A removal thus re-sorts about one entry (as the logarithmic
-// method does for an insert), not a chunk; when foreign entries pass a
-// quarter of the list the next change rebuilds the whole index, which
-// clears them. Marks live only on run chunks' slots below the chunk's fill.
+// method does for an insert), not a chunk (a fold of up to 256 records lays
+// them out in Z order, a radix sort, not kd order: tree_ownidx.c,
+// own_layout); when foreign entries pass half of the list the next change
+// rebuilds the whole index, which clears them. Marks live only on run chunks' slots below the chunk's fill.
 //
 // ## Least ids
 //
