@@ -775,6 +775,18 @@ static void bp_report_removed(tree_t *t, ORTHANT_NAME(pair_event_fn) * end, void
 /// items does.
 #define BP_ALL_SHARE 4
 
+/// The next update is expected to take the all-pairs path: it will count
+/// every item touched, or the last update took that path (a world that
+/// moved most things last frame likely does again). A move may then skip
+/// the tree and write the detached mode's dense array (tree_detach.c);
+/// were the guess wrong, the attach of the next incremental update moves
+/// the few items one by one.
+static bool bp_expects_all(const tree_t *t)
+{
+	const struct broadphase *bp = t->bp;
+	return bp->all || (bp->snap && bp->quiet == 0);
+}
+
 static bool bp_wants_all(const tree_t *t)
 {
 	const struct broadphase *bp = t->bp;
@@ -933,6 +945,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 	}
 	struct broadphase *bp = t->bp;
 	detached_flush(t); // the touches of detached moves (tree_detach.c)
+	detached_rewind(t);
 	if (bp_wants_all(t)) {
 		fat_drop(bp->fat); // the all-pairs update does not see the movers one by one
 		bool first = bp->len == 0;

@@ -26,6 +26,12 @@
 // invalid. So a world that moves everything each frame and queries in between
 // fills it once; the attach then walks the tree as move_many's bulk path did.
 //
+// Per-item moves (ortN_tree_move) write the array too while the broad phase
+// expects its next update to find every pair (bp_expects_all): a quarter of
+// the items moved since the last update, or the last update found every pair
+// (a world moving everything keeps doing so). A frame that moves only a few
+// after all is attached by moving those few, not by the walk below.
+//
 // Attaching: one walk of the nodes and their entries in pool order: an entry
 // of a marked item moves in place when its node keeps it (the rules of
 // ortN_tree_move, against the node's bounds computed once per node); the
@@ -69,6 +75,13 @@ struct detached {
 	uint32_t moved_count; ///< bits set in moved
 	uint32_t marked; ///< items marked
 	bool valid;      ///< box[i] is the box of every live item i
+	/// [cap]: the item slots of the detached moves since the last rewind
+	/// (an update_pairs), in call order, written over the previous round's:
+	/// a move reads the previous round's slot DET_AHEAD places on to fetch
+	/// that item early (see detached_move).
+	uint32_t *order;
+	uint32_t order_len; ///< entries of the previous round
+	uint32_t order_pos; ///< entries of this round so far
 };
 
 static inline bool det_bit(const uint64_t *bits, uint32_t i) { return bits[i >> 6] >> (i & 63) & 1; }
@@ -92,6 +105,7 @@ static void detached_free(tree_t *t)
 	if (!d) return;
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
 	mem_free(t, d->mark, det_bits_bytes(d->cap));
+	mem_free(t, d->order, (size_t)d->cap * sizeof *d->order);
 	mem_free(t, d, sizeof *d);
 	t->det = NULL;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
@@ -117,15 +131,20 @@ static bool det_reserve(tree_t *t)
 	want = (want + 63) & ~(uint64_t)63; // whole words of bits
 	box_t *box = mem_alloc(t, (size_t)want * sizeof *box);
 	uint64_t *mark = box ? mem_alloc(t, det_bits_bytes((uint32_t)want)) : NULL;
-	if (!mark) {
+	uint32_t *order = mark ? mem_alloc(t, (size_t)want * sizeof *order) : NULL;
+	if (!order) {
 		mem_free(t, box, (size_t)want * sizeof *box);
+		mem_free(t, mark, det_bits_bytes((uint32_t)want));
 		return false;
 	}
 	memset(mark, 0, det_bits_bytes((uint32_t)want));
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
 	mem_free(t, d->mark, det_bits_bytes(d->cap));
+	mem_free(t, d->order, (size_t)d->cap * sizeof *d->order);
 	d->box = box;
 	d->mark = mark;
+	d->order = order;
+	d->order_len = d->order_pos = 0;
 	d->home = mark + want / 64;
 	d->moved = mark + 2 * (want / 64);
 	d->cap = (uint32_t)want;
@@ -176,14 +195,25 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 	}
 }
 
+/// Below one marked item in DET_FEW_SHARE live ones, the attach moves each
+/// marked item as ortN_tree_move does instead of walking every node: a move
+/// costs a few times what the walk spends on one entry.
+#define DET_FEW_SHARE 16
+
 /// Write every marked item's box into the tree (the walk, then the re-homes).
 static ort_result det_apply(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d || d->marked == 0) return ORT_OK;
 	t->det_attaching = true;
-	for (uint32_t ni = 0; ni < t->node_len; ++ni)
-		if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) det_node(t, d, ni);
+	// Few marked (a frame that moved less than the last): each takes
+	// ortN_tree_move's steps, where the walk would read every entry.
+	bool few = (uint64_t)d->marked * DET_FEW_SHARE < t->live;
+	if (few)
+		memcpy(d->home, d->mark, (size_t)d->cap / 64 * sizeof *d->home);
+	else
+		for (uint32_t ni = 0; ni < t->node_len; ++ni)
+			if (!(t->nodes[ni].flags & NODE_FREE) && t->nodes[ni].count) det_node(t, d, ni);
 	ort_result r = ORT_OK;
 	for (uint32_t w = 0; w < d->cap / 64; ++w)
 		for (uint64_t bits = d->home[w]; bits; bits &= bits - 1) {
@@ -220,6 +250,16 @@ static ort_result detached_attach(const tree_t *ct)
 /// the touched list (or `all`) holds every item moved, as if each detached
 /// move had touched it. Needs no memory it cannot do without: a list that
 /// cannot grow for them becomes "every item touched".
+/// A round of moves ends (update_pairs): the next one's moves read the
+/// order of this one's (see detached_move).
+static void detached_rewind(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d) return;
+	d->order_len = d->order_pos;
+	d->order_pos = 0;
+}
+
 static void detached_flush(tree_t *t)
 {
 	struct detached *d = t->det;
@@ -332,9 +372,10 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 }
 
 /// ortN_tree_move while most items are moving: when the tree is detached
-/// already, or the broad phase counts every item touched (a quarter or more
-/// moved since its last update, so its next update reads the dense array),
-/// a box move is a write of the array, as in a big batch. False, changing
+/// already, or the broad phase expects its next update to find every pair (a
+/// quarter or more moved since its last update, or the last update found
+/// every pair: bp_expects_all), a box move is a write of the array, as in a
+/// big batch. False, changing
 /// nothing, when the move takes ortN_tree_move's own steps (no valid array,
 /// a sphere, inside a callback, a handle for those steps to refuse).
 static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r)
@@ -342,7 +383,24 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	struct detached *d = t->det;
 	if (!d || !d->valid || sph || in_callback(t)) return false;
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
-	if (!detached && !(t->bp && t->bp->all)) return false;
+	if (!detached && !(t->bp && bp_expects_all(t))) return false;
+	// A game moves its objects in the same order every frame, an order that
+	// has nothing to do with the item slots (build hands those out in tree
+	// order): each move reads an item and writes a box at scattered places,
+	// and one call cannot see the next. The last round's moves, logged in
+	// call order, foretell this round's: the item DET_AHEAD moves on is
+	// fetched now, as move_many's bulk path fetches ahead in its batch. A
+	// round longer than the log starts over.
+	uint32_t p = d->order_pos;
+	if (p == d->cap) {
+		d->order_len = p;
+		p = 0;
+	}
+	if (p + DET_AHEAD < d->order_len) {
+		uint32_t a = d->order[p + DET_AHEAD];
+		__builtin_prefetch(&t->items[a]);
+		__builtin_prefetch(&d->box[a], 1);
+	}
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return false;
 	item *it = &t->items[i];
@@ -362,6 +420,8 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;
 	d->box[i] = *box;
 	det_mark(d, i);
+	d->order[p] = i;
+	d->order_pos = p + 1;
 	if (!detached) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
 	return true;
 }

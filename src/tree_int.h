@@ -636,6 +636,7 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 static void detached_moved(tree_t *t, ort_handle h, const box_t *box);
 static void detached_release(tree_t *t);
 static void detached_flush(tree_t *t);
+static void detached_rewind(tree_t *t);
 
 /// Before a read of the tree's nodes or entries: the detached boxes, if any,
 /// are written into the entries (ORT_ERROR_OUT_OF_MEMORY when a re-home
@@ -733,6 +734,7 @@ static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remo
 static void bp_touch(tree_t *t, uint32_t index);
 static void bp_refilter(tree_t *t, uint32_t index); ///< bp_touch for a filter change
 static void bp_detach(tree_t *t, uint32_t index);
+static bool bp_expects_all(const tree_t *t);
 static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
 static void bp_reset(tree_t *t);
 static void bp_free(tree_t *t);

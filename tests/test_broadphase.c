@@ -738,9 +738,12 @@ static void test_clear_starts_over(void **state)
 
 /// A big world where a few items move: the first update makes the set (and
 /// its index), each later one is incremental. Events replayed from empty equal
-/// brute force after every update, the updates after the first allocate
+/// brute force after every update, the updates from the third on allocate
 /// nothing (the allocator refuses while they run), and the same holds after a
-/// clear, whose next update is a first one again.
+/// clear, whose next update is a first one again. (The first frame's moves
+/// follow an all-pairs update: they wait in the detached mode's dense array,
+/// as if most items were to move again, and the second update re-homes them,
+/// with the memory that may take.)
 static void test_few_movers(void **state)
 {
 	(void)state;
@@ -768,10 +771,10 @@ static void test_few_movers(void **state)
 			}
 			if (f % 10 == 5) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1)); // its pairs end through the index
 			long calls = a.calls;
-			tu_alloc_fail_in(&a, 1, true);
+			if (f > 0) tu_alloc_fail_in(&a, 1, true);
 			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
 			tu_alloc_disarm(&a);
-			assert_int_equal(a.calls, calls);
+			if (f > 0) assert_int_equal(a.calls, calls);
 			assert_int_equal(set.errors, 0);
 			compare(&set.keys, &w, "replayed events");
 			tu_check_valid(t);
