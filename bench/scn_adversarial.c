@@ -373,6 +373,8 @@ static float AD_FN(ad_match)(AD(box) * boxes, int n, uint64_t want, uint64_t *go
 	float lo = 1.0f, hi = 2.0f;
 	for (AD_FN(ad_uniform)(boxes, n, hi); (*got = AD_FN(ad_pairs)(boxes, n)) < want && hi < 1e3f;)
 		AD_FN(ad_uniform)(boxes, n, hi *= 2.0f);
+	// The growth that matched (hi, failing a match: the nearest above).
+	float grow = hi;
 	for (int it = 0; it < 40 && fabs((double)*got - (double)want) > 0.05 * (double)want; ++it) {
 		float mid = 0.5f * (lo + hi);
 		AD_FN(ad_uniform)(boxes, n, mid);
@@ -381,8 +383,8 @@ static float AD_FN(ad_match)(AD(box) * boxes, int n, uint64_t want, uint64_t *go
 			lo = mid;
 		else
 			hi = mid;
+		grow = fabs((double)*got - (double)want) > 0.05 * (double)want ? hi : mid;
 	}
-	float grow = fabs((double)*got - (double)want) > 0.05 * (double)want ? hi : 0.5f * (lo + hi);
 	AD_FN(ad_uniform)(boxes, n, grow);
 	*got = AD_FN(ad_pairs)(boxes, n);
 	return grow;
