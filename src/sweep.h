@@ -18,7 +18,10 @@
 // axis (sweep_set_self, sweep_set_cross; the essay above them), which in
 // 2D costs O((m + k) log m) for any pile. In 3D, an active set whose boxes
 // meet on the two swept axes and miss on the third goes on through a
-// segment tree axis by axis (stream_run): O(m log^3 m + k) for any pile.
+// segment tree axis by axis (stream_run): O(m log^3 m + k) for any pile,
+// split first on planes that leave few boxes across them (stream_self,
+// stream_cross_split), so families of rods apart on some axis are streamed
+// apart.
 //
 // Sorting is a radix sort of (key << 32 | index): a float's bits, flipped so
 // they order as the floats do, are the key. Below SWEEP_MIN boxes (and for two
@@ -32,6 +35,7 @@
 #ifndef ORTHANT_SRC_SWEEP_H
 #define ORTHANT_SRC_SWEEP_H
 
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -566,6 +570,19 @@ static uint32_t stream_part(sweep_stream *s, uint32_t *v, uint32_t n, int test, 
 	return k;
 }
 
+/// A random position in stratum k of `of` equal strata of [0, n) (n >= of,
+/// so every stratum holds one).
+static uint32_t stream_stratum(sweep_stream *s, uint32_t n, int k, int of)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	uint32_t a = (uint32_t)((uint64_t)n * (uint32_t)k / (uint32_t)of);
+	uint32_t b = (uint32_t)((uint64_t)n * (uint32_t)(k + 1) / (uint32_t)of);
+	assert(b > a);
+	return a + (uint32_t)(s->rng % (b - a));
+}
+
 /// A point of p[0..n) (n > STREAM_BASE) near the median on axis d: the
 /// median of one random point from each of 15 equal strata.
 static uint32_t stream_pivot(sweep_stream *s, const uint32_t *p, uint32_t n, int d)
@@ -575,11 +592,7 @@ static uint32_t stream_pivot(sweep_stream *s, const uint32_t *p, uint32_t n, int
 	_Static_assert(STREAM_BASE >= S, "stream_pivot's strata need nodes of at least 15 points");
 	uint32_t pick[S];
 	for (int k = 0; k < S; ++k) {
-		s->rng ^= s->rng << 13;
-		s->rng ^= s->rng >> 7;
-		s->rng ^= s->rng << 17;
-		uint32_t a = (uint32_t)((uint64_t)n * k / S), b = (uint32_t)((uint64_t)n * (k + 1) / S);
-		uint32_t x = p[a + (uint32_t)(s->rng % (b - a))];
+		uint32_t x = p[stream_stratum(s, n, k, S)];
 		int j = k;
 		while (j > 0 && stream_less(stream_box(s, x), x, stream_box(s, pick[j - 1]), pick[j - 1], d)) {
 			pick[j] = pick[j - 1];
@@ -834,13 +847,201 @@ static uint32_t stream_keep(const sweep_stream *s, const uint32_t *from, uint32_
 		if (stream_box(s, from[i] | side)->max[a] >= reach) to[k++] = from[i] | side;
 	return k;
 }
+
+// ---- 3D: a streamed pile split first, on the plane that cuts fewest -------------
+//
+// The stream splits its problems at medians of low faces, axis by axis,
+// and a box that reaches past a segment goes down both halves until it
+// spans one; a family of long boxes that start together (rods long on x,
+// all starting near x = 0) goes down one side of every level, and each level
+// makes it a new problem to trim, sort and sweep: O(m log^2 m) with a large
+// constant (3D rods at n = 20000 cost 13 times the instructions of the
+// uniform scene in find_pairs, 60 times under leaves placement). Yet such a
+// pile mostly falls apart at one plane: boxes below it (L), above it (R) and
+// across it (S), L and R never meeting. So a streamed pile is first split,
+// as a kd-tree would with its straddlers kept at the node: pairs(L),
+// pairs(R), pairs(S), then S against L and against R (whose trims drop the
+// boxes of one that miss the other's bounds: rods long on x, on the x = 500
+// plane, leave the families long on y and z to either side and the x rods
+// across, apart from both on a third axis). The plane is on the axis that
+// leaves fewest across it, at the median of a sample of centres; a split is
+// made only if it leaves at least an eighth on either side and at most half
+// across, so the parts shrink geometrically, each level partitions all m
+// boxes once (O(m log m) in all) and the crosses are what the stream makes
+// of them.
+
+/// Piles smaller than this go to the stream whole.
+#define STREAM_SPLIT_MIN (4 * SWEEP_MIN)
+
+/// The median of the centres on axis e of one random box from each of 15
+/// equal strata of v[0..n) (n >= 15).
+static float stream_split_at(sweep_stream *s, const uint32_t *v, uint32_t n, int e)
+{
+	enum { S = 15 };
+	float c[S];
+	for (int k = 0; k < S; ++k) {
+		const box_t *x = stream_box(s, v[stream_stratum(s, n, k, S)]);
+		float f = 0.5f * x->min[e] + 0.5f * x->max[e];
+		int j = k;
+		for (; j > 0 && c[j - 1] > f; --j) c[j] = c[j - 1];
+		c[j] = f;
+	}
+	s->steps += S;
+	return c[S / 2];
+}
+
+/// Reorder v[0..n) as the boxes below `at` on axis e, those across it, those
+/// above it; nl and nr get how many lie below and above.
+static void stream_split_part(sweep_stream *s, uint32_t *v, uint32_t n, int e, float at, uint32_t *nl, uint32_t *nr)
+{
+	uint32_t lo = 0, i = 0, hi = n; // v[0..lo) below, [lo..i) across, [hi..n) above
+	s->steps += n;
+	while (i < hi) {
+		const box_t *x = stream_box(s, v[i]);
+		uint32_t t = v[i];
+		if (x->max[e] < at) {
+			v[i++] = v[lo];
+			v[lo++] = t;
+		} else if (x->min[e] > at) {
+			v[i] = v[--hi];
+			v[hi] = t;
+		} else {
+			i++;
+		}
+	}
+	*nl = lo;
+	*nr = n - hi;
+}
+
+/// The axis of a plane that parts the boxes v[0..n) and w[0..m) (m may be
+/// 0) leaving at most half across it and an eighth or more on either side,
+/// the fewest across of one plane an axis (at the median of a sample of
+/// the larger set's centres, put in *at); -1 if none, or too few boxes.
+static int stream_split_plane(sweep_stream *s, const uint32_t *v, uint32_t n, const uint32_t *w, uint32_t m,
+                              float *at)
+{
+	uint32_t t = n + m, across = t / 2 + 1, nl[DIM] = {0}, nr[DIM] = {0};
+	int best = -1;
+	if (t < STREAM_SPLIT_MIN) return -1;
+	float f[DIM];
+	for (int e = 0; e < DIM; ++e) f[e] = n >= m ? stream_split_at(s, v, n, e) : stream_split_at(s, w, m, e);
+	s->steps += t;
+	for (uint32_t i = 0; i < t; ++i) {
+		const box_t *x = stream_box(s, i < n ? v[i] : w[i - n]);
+		for (int e = 0; e < DIM; ++e) {
+			nl[e] += x->max[e] < f[e];
+			nr[e] += x->min[e] > f[e];
+		}
+	}
+	for (int e = 0; e < DIM; ++e)
+		if (nl[e] >= t / 8 && nr[e] >= t / 8 && t - nl[e] - nr[e] < across) {
+			across = t - nl[e] - nr[e];
+			best = e;
+			*at = f[e];
+		}
+	return best;
+}
+
+/// Every overlapping pair among the boxes v[0..n) of one list, by a sweep
+/// along the axis of least share, if it tests at most STREAM_SCAN pairs a
+/// box (counted first, as stream_scan does; v left sorted on it): false if
+/// not. tmp: 2n words of scratch. A pile split into parts thin on some
+/// axis ends here, sorted once, not twice as holders and points.
+static bool stream_sweep_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp)
+{
+	int e = stream_scan_axis(s, v, n, v, n);
+	if (e < 0) return false;
+	// A radix sort through tmp (v holds indices of the first list, and ties
+	// on a face need no order: each pair is tested from its first box).
+	sweep_sort_ranks(s->l[0], v, tmp, tmp + n, n, e); // four passes: the ranks end in tmp
+	for (uint32_t p = 0; p < n; ++p) tmp[n + p] = v[tmp[p]];
+	memcpy(v, tmp + n, n * sizeof *v);
+	s->steps += 4 * (uint64_t)n;
+	// Counted by walking each box's run (no box tests), so a count that
+	// passes the most stops after at most that many steps.
+	uint64_t tests = 0, most = STREAM_SCAN * 2 * (uint64_t)n;
+	for (uint32_t i = 0; i < n && tests <= most; ++i) {
+		float reach = stream_box(s, v[i])->max[e];
+		for (uint32_t j = i + 1; j < n && stream_box(s, v[j])->min[e] <= reach && tests <= most; ++j) tests++;
+	}
+	s->steps += n + tests;
+	if (tests > most) return false;
+	s->steps += tests;
+	for (uint32_t i = 0; i < n && !s->stop; ++i) {
+		const box_t *x = stream_box(s, v[i]);
+		for (uint32_t j = i + 1; j < n; ++j) {
+			const box_t *y = stream_box(s, v[j]);
+			if (y->min[e] > x->max[e]) break;
+			if (box_overlap(x, y)) stream_report(s, v[i], v[j]);
+		}
+	}
+	return true;
+}
+
+/// Every overlapping pair among the boxes v[0..n) of one list (the stream's
+/// first), each once: split on a plane while one leaves little across it,
+/// the parts streamed. tmp: 2n words of scratch (a whole part's two copies).
+static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, int depth)
+{
+	if (n < 2 || s->stop) return;
+	if (stream_sweep_self(s, v, n, tmp)) return; // thin on some axis: no split needed
+	float at = 0.0f;
+	int best = depth < STREAM_DEPTH ? stream_split_plane(s, v, n, NULL, 0, &at) : -1;
+	if (best < 0) { // no plane parts it: the stream, holder and point sets both v
+		memcpy(tmp, v, n * sizeof *tmp);
+		memcpy(tmp + n, v, n * sizeof *tmp);
+		stream_run(s, tmp, n, tmp + n, n, STREAM_NONE, STREAM_NONE, DIM - 1, depth);
+		return;
+	}
+	uint32_t nl, nr;
+	stream_split_part(s, v, n, best, at, &nl, &nr);
+	uint32_t nm = n - nl - nr, *l = v, *m = v + nl, *r = v + nl + nm;
+	assert(nl >= n / 8 && nr >= n / 8);
+	// Each part keeps its own range of v, so the crosses below see the parts whole.
+	stream_self(s, l, nl, tmp, depth + 1);
+	stream_self(s, r, nr, tmp, depth + 1);
+	stream_self(s, m, nm, tmp, depth + 1);
+	if (!s->stop) stream_cross(s, m, nm, l, nl);
+	if (!s->stop) stream_cross(s, m, nm, r, nr);
+}
+
+/// Every overlapping pair of a box of a[0..na) and one of b[0..nb), each
+/// once: split on a plane (stream_split_plane, over both sets) while one
+/// leaves little across it. Below against below and above against above
+/// are split again; what lies across meets the other set's every part
+/// through the stream whole, so each level's work stays within na + nb
+/// plus what lies across.
+static void stream_cross_split(sweep_stream *s, uint32_t *a, uint32_t na, uint32_t *b, uint32_t nb, int depth)
+{
+	if (!na || !nb || s->stop) return;
+	float at = 0.0f;
+	// A sweep on some axis that looks cheap (the stream's first resort) is
+	// not split.
+	int e = stream_scan_axis(s, a, na, b, nb) < 0 && depth < STREAM_DEPTH ? stream_split_plane(s, a, na, b, nb, &at) : -1;
+	if (e < 0) {
+		stream_cross(s, a, na, b, nb);
+		return;
+	}
+	uint32_t al, ar, bl, br;
+	stream_split_part(s, a, na, e, at, &al, &ar);
+	stream_split_part(s, b, nb, e, at, &bl, &br);
+	uint32_t am = na - al - ar, bm = nb - bl - br;
+	stream_cross_split(s, a, al, b, bl, depth + 1);
+	stream_cross_split(s, a + al + am, ar, b + bl + bm, br, depth + 1);
+	if (!s->stop) stream_cross(s, a, al, b + bl, bm);
+	if (!s->stop) stream_cross(s, a + al + am, ar, b + bl, bm);
+	if (!s->stop) stream_cross(s, a + al, am, b, nb);
+}
 #endif
 
 /// Whether an active-set sweep that has passed r boxes goes on streamed: in
 /// 3D, past STREAM_BUDGET boxes a box met on the two swept axes and not as
 /// boxes (2D never meets such a box). Each miss costs a walk of the tree, a
-/// few times what the stream spends a box: the budget is small.
-#define STREAM_BUDGET 8
+/// few times what the stream (split first) spends a box, and every box the
+/// set has passed and keeps is crossed with the rest: the budget is one a
+/// box (3D rods at n = 20000 in find_pairs: 56.2M instructions with 8, 51.3M
+/// with 1 under loose placement; 53.8M and 45.1M under leaves).
+#define STREAM_BUDGET 1
 #define SWEEP_SET_OVER(w, r) (DIM == 3 && (w)->misses > STREAM_BUDGET * ((uint64_t)(r) + SWEEP_MIN))
 
 /// What sweep_run_self left: the boxes v[at..m) of l (sorted on a) among
@@ -868,15 +1069,16 @@ static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uin
 		// Streamed on: the boxes from r on among themselves and against
 		// those before r that reach them (the pairs among those before r
 		// are reported). The order on a goes past the sets, into the tree.
-		uint32_t *o = w + 2 * (size_t)k, n = k - r;
+		// (The order at w[3k..4k), past the tree's last word: w[0..3k)
+		// is stream_self's, n words and 2n of scratch.)
+		uint32_t *o = w + 3 * (size_t)k, n = k - r;
 		for (uint32_t q = 0; q < k; ++q) o[q] = s.box[s.pos[q]];
 		sweep_stream st = sweep_stream_make(l, NULL, share, fn, ctx);
 		memcpy(w, o + r, n * sizeof *w);
-		memcpy(w + k, o + r, n * sizeof *w);
-		stream_run(&st, w, n, w + k, n, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
+		stream_self(&st, w, n, w + n, 0);
 		uint32_t np = stream_keep(&st, o, r, w, a, sweep_box(l, o[r])->min[a], 0);
 		memcpy(w + np, o + r, n * sizeof *w);
-		stream_cross(&st, w, np, w + np, n);
+		stream_cross_split(&st, w, np, w + np, n, 0);
 		WORK_TESTS(st.steps + 2 * (uint64_t)k);
 		go = !st.stop;
 	}
