@@ -24,9 +24,10 @@
 // A scene that meets many more pairs a box than the uniform one (2D rods:
 // 25 against 0.5) also gets an output-matched baseline: the uniform scene
 // with its boxes grown by a factor found by bisection until its pairs a box
-// match the scene's within 5%; the pairs, update and query columns are then
-// also given against it (both scenes' pairs a box and query hits printed), in
-// a second table. The verdict below the tables counts both ways.
+// match the scene's within 5%; the pairs, update, query and remove + insert
+// columns (each remove ends its item's pairs) are then also given against it
+// (both scenes' pairs a box and query hits printed), in a second table. The
+// verdict below the tables counts both ways.
 //
 // The operations: build (insert one by one; packed: build), find_pairs, the
 // first update_pairs, box queries around items, rays, 10 nearest, and a
@@ -456,9 +457,11 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			}
 			fprintf(out, "\n");
 		}
-	// The output-matched table: the pairs, update and query columns of each
-	// scene with much more output, against the uniform scene matched to it.
-	static const int mops[] = {AD_PAIRS, AD_UPDATE, AD_QUERY};
+	// The output-matched table: the pairs, update, query and remove + insert
+	// columns of each scene with much more output, against the uniform scene
+	// matched to it. Remove + insert runs after update_pairs, so each remove
+	// also ends the item's pairs: its work grows with the pairs, as theirs does.
+	static const int mops[] = {AD_PAIRS, AD_UPDATE, AD_QUERY, AD_CHURN};
 	*over_matched = 0;
 	bool any = false;
 	for (int kind = 1; kind < AD_KINDS; ++kind) {
@@ -476,15 +479,15 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			fprintf(out, "\nOutput-matched baselines (the uniform scene, sides grown until its pairs a box match;"
 			             " hits/query: a box query's hits):\n\n"
 			             "| scene | placement | pairs/box scene | pairs/box matched | hits/query scene |"
-			             " hits/query matched | pairs | update | query |\n|---|---|---|---|---|---|---|---|---|\n");
+			              " hits/query matched | pairs | update | query | remove+insert |\n|---|---|---|---|---|---|---|---|---|---|\n");
 		any = true;
 		for (int place = 0; place < AD_PLACES; ++place) {
 			fprintf(out, "| %s (uniform sides x%.2f) | %s | %.2f | %.2f | %.1f | %.1f |", ad_kind_names[kind],
 			        (double)grow[kind], ad_place_names[place], (double)pairs[kind] / n, (double)mpairs[kind] / n,
 			        (double)hits[kind][place] / 2000.0, (double)mhits[kind][place] / 2000.0);
-			for (int m = 0; m < 3; ++m) {
+			for (int m = 0; m < 4; ++m) {
 				int op = mops[m];
-				if (place == 3 && op == AD_UPDATE) {
+				if (place == 3 && (op == AD_UPDATE || op == AD_CHURN)) {
 					fprintf(out, " - |");
 					continue;
 				}
@@ -495,7 +498,7 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			// The other columns against the plain uniform scene.
 			for (int op = 0; op < AD_OPS; ++op) {
 				if (place == 3 && (op == AD_UPDATE || op == AD_CHURN)) continue;
-				bool matched = op == AD_PAIRS || op == AD_UPDATE || op == AD_QUERY;
+				bool matched = op == AD_PAIRS || op == AD_UPDATE || op == AD_QUERY || op == AD_CHURN;
 				double base = matched ? mmed[kind][place][op] : med[AD_UNIFORM][place][op];
 				*over_matched += base > 0.0 && med[kind][place][op] / base > 5.0;
 			}
