@@ -508,7 +508,7 @@ static bool count_id_pair(void *ctx, uint32_t a, uint32_t b)
 static void test_pairs_work(void **state)
 {
 	(void)state;
-	enum { N = 4000 };
+	const int N = tu_size(4000, 500); // smaller under valgrind and the sanitizers (testutil.h)
 	box_t *b = malloc(sizeof *b * N);
 	for (int kt = 0; kt < KINDS * TURNS; ++kt) {
 		int kind = kt / TURNS, turn = kt % TURNS;
@@ -587,7 +587,7 @@ static void test_pairs_work(void **state)
 static void test_rods_pairs_work(void **state)
 {
 	(void)state;
-	enum { N = 8000 };
+	const int N = tu_size(8000, 500);
 	box_t *b = malloc(sizeof *b * N);
 	for (int turn = 0; turn < TURNS; ++turn) {
 		tu_rng rng = tu_rng_make(40 + K_RODS); // test_pairs_work's rods, twice as many
@@ -655,7 +655,7 @@ static bool stop_id_pair(void *ctx, uint32_t a, uint32_t b)
 static void test_pairs_stop_in_pile(void **state)
 {
 	(void)state;
-	enum { N = 3000 };
+	enum { N = 3000 }; // its stops need the pile this big
 	box_t *b = malloc(sizeof *b * N);
 	ort_tasks_def td = ort_tasks_default_def();
 	td.workers = 2;
@@ -736,7 +736,8 @@ static float count_handle_ray(void *ctx, ort_handle h, void *user, float t)
 static void test_query_work(void **state)
 {
 	(void)state;
-	enum { N = 4000, Q = 64, K = 10 };
+	const int N = tu_size(4000, 500);
+	enum { Q = 64, K = 10 };
 	box_t *b = malloc(sizeof *b * N);
 	int over = 0;
 	for (int kind = 0; kind < KINDS; ++kind) {
@@ -854,7 +855,8 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 static void test_nearest_work(void **state)
 {
 	(void)state;
-	enum { N = 3000, Q = 32, K = 10 };
+	const int N = tu_size(3000, 500);
+	enum { Q = 32, K = 10 };
 	const double c = 32.0; // test_ownidx.c's: it pays for an own list's unindexed tail
 	box_t *b = malloc(sizeof *b * N);
 	tu_near *want = malloc(sizeof *want * N);
@@ -930,7 +932,8 @@ static void test_nearest_work(void **state)
 static void test_packed_batch_work(void **state)
 {
 	(void)state;
-	enum { N = 3000, Q = 32, K = 10 };
+	const int N = tu_size(3000, 500);
+	enum { Q = 32, K = 10 };
 	const double c = 32.0; // test_nearest_work's
 	box_t *b = malloc(sizeof *b * N);
 	tu_near *want = malloc(sizeof *want * N);
@@ -1017,7 +1020,7 @@ extern uint64_t TU(work_churn);
 static void test_churn_work(void **state)
 {
 	(void)state;
-	enum { N = 4000 };
+	const int N = tu_size(4000, 500);
 	box_t *b = malloc(sizeof *b * N);
 	int *order = malloc(sizeof *order * N);
 	int over = 0;
