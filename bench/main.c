@@ -617,7 +617,7 @@ static void run_oneshot(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: orthant_bench [--quick] [--rounds N] [--only S1,S3,...] [--impls orthant-loose,jolt,...] [--machine NAME] [--csv FILE] "
-	                "[--svg FILE] [--list] [--adversarial FILE]\n");
+	                "[--svg FILE] [--list] [--adversarial FILE [--adversarial-n N]]\n");
 }
 
 static int wanted(const char *id)
@@ -640,6 +640,7 @@ int main(int argc, char **argv)
 	snprintf(g_opt.machine, sizeof g_opt.machine, "%.63s", uname(&u) == 0 ? u.nodename : "unknown");
 	int list = 0;
 	const char *adversarial = NULL; // the adversarial scenario alone (scn_adversarial.c)
+	int adversarial_n = 0;          // its boxes a scene; 0: the default (20000, --quick 4000)
 	for (int i = 1; i < argc; ++i) {
 		if (!strcmp(argv[i], "--quick"))
 			g_opt.quick = 1;
@@ -659,12 +660,14 @@ int main(int argc, char **argv)
 			list = 1;
 		else if (!strcmp(argv[i], "--adversarial") && i + 1 < argc)
 			adversarial = argv[++i];
+		else if (!strcmp(argv[i], "--adversarial-n") && i + 1 < argc && atoi(argv[i + 1]) >= 100)
+			adversarial_n = atoi(argv[++i]);
 		else {
 			usage();
 			return 2;
 		}
 	}
-	if (adversarial) return bench_adversarial(adversarial, g_opt.quick);
+	if (adversarial) return bench_adversarial(adversarial, g_opt.quick, adversarial_n);
 	g_opt.run_budget = g_opt.quick ? 0.25 : 1.5;
 	g_opt.brute_check_max = g_opt.quick ? 50000 : 100000;
 	// Every implementation compiled in: the baselines, orthant, then the peers found.

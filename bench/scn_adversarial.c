@@ -149,22 +149,23 @@ static double ad_median(double *v, int n)
 #include "scn_adversarial.c"
 #undef AD_DIM
 
-int bench_adversarial(const char *path, int quick)
+int bench_adversarial(const char *path, int quick, int n)
 {
-	int n = quick ? 4000 : 20000, rounds = quick ? 1 : 3;
+	int rounds = quick ? 1 : 3;
+	if (n <= 0) n = quick ? 4000 : 20000;
 	FILE *out = fopen(path, "w");
 	if (!out) {
 		fprintf(stderr, "orthant_bench: cannot write %s\n", path);
 		return 1;
 	}
 	fprintf(out, "## Adversarial scenes: time / the uniform scene's time, same run\n\n");
-	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE`. The goal: every ratio <= 5.\n",
-	        n, rounds);
+	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE%s`. The goal: every ratio <= 5.\n",
+	        n, rounds, n == (quick ? 4000 : 20000) ? "" : " --adversarial-n N");
 	int m2 = 0, m3 = 0;
 	int over = ad_run2_d(out, n, rounds, &m2);
 	over += ad_run3_d(out, n, rounds, &m3);
 	fprintf(out,
-	        "\n%d ratio(s) above 5 against the plain uniform scene; %d with the pairs, update and query columns"
+	        "\n%d ratio(s) above 5 against the plain uniform scene; %d with the pairs, update, query and remove + insert columns"
 	        " of the scenes with an output-matched baseline taken against it.\n",
 	        over, m2 + m3);
 	fclose(out);
