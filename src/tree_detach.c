@@ -246,10 +246,6 @@ static ort_result detached_attach(const tree_t *ct)
 	}
 }
 
-/// Hand the moved bits to the broad phase (see struct detached): after it,
-/// the touched list (or `all`) holds every item moved, as if each detached
-/// move had touched it. Needs no memory it cannot do without: a list that
-/// cannot grow for them becomes "every item touched".
 /// A round of moves ends (update_pairs): the next one's moves read the
 /// order of this one's (see detached_move).
 static void detached_rewind(tree_t *t)
@@ -260,6 +256,10 @@ static void detached_rewind(tree_t *t)
 	d->order_pos = 0;
 }
 
+/// Hand the moved bits to the broad phase (see struct detached): after it,
+/// the touched list (or `all`) holds every item moved, as if each detached
+/// move had touched it. Needs no memory it cannot do without: a list that
+/// cannot grow for them becomes "every item touched".
 static void detached_flush(tree_t *t)
 {
 	struct detached *d = t->det;
