@@ -55,10 +55,16 @@ static char tu_context[256];
 /// under ASan + UBSan. The suites still walk every path there, on smaller
 /// scenes; its optimised ctest run has them full. Sizes a check depends on
 /// (failure sweeps, job thresholds) pass a floor that keeps it.
-static inline int tu_size(int n, int floor)
+static inline int tu_shrink(void)
 {
 	const char *s = getenv("ORTHANT_TEST_SHRINK");
 	int k = s ? atoi(s) : 1;
+	return k > 1 ? k : 1;
+}
+
+static inline int tu_size(int n, int floor)
+{
+	int k = tu_shrink();
 	if (k <= 1) return n;
 	int m = n / k;
 	return m > floor ? m : floor < n ? floor : n;
