@@ -88,7 +88,14 @@ static bool bp_snap_reserve(tree_t *t, struct bp_snap *s, uint32_t n)
 /// ORT_OK when the pairs can be found (through the packed tree, or the tree's
 /// own walk when the packed tree refuses the boxes); out of memory leaves the
 /// tree as it was.
-static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
+///
+/// `walk`: the tree's own walk is wanted when its entries hold the boxes
+/// (attached). The first update of a tree takes it: the tree was built or
+/// filled for its own shape, its walk finds the pairs in about the work of
+/// ortN_tree_find_pairs on every kind of scene, and the snapshot would first
+/// copy every box and sort them (three to five times the walk's instructions
+/// on 20k uniform boxes, more on scenes without pairs).
+static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp, bool walk)
 {
 	// Outside every callback nothing waits in the deferred queue: each live
 	// item is stored, with its current box.
@@ -101,6 +108,7 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 		*sp = s;
 	}
 	s->built = false;
+	if (walk && atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_ATTACHED) return ORT_OK;
 	if (!s->packed) {
 		ORTHANT_NAME(packed_def) d = ORTHANT_NAME(packed_default_def)();
 		d.allocator = (ort_allocator){bp_snap_alloc, bp_snap_free_fn, t};
@@ -139,6 +147,9 @@ static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp)
 	s->built = r == ORT_OK;
 	return ORT_OK;
 }
+
+/// The snapshot's pairs come from the tree's own walk.
+static bool bp_snap_walks(const struct bp_snap *s) { return !s->built; }
 
 typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
 

@@ -132,9 +132,10 @@ static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
 // The snapshot (bp_snapshot.c).
 struct bp_snap;
 typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
-static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp);
+static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp, bool walk);
 static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx);
 static void bp_snap_free(tree_t *t, struct bp_snap *s);
+static bool bp_snap_walks(const struct bp_snap *s);
 typedef void bp_range_fn(void *ctx, uint32_t lo, uint32_t hi);
 static void bp_ranges(tree_t *t, uint32_t n, uint32_t min_rows, bp_range_fn *fn, void *ctx);
 
@@ -650,6 +651,14 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 /// past that (a pile), it only counts, and a second pass fills an array
 /// made once for the count, so the records' pages are written once and no
 /// earlier, smaller array's are.
+///
+/// The first update's pass over the tree's own walk (bp_snap_build) grows the
+/// set further, to BP_WALK_PILE pairs an item: a second walk would cost more
+/// than the copies (crossing rods meet 25 pairs an item). Past that it stops
+/// (`bail`), and the update starts over with the packed snapshot, which
+/// counts and fills as above: the stopped walk had found at most
+/// BP_WALK_PILE pairs an item of a pile's many more.
+#define BP_WALK_PILE 32u
 typedef struct bp_collect_run {
 	tree_t *t;
 	uint32_t n;
@@ -657,6 +666,8 @@ typedef struct bp_collect_run {
 	bool in_set;
 	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
+	bool walk;     ///< a first update over the tree's walk (grows to BP_WALK_PILE)
+	bool bail;     ///< the walk met a pile: the pass stopped, to start over
 } bp_collect_run;
 
 static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
@@ -667,9 +678,13 @@ static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 	uint64_t *keys;
 	if (c->in_set) {
 		if (!c->counting && c->n == bp->cap) {
-			if (bp->cap >= 8 * (uint64_t)c->t->live + 256)
+			if (bp->cap >= (c->walk ? BP_WALK_PILE : 8u) * (uint64_t)c->t->live + 256) {
+				if (c->walk) {
+					c->bail = true;
+					return false;
+				}
 				c->counting = true;
-			else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
+			} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 				c->failed = true;
 				return false;
 			}
@@ -797,20 +812,29 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
                                 void *ctx)
 {
 	struct broadphase *bp = t->bp;
-	ort_result r = bp_snap_build(t, &bp->snap);
-	if (r != ORT_OK) return r;
 	// Every step before the reports writes only memory that is not the set
 	// (or, on the first update, the set's unused room): out of memory, nothing
 	// changed and nothing was reported; everything stays touched and the
 	// ended pairs of removed items wait.
 	bool first = bp->len == 0;
+	ort_result r = bp_snap_build(t, &bp->snap, first);
+	if (r != ORT_OK) return r;
 	uint32_t n_old = bp->len;
 	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
+	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false, first && bp_snap_walks(bp->snap), false};
 	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
 	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+	if (c.bail) {
+		// A pile: the packed snapshot's count and fill instead (nothing
+		// written so far is kept).
+		if ((r = bp_snap_build(t, &bp->snap, false)) != ORT_OK) return r;
+		c.n = 0;
+		c.walk = c.bail = false;
+		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
+	}
 	if (r != ORT_OK) return r;
 	if (c.n >= BP_MAX_PAIRS) return ORT_ERROR_CAPACITY;
 	bool pile = c.counting;
