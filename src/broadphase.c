@@ -52,7 +52,10 @@
 // items' boxes (bp_snapshot.c: built fresh, in Morton order, so it is not
 // hurt by the shape the tree's history gave it; built straight from the
 // dense array of boxes a detached tree keeps, tree_detach.c, so a world that
-// moves everything never walks the tree). The pass writes 8-byte pair
+// moves everything never walks the tree). The first update of a tree whose
+// entries hold its boxes takes the tree's own walk instead (bp_snap_build:
+// about find_pairs' work on any scene, where the snapshot first copies and
+// sorts every box). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
 // On the first update (the set empty) the pass writes the set's records
