@@ -11,11 +11,14 @@
 // A node owning a pile the build could not spread out (the depth limit, a
 // speck of boxes far smaller than the scene, strips across split lines) is
 // swept (sweep.h) instead of tested pair by pair, and so are two such piles
-// crossed: O(m log m + k1), not m^2. The keys of a sweep are the one memory
-// find_pairs allocates, and only when some node owns SWEEP_MIN items or more;
-// the tree keeps them for the next call (a concurrent second call takes its
-// own), so a steady scene allocates nothing per frame; without them the pile
-// is tested pair by pair, as before. Piles whose boxes all meet (duplicates)
+// crossed: O(m log m + k1), not m^2; so is a subtree whose children's
+// bounds overlap nearly whole (tangled, below), which a walk would cross
+// pairwise for little. The keys of a sweep are the one memory find_pairs
+// allocates, and only when some node owns SWEEP_MIN items or more or some
+// subtree is tangled; the tree keeps them for the next call (a concurrent
+// second call takes its own), so a steady scene allocates nothing per frame;
+// without them the pile is tested pair by pair (the tangled subtree walked),
+// as before. Piles whose boxes all meet (duplicates)
 // are neither swept nor tested: their pairs are written out (pk_report_all).
 //
 // With tasks (task.h), the same recursion walks the top of the tree on the
@@ -239,9 +242,8 @@ static void pk_item_vs_block(pk_pairs *r, uint32_t a, uint32_t bi)
 	}
 }
 
-/// One past the last item of the subtree of lane k of block bi: a subtree's
-/// items are one run, its last child's subtree last.
-static uint32_t pk_subtree_end(const packed_t *p, uint32_t bi, int k)
+/// pk_subtree_end by walking down the last children.
+static uint32_t pk_subtree_end_walk(const packed_t *p, uint32_t bi, int k)
 {
 	for (;;) {
 		const pblock *b = &p->blocks[bi];
@@ -249,6 +251,17 @@ static uint32_t pk_subtree_end(const packed_t *p, uint32_t bi, int k)
 		bi = b->child[k];
 		k = (int)p->blocks[bi].kids - 1;
 	}
+}
+
+/// One past the last item of the subtree of lane k of block bi: a subtree's
+/// items are one run, its last child's subtree last, and the runs of a
+/// block's lanes follow each other, so a lane's ends where the next's starts.
+static uint32_t pk_subtree_end(const packed_t *p, uint32_t bi, int k)
+{
+	const pblock *b = &p->blocks[bi];
+	uint32_t end = k + 1 < (int)b->kids ? b->first[k + 1] : pk_subtree_end_walk(p, bi, k);
+	assert(end == pk_subtree_end_walk(p, bi, k));
+	return end;
 }
 
 /// x's own items against the subtree of y (whose bounds are yb).
@@ -297,6 +310,135 @@ static uint32_t pk_cross_order(const packed_t *p, pk_ref *x, pk_ref *y, const bo
 static inline bool pk_both_leaves(const packed_t *p, pk_ref x, pk_ref y)
 {
 	return p->blocks[x.block].child[x.lane] == NIL && p->blocks[y.block].child[y.lane] == NIL;
+}
+
+/// At most the items in the subtree of x, a node with children, and at
+/// least all of them but its last child's (which has one or more): exact
+/// unless x is its block's last lane, and cheap either way.
+static inline uint32_t pk_items_least(const packed_t *p, pk_ref x)
+{
+	const pblock *b = &p->blocks[x.block];
+	if (x.lane + 1 < (int)b->kids) return b->first[x.lane + 1] - b->first[x.lane];
+	const pblock *c = &p->blocks[b->child[x.lane]];
+	return c->first[c->kids - 1] + 1 - b->first[x.lane];
+}
+
+static inline bool pk_both_inner(const packed_t *p, pk_ref x, pk_ref y)
+{
+	return p->blocks[x.block].child[x.lane] != NIL && p->blocks[y.block].child[y.lane] != NIL;
+}
+
+// ---- subtrees that do not prune: swept whole ------------------------------------
+//
+// A pile is cut by count in the Morton order of its centres (packed_build.c):
+// where the centres vary less than the boxes' noise on some axis, the
+// children of a node hold boxes from all over its range and their bounds
+// overlap nearly whole. Strips stacked along y and long in x and z (a
+// pinwheel's arm) are so below the level where y differs by the noise of x
+// and z: a part's y range there covers m^(2/3) others' strips in 3D (m^(1/2)
+// in 2D), and crossing the children pairwise meets leaf after leaf whose
+// boxes meet none (3D pinwheel of 100k boxes: 1,002,386 leaf-against-leaf
+// tests, 32,823 at 20k). Such a node is tangled (pk_tangled): its children's
+// bounds cover their union PK_TANGLE_COVER times over, and the sum over each
+// two that meet of how much of the smaller lies in the other (pk_share_in,
+// axis by axis) times the items of the two passes the items below it. Its
+// subtree, one run of items, is then swept once (sweep_self: in 2D
+// O((m + k) log m), in 3D the streamed pile's bound) instead of walked; and
+// two tangled subtrees crossed, their bounds meeting PK_TANGLE_SHARE or more,
+// are swept against each other (sweep_cross) instead of split.
+//
+// Work: a self sweep ends the walk below its node, so swept subtrees never
+// nest and each item is in at most one self sweep: all of them together cost
+// what one sweep of n boxes would. A cross sweep ends the walk of its pair
+// too; what bounds the number of tangled subtrees one item's is swept
+// against is only that each has PK_TANGLE_MIN items or more and bounds that
+// meet its own half whole: no proof here that it is O(log n). On pinwheels
+// it is about one: items in cross sweeps, a box, 2D 0.91 at 100k and 1.06 at
+// 200k, 3D 0.28 and 0.31; self sweeps hold every item once from 20k on. The
+// test costs kids^2 lane tests, made only for subtrees of PK_TANGLE_MIN items
+// or more, and in a cross only while both sides may be that large
+// (pk_cross_big): a uniform scene's nodes lie apart save for their boxes'
+// reach across a split line, and its walk costs the same (callgrind, 100k:
+// 2D +0.4%, 3D -0.1%).
+
+/// Subtrees of fewer items are walked: below this a sweep's sort costs more
+/// than the walk's tests.
+#define PK_TANGLE_MIN (2 * SWEEP_MIN)
+
+/// A tangled node's children's bounds cover the union of them this many
+/// times over or more (pk_tangled's first, cheap test).
+#define PK_TANGLE_COVER 1.2f
+
+/// How much of the smaller of two meeting boxes lies in the other: on each
+/// axis the share of the shorter side within both, multiplied (a side of no
+/// length, met, counts whole).
+static float pk_share_in(const box_t *a, const box_t *b)
+{
+	float f = 1.0f;
+	for (int d = 0; d < DIM; ++d) {
+		float lo = a->min[d] > b->min[d] ? a->min[d] : b->min[d];
+		float hi = a->max[d] < b->max[d] ? a->max[d] : b->max[d];
+		float la = a->max[d] - a->min[d], lb = b->max[d] - b->min[d], s = la < lb ? la : lb;
+		if (s > 0.0f) f *= (hi - lo) / s;
+	}
+	return f;
+}
+
+/// Whether the subtree of x (items [first, end), children in block ci) is
+/// tangled: its children's bounds overlap so much that crossing them prunes
+/// little (above). Children's items: lane k's run ends where lane k + 1's
+/// starts, the last at end.
+static bool pk_tangled(const packed_t *p, uint32_t ci, uint32_t first, uint32_t end)
+{
+	if (ci == NIL || end - first < PK_TANGLE_MIN) return false;
+	const pblock *c = &p->blocks[ci];
+	int kids = (int)c->kids;
+	// First the cheap sum of the children's bounds over the union of them
+	// (an axis on which all are flat left out): children of a split cell,
+	// however their boxes reach over its split lines, cover little more
+	// than once; a tangled node's cover most of it each.
+	box_t all = pk_empty_box();
+	for (int k = 0; k < kids; ++k) {
+		box_t kb = pk_lane_box(c, k);
+		pk_grow(&all, &kb);
+	}
+	float cover = 0.0f;
+	for (int k = 0; k < kids; ++k) {
+		float f = 1.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float side = all.max[d] - all.min[d];
+			if (side > 0.0f) f *= (c->hi[d][k] - c->lo[d][k]) / side;
+		}
+		cover += f;
+	}
+	if (cover < PK_TANGLE_COVER) return false;
+	uint32_t items[NCHILD];
+	for (int k = 0; k < kids; ++k) items[k] = (k + 1 < kids ? c->first[k + 1] : end) - c->first[k];
+	float score = 0.0f;
+	for (int k = 0; k < kids; ++k) {
+		box_t kb = pk_lane_box(c, k);
+		unsigned m = pk_lanes_meeting(c, &kb) & ~((2u << k) - 1u);
+		while (m) {
+			int l = pk_next_lane(&m);
+			box_t lb = pk_lane_box(c, l);
+			score += pk_share_in(&kb, &lb) * (float)(items[k] + items[l]);
+		}
+	}
+	return score > (float)(end - first);
+}
+
+/// Two subtrees are swept against each other only when this much of the
+/// smaller one's bounds lies in the other's (pk_share_in): tangled subtrees
+/// crossed in a walk that has stopped pruning meet nearly whole.
+#define PK_TANGLE_SHARE 0.5f
+
+/// pk_tangled for node x; its run of items into *first and *end.
+static bool pk_tangled_ref(const packed_t *p, pk_ref x, uint32_t *first, uint32_t *end)
+{
+	const pblock *b = &p->blocks[x.block];
+	*first = b->first[x.lane];
+	*end = pk_subtree_end(p, x.block, x.lane);
+	return pk_tangled(p, b->child[x.lane], *first, *end);
 }
 
 // ---- planning: the walk's top as jobs -------------------------------------------
@@ -359,9 +501,35 @@ static void pk_plan_rows(pk_plan *pl, uint32_t first, uint32_t end)
 // a plan), a larger one lists its own items' job and goes on down exactly as
 // the work would, so the jobs come in the order the work would be done.
 
+/// pk_cross of two tangled subtrees: their runs swept against each other
+/// (planning: listed as one job); false, having done nothing, when they are
+/// not both tangled (or the sweep found no memory). Most crosses have bounds
+/// that meet in a slab along a split line: that test first, the cheap one.
+/// Kept out of pk_cross (noinline), whose every call would otherwise pay for
+/// its frame.
+static __attribute__((noinline)) bool pk_cross_swept(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	const packed_t *p = r->p;
+	uint32_t x0, xe, y0, ye;
+	if (pk_share_in(xb, yb) < PK_TANGLE_SHARE || !pk_tangled_ref(p, x, &x0, &xe) || !pk_tangled_ref(p, y, &y0, &ye))
+		return false;
+	if (r->plan) {
+		pk_plan_add(r->plan, PK_JOB_CROSS, x, y, xb, yb);
+		return true;
+	}
+	return pk_sweep(r, x0, xe - x0, y0, ye - y0);
+}
+
+static void pk_cross_big(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb);
+static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb);
+
 /// Every pair with one item in the subtree of x and one in that of y
-/// (disjoint subtrees whose bounds xb and yb meet).
-static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+/// (disjoint subtrees whose bounds xb and yb meet): pk_cross_big when both
+/// may be large enough to be tangled, pk_cross below a cross that was not
+/// (then neither is any cross below it). One body, made twice, so that the
+/// walk of a spread scene pays nothing for the question.
+static inline __attribute__((always_inline)) void pk_cross_body(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb,
+                                                                const box_t *yb, bool big)
 {
 	const packed_t *p = r->p;
 	bool leaves = pk_both_leaves(p, x, y);
@@ -379,6 +547,13 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 			pk_list_vs_list(r, bx->first[x.lane], bx->own[x.lane], yb, by->first[y.lane], by->own[y.lane]);
 		return;
 	}
+	// Two subtrees both of PK_TANGLE_MIN items or more may be tangled; once
+	// one side is smaller, so is one side of every cross below (each splits
+	// one side into its children), and none is asked again.
+	if (big) {
+		big = pk_both_inner(p, x, y) && pk_items_least(p, x) >= PK_TANGLE_MIN && pk_items_least(p, y) >= PK_TANGLE_MIN;
+		if (big && pk_cross_swept(r, x, y, xb, yb)) return;
+	}
 	uint32_t cx = pk_cross_order(p, &x, &y, &xb, &yb);
 	if (!r->plan)
 		pk_own_vs(r, x, y, yb);
@@ -390,8 +565,21 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 	while (m && !r->stop) {
 		int k = pk_next_lane(&m);
 		box_t kb = pk_lane_box(c, k);
-		pk_cross(r, (pk_ref){cx, k}, y, &kb, yb);
+		if (big)
+			pk_cross_big(r, (pk_ref){cx, k}, y, &kb, yb);
+		else
+			pk_cross(r, (pk_ref){cx, k}, y, &kb, yb);
 	}
+}
+
+static void pk_cross_big(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	pk_cross_body(r, x, y, xb, yb, true);
+}
+
+static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box_t *yb)
+{
+	pk_cross_body(r, x, y, xb, yb, false);
 }
 
 /// x's own items with each other and with everything below x.
@@ -417,6 +605,19 @@ static void pk_self_own(pk_pairs *r, pk_ref x)
 	}
 }
 
+/// pk_self of a tangled subtree x (items [first, end), children in block
+/// ci): its run swept once (planning: listed as one job); false, having done
+/// nothing, when it is not tangled (or the sweep found no memory).
+static __attribute__((noinline)) bool pk_self_swept(pk_pairs *r, pk_ref x, uint32_t ci, uint32_t first, uint32_t end)
+{
+	if (!pk_tangled(r->p, ci, first, end)) return false;
+	if (r->plan) {
+		pk_plan_add(r->plan, PK_JOB_SELF, x, x, NULL, NULL);
+		return true;
+	}
+	return pk_sweep(r, first, end - first, 0, 0);
+}
+
 /// Every pair with both items in the subtree of x.
 static void pk_self(pk_pairs *r, pk_ref x)
 {
@@ -438,6 +639,8 @@ static void pk_self(pk_pairs *r, pk_ref x)
 				pk_report_all(r, first, end - first, first, end - first);
 			return;
 		}
+		// A tangled subtree: its run swept once (a job of its own when planning).
+		if (end - first >= PK_TANGLE_MIN && pk_self_swept(r, x, ci, first, end)) return;
 	}
 	if (!r->plan)
 		pk_self_own(r, x);
@@ -454,7 +657,7 @@ static void pk_self(pk_pairs *r, pk_ref x)
 		while (m && !r->stop) {
 			int l = pk_next_lane(&m);
 			box_t lb = pk_lane_box(c, l);
-			pk_cross(r, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
+			pk_cross_big(r, (pk_ref){ci, k}, (pk_ref){ci, l}, &kb, &lb);
 		}
 	}
 	for (int k = 0; k < kids && !r->stop; ++k) pk_self(r, (pk_ref){ci, k});
@@ -470,7 +673,7 @@ static void pk_pairs_job(void *ctx, int j, tk_out *out)
 	switch (jb->kind) {
 	case PK_JOB_SELF: pk_self(&r, jb->x); break;
 	case PK_JOB_OWN: pk_self_own(&r, jb->x); break;
-	case PK_JOB_CROSS: pk_cross(&r, jb->x, jb->y, &jb->xb, &jb->yb); break;
+	case PK_JOB_CROSS: pk_cross_big(&r, jb->x, jb->y, &jb->xb, &jb->yb); break;
 	case PK_JOB_OWN_VS: pk_own_vs(&r, jb->x, jb->y, &jb->yb); break;
 	default: pk_report_rows(&r, jb->a0, jb->a1, jb->a0, jb->end, true); break;
 	}

@@ -628,6 +628,108 @@ static void test_rods_pairs_work(void **state)
 	free(b);
 }
 
+/// Box tests allowed on pinwheel piles in the packed tree: c (n log2 n + k),
+/// no extra log. Its pile is cut by count in Morton order of the strips'
+/// centres, whose noise across an arm's long axes mixes the order below some
+/// level: a part's strips then lie all over its range and its children's
+/// bounds overlap nearly whole. Walked, the crosses of those children grew
+/// as m^(5/3) in 3D (m^(3/2) in 2D): 2D made 1.73 of this bound at 16000,
+/// 3D 1.29 at 8000. Swept (packed_pairs.c, tangled subtrees) the most is
+/// 0.81 (2D at 4000, where the tangled parts are still too small to sweep),
+/// and at 16000 0.28 in 2D, 0.12 in 3D.
+#define PINWHEEL_C 2.5
+
+/// Collects pairs into a tu_list as (low id << 32 | high id).
+static bool collect_id_pair(void *ctx, uint32_t a, uint32_t b)
+{
+	tu_push(ctx, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a);
+	return true;
+}
+
+/// find_pairs of the packed tree on the adversarial benchmark's pinwheel
+/// piles (scn_pile_box: strips that meet none, k = 0) and on the same with
+/// each strip three times as thick across (it meets the next of its
+/// arm), in every order of the axes, at sizes where an extra factor shows
+/// (16000: the cliff grows past 8000 in 2D):
+/// the pairs are brute force's, each once, the same in the same order on
+/// tasks, and the work the counting build counts stays within PINWHEEL_C
+/// (n log2 n + k).
+static void test_pinwheel_pairs_work(void **state)
+{
+	(void)state;
+	const int sizes[] = {tu_size(4000, 500), tu_size(8000, 500), tu_size(16000, 500)};
+	const int N = sizes[2];
+	box_t *b = malloc(sizeof *b * N);
+	tu_list want = {0}, got = {0}, on_tasks = {0};
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	ort_tasks *tasks = NULL;
+	assert_int_equal(ort_tasks_create(&td, &tasks), ORT_OK);
+	for (int si = 0; si < 3; ++si)
+		for (int thick = 0; thick < 2; ++thick)
+			for (int turn = 0; turn < TURNS; ++turn) {
+				int n = sizes[si];
+				TU_CONTEXT("pinwheel pairs work, n %d, thick %d, turn %d", n, thick, turn);
+				tu_rng rng = tu_rng_make(77);
+				for (int i = 0; i < n; ++i) {
+					float lo[3], hi[3];
+					scn_pile_box(SCN_PILE_PINWHEEL, DIM, tu_draw, &rng, i, n, lo, hi);
+					box_t x;
+					memcpy(x.min, lo, sizeof x.min);
+					memcpy(x.max, hi, sizeof x.max);
+					// The arm's thin axis: the one whose side is least of the plane's two.
+					int thin = x.max[0] - x.min[0] < x.max[1] - x.min[1] ? 0 : 1;
+					if (thick) x.max[thin] += 2.0f * (x.max[thin] - x.min[thin]);
+					b[i] = turn_box(x, turn);
+				}
+				// Turning the axes keeps every pair: brute force once a scene.
+				if (turn == 0) {
+					want.n = 0;
+					for (int i = 0; i < n; ++i)
+						for (int j = i + 1; j < n; ++j)
+							if (tu_overlap(&b[i], &b[j])) collect_id_pair(&want, (uint32_t)i, (uint32_t)j);
+				}
+				packed_t *p = fill_packed(b, n);
+#ifdef ORTHANT_COUNT_WORK
+				TU(work_box_tests) = 0;
+#endif
+				got.n = 0;
+				assert_int_equal(TU(packed_find_pairs)(p, collect_id_pair, &got), ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+				double work = (double)TU(work_box_tests);
+#endif
+				TU(packed_destroy)(p);
+				// On tasks: the serial pairs in the serial order (a tangled
+				// subtree larger than a job is one job, its sweep's keys the
+				// job's scratch).
+				pdef_t def = TU(packed_default_def)();
+				def.tasks = tasks;
+				assert_int_equal(TU(packed_create)(&def, &p), ORT_OK);
+				assert_int_equal(TU(packed_build)(p, b, n), ORT_OK);
+				on_tasks.n = 0;
+				assert_int_equal(TU(packed_find_pairs)(p, collect_id_pair, &on_tasks), ORT_OK);
+				TU(packed_destroy)(p);
+				if (on_tasks.n != got.n || (got.n && memcmp(on_tasks.v, got.v, got.n * sizeof *got.v)))
+					TU_FAIL("on tasks %zu pairs, not the serial %zu in its order\n", on_tasks.n, got.n);
+				if (thick) assert_true(want.n >= (size_t)n / 2);
+				size_t k = want.n;
+				tu_list want_copy = {0};
+				for (size_t i = 0; i < want.n; ++i) tu_push(&want_copy, want.v[i]);
+				tu_expect_same(&got, &want_copy, "pinwheel pairs");
+				got = (tu_list){0};
+#ifdef ORTHANT_COUNT_WORK
+				double bound = PINWHEEL_C * ((double)n * log2((double)n) + (double)k);
+				print_message("pinwheel n %5d thick %d turn %d k %6zu: %9.0f box tests, %.2f of the bound\n", n, thick,
+				              turn, k, work, work / bound);
+				if (work > bound) TU_FAIL("%.0f box tests, over c (n log n + k) = %.0f\n", work, bound);
+#endif
+			}
+	ort_tasks_destroy(tasks);
+	free(want.v);
+	free(on_tasks.v);
+	free(b);
+}
+
 /// Counts pairs and stops at a limit.
 typedef struct stop_at {
 	size_t n, limit;
@@ -1081,6 +1183,7 @@ int main(void)
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
 	    cmocka_unit_test(test_rods_pairs_work),
+	    cmocka_unit_test(test_pinwheel_pairs_work),
 	    cmocka_unit_test(test_pairs_stop_in_pile),
 	    cmocka_unit_test(test_query_work),
 	    cmocka_unit_test(test_nearest_work),
