@@ -343,6 +343,17 @@ static inline int child_of_point(const node *n, const float p[DIM])
 	return c;
 }
 
+/// Whether box's centre lies in n's half-open cell (where an insert from
+/// the root would take a loose box).
+static inline bool centre_in_cell(const node *n, const box_t *box)
+{
+	for (int d = 0; d < DIM; ++d) {
+		float c = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+		if (c < n->lo[d] || !(c < n->hi[d])) return false;
+	}
+	return true;
+}
+
 /// The split point of the cell [lo, hi): its centre.
 static inline void cell_mid(const float lo[DIM], const float hi[DIM], float mid[DIM])
 {
@@ -586,6 +597,10 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 static void tidy_after(tree_t *t, uint32_t ni, const box_t *box);
 static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);
 static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
+/// loose: entries a split left in node ni because their centres lie outside
+/// its cell (tree_shape.c: split) go where an insert would put them.
+#define ASTRAY_MAX 16
+static void rehome_astray(tree_t *t, uint32_t ni, const uint32_t *items, uint32_t n);
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 
 // Indexes of big own lists (tree_ownidx.c). The on_ hooks keep an index
