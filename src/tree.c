@@ -382,15 +382,16 @@ static uint32_t detach(tree_t *t, uint32_t index)
 /// frames, nearly a chunk each. Best effort: an item whose move finds no
 /// memory stays (still valid), and ni keeps at least one entry, so the
 /// rehomes never leave an empty node for a tidy (which the split's caller
-/// may not expect) to prune. Each rehomed entry lands centred in its cell:
-/// the splits its inserts cause rehome other entries, never these.
+/// may not expect) to prune. The splits a rehome's insert causes rehome
+/// nothing (t->rehoming), so the recursion is a split deeper at most.
 static void rehome_astray(tree_t *t, uint32_t ni, const uint32_t *items, uint32_t n)
 {
-	if (ni == t->root) return; // (its loose cell is the tree's: nowhere else to go)
+	if (ni == t->root || t->rehoming) return; // (the root's loose cell is the tree's: nowhere else to go)
+	t->rehoming = true;
 	for (uint32_t k = 0; k < n && t->nodes[ni].total > 1; ++k) {
 		uint32_t i = items[k];
 		box_t box = entry_at(t, t->items[i].addr)->box;
-		if (insert_reserve(t, &box) != ORT_OK) return;
+		if (insert_reserve(t, &box) != ORT_OK) break;
 		assert(item_node(t, i) == ni);
 		uint32_t start = ni;
 		while (start != t->root && !cell_holds(t->nodes[start].lo, t->nodes[start].hi, &box))
@@ -398,6 +399,7 @@ static void rehome_astray(tree_t *t, uint32_t ni, const uint32_t *items, uint32_
 		detach(t, i);
 		insert_at(t, start, &box, i);
 	}
+	t->rehoming = false;
 }
 
 /// Prune and merge after a leaves removal: every emptied leaf under the box.

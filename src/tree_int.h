@@ -269,6 +269,9 @@ struct ORTHANT_NAME(tree) {
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
+	/// A split is rehoming the entries it found astray (tree.c:
+	/// rehome_astray); the splits those inserts cause leave theirs.
+	bool rehoming;
 	/// A build ran before: this one keeps its scratch and pool room for the
 	/// next (a tree rebuilt every frame allocates nothing), where a first
 	/// build gives them back (pools_fit).

@@ -448,11 +448,14 @@ static void prune(tree_t *t, uint32_t ni)
 /// went from 4423 nodes after the build to 5353 after 400 frames (1348
 /// divided, 246 of them holding 16 or fewer), and from 73 to 83 bytes an
 /// object as the pools grew for them. Without the band (and with split's
-/// rehome_astray) the tree stays within 4 % of the build's nodes and in its
-/// fitted pools. The price: an item moving to and fro across a node of
-/// bucket_size entries splits and folds it on each move, O(bucket_size)
-/// work, as an insert's split costs; the same churn splits and folds about
-/// 5 nodes a frame for 1000 moves (1.4 with the band).
+/// rehome_astray) the tree stays within a few per cent of the build's nodes
+/// (4 % at 20k, 8 % at 5k) and in its fitted pools. The price: an item moving to and fro between two leaves of
+/// bucket_size entries splits one and folds the other on each move,
+/// O(bucket_size) work, as an insert's split costs (callgrind: 7.7k
+/// instructions a move, 1.1k with the band); the churn above splits and
+/// folds about 5 nodes a frame for 1000 moves (1.4 with the band). A band of
+/// one (bucket_size - 1, which one item cannot cross) still drifted 7 %
+/// more nodes at 20k, past the pools' room.
 static void tidy(tree_t *t, uint32_t ni)
 {
 	// The highest empty non-root ancestor goes (or waits) as one branch.
