@@ -269,6 +269,9 @@ struct ORTHANT_NAME(tree) {
 
 	void *scratch; ///< pair finder and build memory, kept between frames
 	size_t scratch_bytes;
+	/// A split is rehoming the entries it found astray (tree.c:
+	/// rehome_astray); the splits those inserts cause leave theirs.
+	bool rehoming;
 	/// A build ran before: this one keeps its scratch and pool room for the
 	/// next (a tree rebuilt every frame allocates nothing), where a first
 	/// build gives them back (pools_fit).
@@ -341,6 +344,17 @@ static inline int child_of_point(const node *n, const float p[DIM])
 	for (int d = 0; d < DIM; ++d)
 		if (p[d] >= n->mid[d]) c |= 1 << d;
 	return c;
+}
+
+/// Whether box's centre lies in n's half-open cell (where an insert from
+/// the root would take a loose box).
+static inline bool centre_in_cell(const node *n, const box_t *box)
+{
+	for (int d = 0; d < DIM; ++d) {
+		float c = box->min[d] + (box->max[d] - box->min[d]) * 0.5f;
+		if (c < n->lo[d] || !(c < n->hi[d])) return false;
+	}
+	return true;
 }
 
 /// The split point of the cell [lo, hi): its centre.
@@ -586,6 +600,10 @@ static uint32_t remove_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t
 static void tidy_after(tree_t *t, uint32_t ni, const box_t *box);
 static void leaves_need(const tree_t *t, uint32_t ni, const box_t *box, uint64_t *nodes, uint64_t *chunks);
 static ort_result store_item(tree_t *t, uint32_t i, const box_t *box, const sphere_t *sph);
+/// loose: entries a split left in node ni because their centres lie outside
+/// its cell (tree_shape.c: split) go where an insert would put them.
+#define ASTRAY_MAX 16
+static void rehome_astray(tree_t *t, uint32_t ni, const uint32_t *items, uint32_t n);
 static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph);
 
 // Indexes of big own lists (tree_ownidx.c). The on_ hooks keep an index

@@ -18,14 +18,12 @@
 /// leaves room for every such peak after the first growth.
 ///
 /// A pool a build sized to fit (pools_fit) grows by an eighth instead. Moves
-/// after a build drift the tree towards more nodes and chunks than the build
-/// made (a leaf splits past bucket_size but merges back only at merge_size,
-/// so the moved tree keeps splits the build never made): 100k small boxes,
-/// a twentieth moving a frame, go from 21.0k nodes to 21.9k over a thousand
-/// frames, 97.8 % of the fitted pool. Past the fit's sixteenth a doubling
-/// would add 18 bytes an object for the nodes, 33 for the chunks, for a drift
-/// of a few per cent; an eighth adds 2 and 4, at a few more allocations while
-/// the tree drifts to its moved shape, and none once it is there.
+/// after a build make the tree wander about the build's shape (pool_fit_cap),
+/// or drift from it (a merge_size below bucket_size keeps splits the build
+/// never made; boxes that gather). Past the fit's room a doubling would add
+/// 18 bytes an object for the nodes, 33 for the chunks, for a drift of a few
+/// per cent; an eighth adds 2 and 4, at a few more allocations while the tree
+/// drifts to its moved shape, and none once it is there.
 static bool pool_grow(tree_t *t, void **arr, uint32_t *cap, size_t elem, uint64_t need)
 {
 	if (need <= *cap) return true;
@@ -186,10 +184,16 @@ static bool node_sides_fit(tree_t *t)
 	return true;
 }
 
-/// The room a pool keeps past what it holds when it is sized to fit: a
-/// sixteenth, so the moves after a build (a loose item changing node may
-/// open a chunk) rarely grow it.
-static uint64_t pool_fit_cap(uint64_t need) { return need + need / 16 + 16; }
+/// The room a pool keeps past what it holds when it is sized to fit, so the
+/// moves after a build rarely grow it. Moves make the node and chunk counts
+/// wander about the build's (leaves split and fold back, entries open and
+/// close chunks): a random walk whose peaks grow as the square root of the
+/// count, not in proportion. In test_memory's churn (a twentieth of the boxes
+/// moving 0.3 a frame, 400 frames) the peaks were +8 % nodes and +6 % chunks
+/// over the build's at 5k boxes, +4.6 and +2.6 % at 20k, +1.1 and +1.0 % at
+/// 100k. Three square roots cover each (and a 64th what does drift in
+/// proportion); a sixteenth, as before, kept 6 % at 100k: 1.2 bytes an object.
+static uint64_t pool_fit_cap(uint64_t need) { return need + need / 64 + 3 * (uint64_t)sqrt((double)need) + 16; }
 
 /// Shrink a pool whose slots [0, len) are all it uses (no free list) to
 /// pool_fit_cap(len) slots, when it holds more than that. Best effort:

@@ -13,6 +13,10 @@
 //   - after frames of the incremental broad phase with one object in twenty
 //     moving (the benchmark's S4), without the pairs (stats.bytes_pairs);
 //     the frames after the first few allocate nothing;
+//   - over a long churn of the same kind (hundreds of frames), the nodes stay
+//     near the build's count and the bytes near the early frames' (a tree
+//     that kept splits it never folded back drifted a fifth more nodes and
+//     a tenth more bytes by frame 300);
 //   - a built tree that outgrows its fitted pools grows them by a part: an
 //     eighth more boxes leave it holding no more per object than the build;
 //   - a tree rebuilt every frame allocates nothing from its third build on.
@@ -107,54 +111,123 @@ static void test_build_bytes(void **state)
 	free(boxes);
 }
 
-/// The benchmark's S4 in small: the tree with its broad phase, one object in
-/// twenty moving a small step a frame.
+/// A tree built from uniform boxes, with its broad phase, whose boxes move:
+/// the benchmark's S4 in small.
+typedef struct churn {
+	int n;
+	float world;
+	box_t *boxes;
+	ort_handle *h;
+	float (*vel)[DIM];
+	tu_alloc a;
+	tree_t *t;
+} churn;
+
+static void churn_init(churn *c, int n, uint64_t seed)
+{
+	tu_rng r = tu_rng_make(seed);
+	c->n = n;
+	c->boxes = uniform_boxes(&r, n, &c->world);
+	c->h = malloc(sizeof *c->h * (size_t)n);
+	c->vel = malloc(sizeof *c->vel * (size_t)n);
+	for (int i = 0; i < n; ++i)
+		for (int d = 0; d < DIM; ++d) c->vel[i][d] = tu_float(&r, -0.3f, 0.3f);
+	memset(&c->a, 0, sizeof c->a);
+	c->t = make_tree(&c->a, ORT_PLACEMENT_LOOSE, n, c->world);
+	assert_int_equal(TU(tree_build)(c->t, c->boxes, NULL, n, c->h), ORT_OK);
+	assert_int_equal(TU(tree_update_pairs)(c->t, NULL, NULL, NULL), ORT_OK);
+}
+
+/// Frame f: one object in twenty moves a small step (a different twentieth
+/// each frame, bouncing off the world's walls), then the pairs update.
+static void churn_frame(churn *c, int f)
+{
+	for (int i = f % 20; i < c->n; i += 20) {
+		for (int d = 0; d < DIM; ++d) {
+			float step = c->vel[i][d];
+			if (c->boxes[i].min[d] + step < 0.0f || c->boxes[i].max[d] + step > c->world) c->vel[i][d] = step = -step;
+			c->boxes[i].min[d] += step;
+			c->boxes[i].max[d] += step;
+		}
+		assert_int_equal(TU(tree_move)(c->t, c->h[i], c->boxes[i]), ORT_OK);
+	}
+	assert_int_equal(TU(tree_update_pairs)(c->t, NULL, NULL, NULL), ORT_OK);
+}
+
+/// The tree and broad phase without the pairs, per object; valid, and every
+/// pair there (a trimmed pool or dropped record lost nothing).
+static double churn_bytes(const churn *c)
+{
+	ort_tree_stats st = stats_of(c->t, &c->a);
+	tu_check_valid(c->t);
+	assert_int_equal((size_t)TU(tree_pair_count)(c->t), tu_count_pairs(c->t));
+	return (double)(st.bytes - st.bytes_pairs) / c->n;
+}
+
+static void churn_free(churn *c)
+{
+	TU(tree_destroy)(c->t);
+	assert_int_equal(c->a.live, 0);
+	free(c->vel);
+	free(c->h);
+	free(c->boxes);
+}
+
 static void test_churn_bytes(void **state)
 {
 	(void)state;
-	int n = N; // never shrunk, as test_build_bytes
-	tu_rng r = tu_rng_make(11);
-	float world;
-	box_t *boxes = uniform_boxes(&r, n, &world);
-	ort_handle *h = malloc(sizeof *h * (size_t)n);
-	float (*vel)[DIM] = malloc(sizeof *vel * (size_t)n);
-	for (int i = 0; i < n; ++i)
-		for (int d = 0; d < DIM; ++d) vel[i][d] = tu_float(&r, -0.3f, 0.3f);
-	tu_alloc a = {0};
-	tree_t *t = make_tree(&a, ORT_PLACEMENT_LOOSE, n, world);
-	assert_int_equal(TU(tree_build)(t, boxes, NULL, n, h), ORT_OK);
-	assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+	churn c;
+	churn_init(&c, N, 11); // never shrunk, as test_build_bytes
 	enum { FRAMES = 24, STEADY = 16 };
 	long calls_at_steady = 0;
 	for (int f = 0; f < FRAMES; ++f) {
 		TU_CONTEXT("churn frame %d", f);
-		if (f == STEADY) calls_at_steady = a.calls;
-		for (int i = f % 20; i < n; i += 20) { // a twentieth moves, a different one each frame
-			for (int d = 0; d < DIM; ++d) {
-				float step = vel[i][d];
-				if (boxes[i].min[d] + step < 0.0f || boxes[i].max[d] + step > world) vel[i][d] = step = -step;
-				boxes[i].min[d] += step;
-				boxes[i].max[d] += step;
-			}
-			assert_int_equal(TU(tree_move)(t, h[i], boxes[i]), ORT_OK);
-		}
-		assert_int_equal(TU(tree_update_pairs)(t, NULL, NULL, NULL), ORT_OK);
+		if (f == STEADY) calls_at_steady = c.a.calls;
+		churn_frame(&c, f);
 	}
-	long steady = a.calls - calls_at_steady;
-	ort_tree_stats st = stats_of(t, &a);
-	tu_check_valid(t);
-	// Every pair is there (a trimmed pool or dropped record lost nothing).
-	assert_int_equal((size_t)TU(tree_pair_count)(t), tu_count_pairs(t));
-	double per = (double)(st.bytes - st.bytes_pairs) / n;
-	printf("# churn: %.1f B/object without the pairs (%.1f with), %ld allocations in frames %d..%d\n", per,
-	       (double)st.bytes / n, steady, STEADY, FRAMES - 1);
+	long steady = c.a.calls - calls_at_steady;
+	double per = churn_bytes(&c);
+	printf("# churn: %.1f B/object without the pairs, %ld allocations in frames %d..%d\n", per, steady, STEADY,
+	       FRAMES - 1);
 	if (per > CHURN_BOUND) TU_FAIL("the tree and broad phase hold %.1f B/object, more than %.0f\n", per, CHURN_BOUND);
 	if (steady) TU_FAIL("%ld allocations in the steady frames\n", steady);
-	TU(tree_destroy)(t);
-	assert_int_equal(a.live, 0);
-	free(vel);
-	free(h);
-	free(boxes);
+	churn_free(&c);
+}
+
+/// The same churn for hundreds of frames: every box has moved some 15 times
+/// its size. The tree keeps the shape a build gives the same boxes (a leaf
+/// splits past bucket_size and folds back at it; entries a split finds
+/// centred outside the node go where an insert puts them): its nodes stay
+/// within LONG_NODES of the build's, and its bytes within LONG_BYTES of
+/// frame LONG_EARLY's. The tree that folded only at half a bucket went from
+/// 4443 nodes to 5314 and from 73.4 to 80.5 B/object (2D, 20k boxes; 3D at
+/// ORTHANT_TEST_SHRINK=4, 5k boxes: 722 -> 1010 nodes, 88.3 -> 108.0).
+static void test_long_churn_bytes(void **state)
+{
+	(void)state;
+	enum { FRAMES = 300, LONG_EARLY = 50 };
+	const double LONG_NODES = 1.10, LONG_BYTES = 1.04;
+	churn c;
+	churn_init(&c, tu_size(N, 5000), 23);
+	ort_tree_stats st;
+	TU(tree_get_stats)(c.t, &st);
+	int built_nodes = st.nodes, most_nodes = st.nodes;
+	double early = 0.0;
+	for (int f = 0; f < FRAMES; ++f) {
+		TU_CONTEXT("long churn frame %d", f);
+		churn_frame(&c, f);
+		TU(tree_get_stats)(c.t, &st);
+		if (st.nodes > most_nodes) most_nodes = st.nodes;
+		if (f + 1 == LONG_EARLY) early = churn_bytes(&c);
+	}
+	double late = churn_bytes(&c);
+	printf("# long churn (%d boxes): nodes %d after the build, at most %d in %d frames; %.1f B/object at frame %d, "
+	       "%.1f at %d\n",
+	       c.n, built_nodes, most_nodes, FRAMES, early, LONG_EARLY, late, FRAMES);
+	if (most_nodes > built_nodes * LONG_NODES)
+		TU_FAIL("%d nodes, %.2fx the build's %d\n", most_nodes, (double)most_nodes / built_nodes, built_nodes);
+	if (late > early * LONG_BYTES) TU_FAIL("%.1f B/object at frame %d, %.1f at frame %d\n", late, FRAMES, early, LONG_EARLY);
+	churn_free(&c);
 }
 
 /// A built tree that grows past its fitted pools (here: an eighth more boxes
@@ -219,6 +292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_build_bytes),
 	    cmocka_unit_test(test_churn_bytes),
+	    cmocka_unit_test(test_long_churn_bytes),
 	    cmocka_unit_test(test_growth_after_build),
 	    cmocka_unit_test(test_rebuild_allocates_nothing),
 	};
