@@ -239,6 +239,7 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			uint32_t ci = n->child[c];
 			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
+			WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
 			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
