@@ -441,21 +441,18 @@ static void prune(tree_t *t, uint32_t ni)
 /// their grace period) and merge the highest underfull divided ancestor.
 ///
 /// Underfull is at most merge_size entries, by default (loose and tight:
-/// tree_create) bucket_size: a node splits past bucket_size and folds back
-/// at it, the shape a build gives. A lower merge_size (it was bucket_size /
-/// 2) leaves a band in which a node stays divided once it split, and moves
-/// drift a tree into it: 20k small boxes, a twentieth moving 0.3 a frame,
-/// went from 4423 nodes after the build to 5353 after 400 frames (1348
-/// divided, 246 of them holding 16 or fewer), and from 73 to 83 bytes an
-/// object as the pools grew for them. Without the band (and with split's
-/// rehome_astray) the tree stays within a few per cent of the build's nodes
-/// (4 % at 20k, 8 % at 5k) and in its fitted pools. The price: an item moving to and fro between two leaves of
-/// bucket_size entries splits one and folds the other on each move,
-/// O(bucket_size) work, as an insert's split costs (callgrind: 7.7k
-/// instructions a move, 1.1k with the band); the churn above splits and
-/// folds about 5 nodes a frame for 1000 moves (1.4 with the band). A band of
-/// one (bucket_size - 1, which one item cannot cross) still drifted 7 %
-/// more nodes at 20k, past the pools' room.
+/// tree_create) bucket_size - 1: a node splits past bucket_size and folds
+/// back one below it, nearly the shape a build gives, while one item moving
+/// to and fro across the count cannot split and fold a node on every move
+/// (at bucket_size it did: 7.7k instructions a move, not 1.1k). A lower
+/// merge_size (it was bucket_size / 2) leaves a band in which a node stays
+/// divided once it split, and moves drift a tree into it: 20k small boxes, a
+/// twentieth moving 0.3 a frame, went from 4423 nodes after the build to
+/// 5353 after 400 frames (1348 divided, 246 of them holding 16 or fewer), and
+/// from 73 to 83 bytes an object as the pools grew for them. With the band
+/// one wide (and split's rehome_astray) the same churn stays within 6 % of
+/// the build's nodes and at 73.9 bytes an object after 300 frames
+/// (test_memory's long churn); a band of a quarter bucket drifted to 80.5.
 static void tidy(tree_t *t, uint32_t ni)
 {
 	// The highest empty non-root ancestor goes (or waits) as one branch.

@@ -52,12 +52,13 @@ typedef struct ORTHANT_NAME(tree_def) {
 	float looseness;
 	/// A divided node whose subtree holds at most this many entries folds its
 	/// children back into itself (underfull siblings merge). -1 (the default)
-	/// means bucket_size for loose and tight placement: a moved tree keeps the
-	/// shape a build gives the same boxes, and its memory stays what the
-	/// build's was. A lower value trades memory for fewer merges: a node then
-	/// stays divided once it split until it drops to merge_size (at half a
-	/// bucket, a fifth more nodes after a long churn). Leaves placement, whose
-	/// totals count copies, takes bucket_size / 2 for -1.
+	/// means bucket_size - 1 for loose and tight placement: a moved tree keeps
+	/// nearly the shape a build gives the same boxes, and its memory stays what
+	/// the build's was, while one item moving to and fro cannot split and merge
+	/// a node on every frame. A lower value trades memory for fewer merges: a
+	/// node then stays divided once it split until it drops to merge_size (at
+	/// half a bucket, a fifth more nodes after a long churn). Leaves placement,
+	/// whose totals count copies, takes bucket_size / 2 for -1.
 	/// -1 <= merge_size <= bucket_size.
 	int merge_size;
 	/// Frames an emptied branch is kept before it is freed (a prune countdown; doubled
@@ -78,7 +79,7 @@ typedef struct ORTHANT_NAME(tree_def) {
 } ORTHANT_NAME(tree_def);
 
 /// The defaults: no region (the first items choose the root), bucket 16, depth 8,
-/// no minimum cell size, loose placement with looseness 2, merge at 16 (-1; leaves
+/// no minimum cell size, loose placement with looseness 2, merge at 15 (-1; leaves
 /// placement: 8), no prune delay, malloc/free.
 ORTHANT_API ORTHANT_NAME(tree_def) ORTHANT_NAME(tree_default_def)(void);
 
