@@ -973,6 +973,7 @@ ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn
 	struct broadphase *bp = t->bp;
 	detached_flush(t); // the touches of detached moves (tree_detach.c)
 	detached_rewind(t);
+	move_rewind(t);
 	if (bp_wants_all(t)) {
 		fat_drop(bp->fat); // the all-pairs update does not see the movers one by one
 		bool first = bp->len == 0;

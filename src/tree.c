@@ -116,6 +116,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap);
 	bp_free(t);
 	detached_free(t);
+	mem_free(t, t->mlog, (size_t)t->mlog_cap * sizeof *t->mlog);
 	assert(t->bytes == sizeof *t);
 	ort_allocator a = t->alloc;
 	allocator_free(&a, t, sizeof *t);
@@ -494,10 +495,68 @@ static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *
 	return move_steps(t, h, box, sph);
 }
 
+/// Moves looked ahead in the previous round's log (move_ahead).
+#define MOVE_AHEAD 16u
+
+/// A per-item move of item slot i while a broad phase runs: a game moves its
+/// objects in the same order every frame, an order that has nothing to do
+/// with the item slots, so each move misses the caches on its item, its
+/// entry's chunk and its node, one after another, and one call cannot see
+/// the next. The previous round's moves, logged in call order, foretell this
+/// round's: the item MOVE_AHEAD moves on is fetched now, the entry and chunk
+/// of the one half as far (its item fetched a round of calls ago), and the
+/// node of the one a quarter as far (its chunk fetched). Then i is logged.
+/// Only prefetches read the log's slots (each checked live before its item
+/// is read), so a wrong forecast costs a few wasted fetches, never a wrong
+/// result. The log grows to the most moves a round makes, at most item_len
+/// (a round longer than that starts it over); without memory to grow it,
+/// the move goes on unlogged.
+static void move_ahead(tree_t *t, uint32_t i)
+{
+	uint32_t p = t->mlog_pos, len = t->mlog_len;
+	if (p + MOVE_AHEAD < len) {
+		uint32_t a = t->mlog[p + MOVE_AHEAD];
+		if (a < t->item_len) __builtin_prefetch(&t->items[a]);
+	}
+	if (p + MOVE_AHEAD / 2 < len) {
+		uint32_t b = t->mlog[p + MOVE_AHEAD / 2];
+		if (b < t->item_len && (t->items[b].flags & ITEM_LIVE) && t->items[b].addr != NIL) {
+			uint32_t addr = t->items[b].addr;
+			__builtin_prefetch(&t->chunks[addr / CHUNK_CAP]);
+			__builtin_prefetch(entry_at(t, addr));
+		}
+	}
+	if (p + MOVE_AHEAD / 4 < len) {
+		uint32_t c = t->mlog[p + MOVE_AHEAD / 4];
+		if (c < t->item_len && (t->items[c].flags & ITEM_LIVE)) {
+			uint32_t ni = item_node(t, c);
+			if (ni != NIL) __builtin_prefetch(&t->nodes[ni]);
+		}
+	}
+	if (p == t->mlog_cap) {
+		if (p >= t->item_len && p > 0) {
+			t->mlog_len = p; // a round longer than the items: start over
+			p = 0;
+		} else {
+			uint64_t want = (uint64_t)p * 2 < 64 ? 64 : (uint64_t)p * 2;
+			if (want > t->item_len && t->item_len >= 64) want = t->item_len;
+			uint32_t *m = mem_alloc(t, (size_t)want * sizeof *m);
+			if (!m) return;
+			if (p) memcpy(m, t->mlog, (size_t)p * sizeof *m);
+			mem_free(t, t->mlog, (size_t)t->mlog_cap * sizeof *t->mlog);
+			t->mlog = m;
+			t->mlog_cap = (uint32_t)want;
+		}
+	}
+	t->mlog[p] = i;
+	t->mlog_pos = p + 1;
+}
+
 /// move_item's steps after the detached mode's: the entry moves (or the move
 /// waits in the deferred queue). Out of line: see ortN_tree_move.
 static __attribute__((noinline)) ort_result move_steps(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
+	if (t && t->bp && h.id - 1 < t->item_len) move_ahead(t, h.id - 1);
 	ort_result r = t ? detached_settle(t, false) : ORT_OK;
 	if (r != ORT_OK) return r;
 	r = move_now(t, h, box, sph);

@@ -279,6 +279,13 @@ struct ORTHANT_NAME(tree) {
 
 	size_t bytes, bytes_peak;
 
+	/// The item slots of the per-item moves since the last update_pairs, in
+	/// call order (tree.c: move_ahead): a move reads the previous round's
+	/// slots a few places on and fetches their items, entries and nodes
+	/// early. Kept while a broad phase runs; at most item_len long.
+	uint32_t *mlog;
+	uint32_t mlog_cap, mlog_len, mlog_pos; ///< room; the previous round's moves; this round's so far
+
 	/// The detached mode (tree_detach.c): a big move_many batch writes its
 	/// boxes into a dense array, and the entries take them later (DET_*).
 	struct detached *det;
@@ -655,6 +662,14 @@ static void detached_moved(tree_t *t, ort_handle h, const box_t *box);
 static void detached_release(tree_t *t);
 static void detached_flush(tree_t *t);
 static void detached_rewind(tree_t *t);
+
+/// A round of per-item moves ends (update_pairs): the next round's moves
+/// read this one's slots (tree.c: move_ahead).
+static inline void move_rewind(tree_t *t)
+{
+	t->mlog_len = t->mlog_pos;
+	t->mlog_pos = 0;
+}
 
 /// Before a read of the tree's nodes or entries: the detached boxes, if any,
 /// are written into the entries (ORT_ERROR_OUT_OF_MEMORY when a re-home
