@@ -381,7 +381,17 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r)
 {
 	struct detached *d = t->det;
-	if (!d || !d->valid || sph || in_callback(t)) return false;
+	if (sph || in_callback(t)) return false;
+	if (!d || !d->valid) {
+		// No dense array (the first update took the tree's own walk, or
+		// a change since made it stale): it is filled once a quarter of the
+		// items have moved one by one this round, when the next update will
+		// find every pair anyway; the rest of the round's moves are writes.
+		// A world that moves few never pays for the fill. (Not while the
+		// deferred queue applies: its waiting items have no entries yet.)
+		if (!t->bp || t->pending_len || !bp_expects_all(t) || !bp_wants_all(t) || !detached_boxes(t)) return false;
+		d = t->det;
+	}
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
 	if (!detached && !(t->bp && bp_expects_all(t))) return false;
 	// A game moves its objects in the same order every frame, an order that

@@ -768,6 +768,7 @@ static void bp_touch(tree_t *t, uint32_t index);
 static void bp_refilter(tree_t *t, uint32_t index); ///< bp_touch for a filter change
 static void bp_detach(tree_t *t, uint32_t index);
 static bool bp_expects_all(const tree_t *t);
+static bool bp_wants_all(const tree_t *t);
 static bool bp_items_grow(tree_t *t, uint32_t old_cap, uint32_t new_cap);
 static void bp_reset(tree_t *t);
 static void bp_free(tree_t *t);
