@@ -376,7 +376,8 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 /// quarter or more moved since its last update, or the last update found
 /// every pair: bp_expects_all), a box move is a write of the array, as in a
 /// big batch. False, changing
-/// nothing, when the move takes ortN_tree_move's own steps (no valid array,
+/// nothing, when the move takes ortN_tree_move's own steps (no valid array
+/// and none filled below,
 /// a sphere, inside a callback, a handle for those steps to refuse).
 static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r)
 {
