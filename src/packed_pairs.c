@@ -338,7 +338,10 @@ static inline bool pk_both_inner(const packed_t *p, pk_ref x, pk_ref y)
 // and z: a part's y range there covers m^(2/3) others' strips in 3D (m^(1/2)
 // in 2D), and crossing the children pairwise meets leaf after leaf whose
 // boxes meet none (3D pinwheel of 100k boxes: 1,002,386 leaf-against-leaf
-// tests, 32,823 at 20k). Such a node is tangled (pk_tangled): its children's
+// tests, 32,823 at 20k, before the build put each arm, once cut from the
+// whole, in an order of its own: packed_build.c pk_pile_skewed; strips of
+// different families mixed in one place still tangle). Such a node is
+// tangled (pk_tangled): its children's
 // bounds cover their union PK_TANGLE_COVER times over, and the sum over each
 // two that meet of how much of the smaller lies in the other (pk_share_in,
 // axis by axis) times the items of the two passes the items below it. Its

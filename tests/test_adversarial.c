@@ -22,6 +22,9 @@
 //   search, in every placement and the packed tree; every answer against
 //   brute force. The packed tree's batched nearest on the same scenes and
 //   points (duplicates at full size) within the same bound a point.
+// - The packed tree's rays, 10 nearest and box queries on the benchmark's
+//   pinwheel: within a constant of the same queries on its uniform scene of
+//   as many boxes.
 // - First-hit rays: on those scenes, in every placement, brute force's
 //   nearest hit, found with no more work than the same ray's every hit
 //   (clipping only narrows the walk), and well under it on the uniform scene.
@@ -637,9 +640,11 @@ static void test_rods_pairs_work(void **state)
 /// level: a part's strips then lie all over its range and its children's
 /// bounds overlap nearly whole. Walked, the crosses of those children grew
 /// as m^(5/3) in 3D (m^(3/2) in 2D): 2D made 1.73 of this bound at 16000,
-/// 3D 1.29 at 8000. Swept (packed_pairs.c, tangled subtrees) the most is
+/// 3D 1.29 at 8000. Swept (packed_pairs.c, tangled subtrees) the most was
 /// 0.81 (2D at 4000, where the tangled parts are still too small to sweep),
-/// and at 16000 0.28 in 2D, 0.12 in 3D.
+/// and at 16000 0.28 in 2D, 0.12 in 3D. With each arm in an order of its
+/// own (packed_build.c pk_pile_skewed) the arms no longer tangle: the most
+/// is 0.33 (2D at 4000), and at 16000 0.29 in 2D, 0.20 in 3D.
 #define PINWHEEL_C 2.5
 
 /// Collects pairs into a tu_list as (low id << 32 | high id).
@@ -1177,6 +1182,161 @@ static void test_packed_batch_work(void **state)
 	if (over) TU_FAIL("%d scenes over c (log n + k) a point in a nearest batch\n", over);
 }
 
+/// A ray that clips at every hit (as the adversarial benchmark's does): the
+/// nearest t reported and how many.
+typedef struct clip_hits {
+	float nearest;
+	size_t n;
+} clip_hits;
+
+static float clip_ray(void *ctx, uint32_t id, float t)
+{
+	(void)id;
+	clip_hits *h = ctx;
+	++h->n;
+	if (t < h->nearest) h->nearest = t;
+	return t;
+}
+
+/// Boxes and lanes a packed ray, 10 nearest or box query on a pinwheel may
+/// test, against the same queries on the uniform scene of as many boxes: the
+/// uniform scene's times this. (Before parts of a pile were put in orders of
+/// their own when their boxes are shaped unlike the whole's, packed_build.c
+/// pk_pile_skewed, 2D at 20000 tested 2.6, 2.8 and 2.9 times the uniform
+/// scene's, growing about as the square root of n: 4.7, 4.8 and 5.3 at 100k;
+/// 3D at 20000 up to 1.7, 1.9 and 2.8. Now 0.6 to 0.95.)
+#define PINWHEEL_QUERY_C 1.25
+
+/// The adversarial benchmark's uniform scene (bench/scn_adversarial.c): boxes
+/// of side 0.5 to 3 in a cube sized for about one pair a box.
+static box_t bench_uniform_box(tu_rng *r, int n)
+{
+	float side = tu_float(r, 0.5f, 3.0f);
+	float world = DIM == 2 ? 3.5f * sqrtf((float)n) : 3.5f * cbrtf((float)n * 3.0f);
+	if (world > 1000.0f) world = 1000.0f;
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		b.min[d] = tu_float(r, 0.0f, world);
+		b.max[d] = b.min[d] + side;
+	}
+	return b;
+}
+
+/// Rays, 10 nearest and box queries in the packed tree on the adversarial
+/// benchmark's pinwheel (scn_pile_box) in every order of the axes, drawn as
+/// the benchmark draws them (a ray from just below an item's low corner, any
+/// direction, clipped at each hit, up to t = 50; nearest from an item's high
+/// corner; an item's box): the nearest hit, the nearest boxes and the hits
+/// are brute force's, and the boxes and lanes tested (the counting build)
+/// stay within
+/// PINWHEEL_QUERY_C times the same queries' on the uniform scene of as many
+/// boxes, at a size where a cliff would show (20000).
+static void test_pinwheel_query_work(void **state)
+{
+	(void)state;
+	const int n = tu_size(20000, 500);
+	enum { Q = 256, K = 10 };
+	const float max_t = 50.0f;
+	box_t *b = malloc(sizeof *b * n);
+	double uniform[3] = {0.0, 0.0, 0.0}; // ray, nearest, box query
+	int over = 0;
+	for (int scene = 0; scene <= TURNS; ++scene) {
+		// Scene 0 the uniform one, then the pinwheel turned each way.
+		tu_rng rng = tu_rng_make(31);
+		for (int i = 0; i < n; ++i) {
+			if (scene == 0) {
+				b[i] = bench_uniform_box(&rng, n);
+				continue;
+			}
+			float lo[3], hi[3];
+			scn_pile_box(SCN_PILE_PINWHEEL, DIM, tu_draw, &rng, i, n, lo, hi);
+			box_t x;
+			memcpy(x.min, lo, sizeof x.min);
+			memcpy(x.max, hi, sizeof x.max);
+			b[i] = turn_box(x, scene - 1);
+		}
+		packed_t *p = fill_packed(b, n);
+		assert_int_equal(TU(packed_validate)(p, NULL, 0), ORT_OK);
+		double work[3] = {0.0, 0.0, 0.0};
+		tu_rng qr = tu_rng_make(5);
+		for (int q = 0; q < Q; ++q) {
+			TU_CONTEXT("pinwheel query work, scene %d, query %d", scene, q);
+			const box_t *x = &b[tu_int(&qr, 0, n - 1)];
+			float o[DIM], dir[DIM];
+			for (int d = 0; d < DIM; ++d) {
+				o[d] = x->min[d] - 1.0f;
+				dir[d] = tu_float(&qr, -1.0f, 1.0f);
+			}
+			clip_hits h = {INFINITY, 0};
+#ifdef ORTHANT_COUNT_WORK
+			uint64_t before = TU(work_box_tests);
+#endif
+			assert_int_equal(TU(packed_ray_cast)(p, o, dir, max_t, clip_ray, &h), ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+			work[0] += (double)(TU(work_box_tests) - before);
+#endif
+			float want = INFINITY;
+			for (int i = 0; i < n; ++i) {
+				float te;
+				if (tu_ray_hit(o, dir, max_t, &b[i], &te) && te < want) want = te;
+			}
+			if (h.nearest != want) TU_FAIL("ray: nearest hit at %g, brute force %g\n", (double)h.nearest, (double)want);
+			// The K nearest by brute force: insertion into a sorted K.
+			const float *pt = b[tu_int(&qr, 0, n - 1)].max;
+			tu_near best[K];
+			int nb = 0;
+			for (int i = 0; i < n; ++i) {
+				tu_near c = {tu_dist2(pt, &b[i]), (uint32_t)i};
+				if (nb == K && tu_cmp_near(&c, &best[K - 1]) >= 0) continue;
+				int j = nb < K ? nb++ : K - 1;
+				for (; j > 0 && tu_cmp_near(&c, &best[j - 1]) < 0; --j) best[j] = best[j - 1];
+				best[j] = c;
+			}
+			ort_id_neighbor out[K];
+			int found = 0;
+#ifdef ORTHANT_COUNT_WORK
+			before = TU(work_box_tests);
+#endif
+			assert_int_equal(TU(packed_nearest)(p, pt, K, INFINITY, out, &found), ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+			work[1] += (double)(TU(work_box_tests) - before);
+#endif
+			if (found != K) TU_FAIL("nearest: %d found\n", found);
+			for (int i = 0; i < K; ++i)
+				if (out[i].id != best[i].id || out[i].distance != (float)sqrt(best[i].d2))
+					TU_FAIL("nearest #%d: id %u at %g, brute force id %u at %g\n", i, out[i].id,
+					        (double)out[i].distance, best[i].id, sqrt(best[i].d2));
+			const box_t *qb = &b[tu_int(&qr, 0, n - 1)];
+			size_t got = 0, want_hits = 0;
+#ifdef ORTHANT_COUNT_WORK
+			before = TU(work_box_tests);
+#endif
+			assert_int_equal(TU(packed_query_box)(p, *qb, count_id, &got), ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+			work[2] += (double)(TU(work_box_tests) - before);
+#endif
+			for (int i = 0; i < n; ++i) want_hits += tu_overlap(qb, &b[i]);
+			if (got != want_hits) TU_FAIL("box query: %zu hits, brute force %zu\n", got, want_hits);
+		}
+		TU(packed_destroy)(p);
+#ifdef ORTHANT_COUNT_WORK
+		if (scene == 0) {
+			memcpy(uniform, work, sizeof uniform);
+			print_message("uniform n %5d: ray %.1f, 10 nearest %.1f, box %.1f tests a query\n", n, work[0] / Q,
+			              work[1] / Q, work[2] / Q);
+			continue;
+		}
+		print_message("pinwheel turn %d n %5d: ray %.1f, 10 nearest %.1f, box %.1f tests a query: %.2f, %.2f, %.2f of "
+		              "uniform\n",
+		              scene - 1, n, work[0] / Q, work[1] / Q, work[2] / Q, work[0] / uniform[0], work[1] / uniform[1],
+		              work[2] / uniform[2]);
+		for (int op = 0; op < 3; ++op) over += work[op] > PINWHEEL_QUERY_C * uniform[op];
+#endif
+	}
+	free(b);
+	if (over) TU_FAIL("%d pinwheels over %g times the uniform scene's query work\n", over, PINWHEEL_QUERY_C);
+}
+
 #ifdef ORTHANT_COUNT_WORK
 /// Work of inserts and removes in the counting build (src/tree_int.h).
 extern uint64_t TU(work_churn);
@@ -1269,6 +1429,7 @@ int main(void)
 	    cmocka_unit_test(test_nearest_work),
 	    cmocka_unit_test(test_ray_first_work),
 	    cmocka_unit_test(test_packed_batch_work),
+	    cmocka_unit_test(test_pinwheel_query_work),
 	    cmocka_unit_test(test_churn_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
