@@ -8,8 +8,8 @@
 //   - after a build into a fresh tree: loose and tight, no more than the
 //     same boxes inserted one by one hold, and under a fixed bound (a build
 //     that kept its scratch, or pools grown past what it made, exceeds it);
-//     leaves, whose build may cut finer than the inserts do, only honestly
-//     counted;
+//     leaves, whose build may cut finer than the inserts do, under a
+//     bound of its own (its pools fitted though some chunks wait freed);
 //   - after frames of the incremental broad phase with one object in twenty
 //     moving (the benchmark's S4), without the pairs (stats.bytes_pairs);
 //     the frames after the first few allocate nothing;
@@ -32,12 +32,17 @@ enum { N = 20000 };
 /// In 2D (chunks of 4 entries, tree_int.h: CHUNK_CAP) measured at 63.9 and
 /// 68.7, where chunks of 8 held 69.6 and 74.0: the bounds leave a twentieth,
 /// under what chunks of 8 hold.
+/// LEAVES_BUILD_BOUND: a leaves build, whose cap fixup leaves chunks in the
+/// free list, with its pools fitted all the same (measured 98.2 and 461.2;
+/// left at the build's estimate: 129.4 and 751.6).
 #if DIM == 2
 #define BUILD_BOUND 67.0
 #define CHURN_BOUND 72.0
+#define LEAVES_BUILD_BOUND 108.0
 #else
 #define BUILD_BOUND 106.0
 #define CHURN_BOUND 110.0
+#define LEAVES_BUILD_BOUND 507.0
 #endif
 /// Bytes a pair of the broad phase's set may hold at most: its record (8),
 /// index links (16) and the three sort keys an all-pairs update keeps for
@@ -103,6 +108,8 @@ static void test_build_bytes(void **state)
 		if (placements[p] != ORT_PLACEMENT_LEAVES && b > i) TU_FAIL("the build holds %.1f B/object, one-by-one inserts %.1f\n", b, i);
 		if (placements[p] == ORT_PLACEMENT_LOOSE && b > BUILD_BOUND)
 			TU_FAIL("the build holds %.1f B/object, more than %.0f\n", b, BUILD_BOUND);
+		if (placements[p] == ORT_PLACEMENT_LEAVES && b > LEAVES_BUILD_BOUND)
+			TU_FAIL("the build holds %.1f B/object, more than %.0f\n", b, LEAVES_BUILD_BOUND);
 		// The trimmed tree still works: moves and inserts grow it as needed.
 		for (int k = 0; k < n / 4; ++k) {
 			ort_handle h;
