@@ -192,7 +192,7 @@ static bool own_foreign(tree_t *t, struct ownidx *ix, uint32_t a, uint32_t r, ui
 /// within twice a fresh index's work, tests/test_ownidx.c.)
 static bool own_rebuild_due(const struct ownidx *ix, uint32_t chunks)
 {
-	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE || ix->flive > 4 * chunks + OWN_BASE;
+	return ix->dead * 4 > chunks + 4 * OWN_BASE || ix->stale > chunks + OWN_BASE || ix->flive > chunks * (CHUNK_CAP / 2) + OWN_BASE;
 }
 
 /// Whether the foreign records are due a fold (a tail past OWN_FTAIL) or a
