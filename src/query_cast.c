@@ -189,15 +189,21 @@ static inline unsigned sweep_kids(const tree_t *t, const sweep *w, float tmax, c
 {
 	unsigned hits = 0;
 	for (int g = 0; g < NCHILD; g += 4) {
+		// The four children that exist, in one compare (NIL is all ones).
+		__m128i ids = _mm_loadu_si128((const __m128i *)(const void *)&n->child[g]);
+		__m128i nil = _mm_cmpeq_epi32(ids, _mm_set1_epi32(-1));
+		unsigned live = ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(nil)) & 15u;
+		if (!live) continue; // a leaf
 		const box_t *b[4];
-		unsigned live = 0;
-		for (int k = 0; k < 4; ++k) {
-			uint32_t ci = n->child[g + k];
+		if (live == 15u) { // most inner nodes of a built tree: no lane to fill
+			for (int k = 0; k < 4; ++k) b[k] = &t->nodes[n->child[g + k]].bound;
+		} else {
 			// A missing child's lane tests the parent's bound, masked off after.
-			b[k] = ci == NIL ? &n->bound : &t->nodes[ci].bound;
-			live |= (unsigned)(ci != NIL) << k;
+			for (int k = 0; k < 4; ++k) {
+				uint32_t ci = n->child[g + k];
+				b[k] = ci == NIL ? &n->bound : &t->nodes[ci].bound;
+			}
 		}
-		if (!live) continue;
 		WORK_TESTS(__builtin_popcount(live)); // a child's bound each (the counting build: tests/test_adversarial.c)
 		hits |= (sweep_hits4(w, tmax, b, &enter[g]) & live) << g;
 	}
