@@ -50,9 +50,6 @@ typedef struct sweep {
 	/// along is a test of its own: ray_slab).
 	bool lanes;
 	__m128 lane_size, lane_origin, lane_dir;
-	/// sweep_kids' registers: per axis, the size, origin and direction in
-	/// every lane.
-	__m128 axis_size[DIM], axis_origin[DIM], axis_dir[DIM];
 #endif
 } sweep;
 
@@ -85,11 +82,6 @@ static void sweep_lanes(sweep *w)
 	w->lane_size = _mm_loadu_ps(s);
 	w->lane_origin = _mm_loadu_ps(o);
 	w->lane_dir = _mm_loadu_ps(v);
-	for (int d = 0; d < DIM; ++d) {
-		w->axis_size[d] = _mm_set1_ps(w->size[d]);
-		w->axis_origin[d] = _mm_set1_ps(w->origin[d]);
-		w->axis_dir[d] = _mm_set1_ps(w->dir[d]);
-	}
 }
 #endif
 
@@ -147,69 +139,6 @@ static inline bool sweep_node(const tree_t *t, const sweep *w, float tmax, const
 	}
 	return sweep_hits(w, tmax, lo, hi, enter);
 }
-
-#if defined(__SSE2__)
-/// sweep_box_hits of four boxes at once (w->lanes only): bit k of the result
-/// is set when the sweep touches *b[k], entering at enter[k]. Each lane makes
-/// sweep_box_hits' numbers exactly (the same IEEE quotients, min and max in
-/// the same operand order), so a walk using it visits the same nodes and
-/// reports the same entries at the same parameters; four boxes cost one pass
-/// instead of four (a first-hit ray in S5 tests about 31 child bounds on the 9
-/// nodes it enters). No box may hold a NaN (an inverted one is fine).
-static inline unsigned sweep_hits4(const sweep *w, float tmax, const box_t *const b[4], float enter[4])
-{
-	__m128 lo[DIM], hi[DIM]; // per axis, the four boxes' min and max
-#if DIM == 2
-	lo[0] = _mm_loadu_ps((const float *)b[0]); // min x, min y, max x, max y
-	lo[1] = _mm_loadu_ps((const float *)b[1]);
-	hi[0] = _mm_loadu_ps((const float *)b[2]);
-	hi[1] = _mm_loadu_ps((const float *)b[3]);
-	_MM_TRANSPOSE4_PS(lo[0], lo[1], hi[0], hi[1]);
-#else
-	for (int d = 0; d < DIM; ++d) {
-		lo[d] = _mm_setr_ps(b[0]->min[d], b[1]->min[d], b[2]->min[d], b[3]->min[d]);
-		hi[d] = _mm_setr_ps(b[0]->max[d], b[1]->max[d], b[2]->max[d], b[3]->max[d]);
-	}
-#endif
-	__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
-	for (int d = 0; d < DIM; ++d) {
-		__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(lo[d], w->axis_size[d]), w->axis_origin[d]), w->axis_dir[d]);
-		__m128 h = _mm_div_ps(_mm_sub_ps(hi[d], w->axis_origin[d]), w->axis_dir[d]);
-		t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
-		t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
-	}
-	_mm_storeu_ps(enter, t0);
-	return (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1));
-}
-
-/// sweep_hits4 of node n's children: bit c set when child c exists and the
-/// sweep reaches its bound, entering at enter[c]. Not for leaves placement,
-/// whose walk tests cells (sweep_node).
-static inline unsigned sweep_kids(const tree_t *t, const sweep *w, float tmax, const node *n, float enter[NCHILD])
-{
-	unsigned hits = 0;
-	for (int g = 0; g < NCHILD; g += 4) {
-		// The four children that exist, in one compare (NIL is all ones).
-		__m128i ids = _mm_loadu_si128((const __m128i *)(const void *)&n->child[g]);
-		__m128i nil = _mm_cmpeq_epi32(ids, _mm_set1_epi32(-1));
-		unsigned live = ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(nil)) & 15u;
-		if (!live) continue; // a leaf
-		const box_t *b[4];
-		if (live == 15u) { // most inner nodes of a built tree: no lane to fill
-			for (int k = 0; k < 4; ++k) b[k] = &t->nodes[n->child[g + k]].bound;
-		} else {
-			// A missing child's lane tests the parent's bound, masked off after.
-			for (int k = 0; k < 4; ++k) {
-				uint32_t ci = n->child[g + k];
-				b[k] = ci == NIL ? &n->bound : &t->nodes[ci].bound;
-			}
-		}
-		WORK_TESTS(__builtin_popcount(live)); // a child's bound each (the counting build: tests/test_adversarial.c)
-		hits |= (sweep_hits4(w, tmax, b, &enter[g]) & live) << g;
-	}
-	return hits;
-}
-#endif
 
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
@@ -306,31 +235,18 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 		// not read. A child's bound is tested before its total, as
 		// region_enters does (query.c).
 		size_t kids = top;
-		float at[NCHILD];
-		unsigned hits = 0; // bit c: the sweep reaches child c's bound, at at[c]
-#if defined(__SSE2__)
-		if (!leaves && w->lanes)
-			hits = sweep_kids(t, w, tmax, n, at);
-		else
-#endif
-			for (int c = 0; c < NCHILD; ++c) {
-				uint32_t ci = n->child[c];
-				if (ci == NIL) continue;
-				const node *cn = &t->nodes[ci];
-				WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
-				if (plain ? sweep_box_hits(w, tmax, &cn->bound, &at[c]) : sweep_node(t, w, tmax, cn, &at[c]))
-					hits |= 1u << c;
-			}
-		for (; hits; hits &= hits - 1) {
-			int c = __builtin_ctz(hits);
+		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
+			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
+			WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
+			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
 			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
 			assert(top < cap);
 			size_t j = top++;
-			for (; j > kids && stack[j - 1].enter < at[c]; --j) stack[j] = stack[j - 1];
-			stack[j] = (ray_node){ci, at[c]};
+			for (; j > kids && stack[j - 1].enter < enter; --j) stack[j] = stack[j - 1];
+			stack[j] = (ray_node){ci, enter};
 		}
 	}
 done:

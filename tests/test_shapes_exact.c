@@ -336,9 +336,10 @@ static void test_ray_cast_bits(void **s)
 /// First hits and every hit under a query mask, with boxes removed and
 /// nodes left empty (prune delay: empty nodes keep their stale bounds), against
 /// brute force: the nearest t and, on a tie, the lower id; every hit counted
-/// once. The walk tests a node's children four at a time when no axis of the
-/// ray is 0, and prunes by the clipped segment: a child tested wrongly there
-/// loses a hit or a tie (lattice boxes share faces, so ties are common).
+/// once. The walk prunes children by the clipped segment (by lanes when no
+/// axis of the ray is 0, by ray_slab otherwise): a child's bound tested even a
+/// rounding too tightly there loses a hit or a tie (lattice boxes share
+/// faces, so ties are common).
 static void test_ray_first_masked(void **s)
 {
 	(void)s;
