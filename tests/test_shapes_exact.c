@@ -333,12 +333,97 @@ static void test_ray_cast_bits(void **s)
 	}
 }
 
+/// First hits and every hit under a query mask, with boxes removed and
+/// nodes left empty (prune delay: empty nodes keep their stale bounds), against
+/// brute force: the nearest t and, on a tie, the lower id; every hit counted
+/// once. The walk prunes children by the clipped segment (by lanes when no
+/// axis of the ray is 0, by ray_slab otherwise): a child's bound tested even a
+/// rounding too tightly there loses a hit or a tie (lattice boxes share
+/// faces, so ties are common).
+static void test_ray_first_masked(void **s)
+{
+	(void)s;
+	tu_rng r = tu_rng_make(13);
+	int ties = 0, firsts = 0;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		def_t def = TU(tree_default_def)();
+		def.placement = (ort_placement)p;
+		def.bucket_size = 4;
+		def.prune_delay = 3;
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		enum { N = 600 };
+		ort_handle h[N];
+		box_t b[N];
+		uint64_t cat[N];
+		bool live[N];
+		float o[DIM], dir[DIM], tmax;
+		for (int i = 0; i < N; ++i) {
+			slab_case(&r, i, &b[i], o, dir, &tmax);
+			for (int d = 0; d < DIM; ++d) b[i].min[d] *= 8, b[i].max[d] *= 8; // a deeper tree
+			assert_int_equal(TU(tree_insert)(t, b[i], (void *)(intptr_t)i, &h[i]), ORT_OK);
+			cat[i] = 1u << tu_int(&r, 0, 3);
+			ort_filter f = ORT_FILTER_DEFAULT;
+			f.category = cat[i];
+			assert_int_equal(TU(tree_set_filter)(t, h[i], f), ORT_OK);
+			live[i] = true;
+		}
+		for (int i = 0; i < N; i += 3) {
+			assert_int_equal(TU(tree_remove)(t, h[i]), ORT_OK);
+			live[i] = false;
+		}
+		tu_check_valid(t);
+		for (int q = 0; q < 6000; ++q) {
+			box_t unused;
+			slab_case(&r, q, &unused, o, dir, &tmax);
+			for (int d = 0; d < DIM; ++d) o[d] *= 8;
+			if (q % 4 != 0) // no zero axis: the lanes' path
+				for (int d = 0; d < DIM; ++d)
+					if (dir[d] == 0.0f) dir[d] = q % 2 ? 1.0f : -0.5f;
+			if (tmax < INFINITY) tmax *= 8;
+			uint64_t mask = q % 5 == 0 ? ORT_MASK_ALL : (uint64_t)tu_int(&r, 1, 15);
+			int want = -1, hits = 0, at_best = 0;
+			float best = INFINITY;
+			for (int i = 0; i < N; ++i) {
+				float te;
+				if (!live[i] || !(cat[i] & mask) || !tu_ray_hit(o, dir, tmax, &b[i], &te)) continue;
+				hits++;
+				if (te < best) {
+					best = te;
+					want = i;
+					at_best = 1;
+				} else if (te == best) {
+					at_best++;
+					if (h[i].id < h[want].id) want = i;
+				}
+			}
+			ties += at_best > 1;
+			hit_t hit;
+			bool got = TU(tree_ray_first)(t, o, dir, tmax, mask, &hit);
+			assert_int_equal(got, want >= 0);
+			if (got) {
+				firsts++;
+				if (hit.t != best || hit.handle.id != h[want].id)
+					TU_FAIL("ray_first (mask %llx): id %u at %g, brute force id %u at %g\n", (unsigned long long)mask,
+					        hit.handle.id, (double)hit.t, h[want].id, (double)best);
+			}
+			int count = -1;
+			assert_int_equal(TU(tree_ray_all)(t, o, dir, tmax, mask, NULL, 0, &count), ORT_OK);
+			assert_int_equal(count, hits);
+		}
+		TU(tree_destroy)(t);
+	}
+	print_message("# %d first hits, %d of them ties\n", firsts, ties);
+	assert_true(firsts > 3000);
+	assert_true(ties > 50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plane_builders), cmocka_unit_test(test_ray_records_exact),
 	    cmocka_unit_test(test_box_cast_exact), cmocka_unit_test(test_changes_in_callbacks),
-	    cmocka_unit_test(test_box_ray), cmocka_unit_test(test_ray_cast_bits),
+	    cmocka_unit_test(test_box_ray), cmocka_unit_test(test_ray_cast_bits), cmocka_unit_test(test_ray_first_masked),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("shapes exact"), tests, NULL, NULL);
 }
