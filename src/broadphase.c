@@ -58,11 +58,14 @@
 // sorts every box). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
-// On the first update (the set empty) the pass writes the set's records
-// straight into its array, in the order it finds them: every pair begins. A
-// pile (past 8 pairs per item) stops the array's growth: the pass then
-// counts, and a second one fills an array made once for the count, so 50M
-// pairs write their pages once. Otherwise both sets'
+// On the first update (the set empty) the pass writes the set's records, in
+// the order it finds them: every pair begins. The tree's walk writes them
+// into blocks that are never copied as they grow, and the set is made once
+// at its final size from them (bp_walk_first); the snapshot's pass writes
+// straight into the set's array, and a pile (past 8 pairs per item) stops
+// that array's growth: the pass then counts, and a second one fills an array
+// made once for the count, so 50M pairs write their pages once. Otherwise
+// both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -124,6 +127,9 @@ static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b
 
 /// The pair of items a and b.
 static inline bp_rec bp_make(uint32_t a, uint32_t b) { return (bp_rec){a + 1, b + 1}; }
+
+/// The pair of items x and y, the lower one first (as an all-pairs update keeps them).
+static inline bp_rec bp_make_sorted(uint32_t x, uint32_t y) { return x < y ? bp_make(x, y) : bp_make(y, x); }
 
 /// The public record of a pair of live items.
 static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
@@ -255,10 +261,23 @@ static bool bp_link_all(tree_t *t)
 	struct broadphase *bp = t->bp;
 	if (bp->linked) return true;
 	if (!bp_index_reserve(t, bp->cap)) return false;
-	for (uint32_t i = 0; i < bp->head_cap; ++i) bp->head[i] = NIL;
-	for (uint32_t p = 0; p < bp->len; ++p) {
-		bp_link_in(bp, p, 0, rec_item(&bp->pairs[p], 0));
-		bp_link_in(bp, p, 1, rec_item(&bp->pairs[p], 1));
+	// bp_link_in of both sides of each record in turn, with the arrays held
+	// in locals: stores through head and links could otherwise be the
+	// broad phase's own fields, read again after each (a record's two items
+	// differ, so its two heads are read before either is written).
+	uint32_t *head = bp->head, n = bp->len;
+	bp_link *links = bp->links;
+	const bp_rec *pairs = bp->pairs;
+	memset(head, 0xff, (size_t)bp->head_cap * sizeof *head); // NIL: every bit set
+	for (uint32_t p = 0; p < n; ++p) {
+		uint32_t a = rec_item(&pairs[p], 0), b = rec_item(&pairs[p], 1);
+		assert(a != b);
+		uint32_t ha = head[a], hb = head[b];
+		links[p] = (bp_link){{ha, hb}, {NIL, NIL}};
+		if (ha != NIL) links[ha >> 1].prev[ha & 1] = p << 1;
+		if (hb != NIL) links[hb >> 1].prev[hb & 1] = p << 1 | 1;
+		head[a] = p << 1;
+		head[b] = p << 1 | 1;
 	}
 	bp->linked = true;
 	return true;
@@ -726,10 +745,11 @@ typedef struct bp_blocks {
 	bool bail;      ///< the walk met a pile: it stopped, to start over
 } bp_blocks;
 
-/// The current block is full: begin the next. False (failed or bail set)
-/// when the walk must stop. Kept out of bp_blocks_put (noinline), whose
-/// every call would otherwise save and restore the registers this needs.
-static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k)
+/// The current block is full: begin the next and put the pair (x, y) in it.
+/// False (failed or bail set) when the walk must stop. Kept out of
+/// bp_blocks_put (noinline, a tail call there), whose every call would
+/// otherwise save and restore the registers this needs.
+static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
 {
 	if (k->nb) k->room += k->cap[k->nb - 1];
 	if (k->room >= k->limit) {
@@ -747,14 +767,15 @@ static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k)
 	k->cap[k->nb++] = (uint32_t)want;
 	k->cur = b;
 	k->end = b + want;
+	*k->cur++ = bp_make_sorted(x, y);
 	return true;
 }
 
 static bool bp_blocks_put(void *ctx, uint32_t x, uint32_t y)
 {
 	bp_blocks *k = ctx;
-	if (k->cur == k->end && !bp_blocks_next(k)) return false;
-	*k->cur++ = x < y ? bp_make(x, y) : bp_make(y, x); // the lower item first
+	if (k->cur == k->end) return bp_blocks_next(k, x, y);
+	*k->cur++ = bp_make_sorted(x, y);
 	return true;
 }
 
@@ -1072,13 +1093,17 @@ static void bp_release_all_pairs(tree_t *t)
 /// world with 1M pairs that pass cost five times a steady frame. A world where
 /// most things move pays the pass once, here. Its memory was taken by the
 /// update, so this allocates nothing; without it the index waits, as before.
-/// A pile (past 8 pairs per item) waits too: there the links (16 bytes a
-/// pair) would cost twice what writing the set did, for an incremental update
+/// A crowded scene (past BP_LINK_FIRST pairs an item) waits too: there the
+/// links, 16 bytes and a few dozen instructions a pair in memory never
+/// touched before, would cost about what the walk that found the pairs did
+/// (20k 2D duplicates, 4 pairs an item: 2.9M instructions and 320 page
+/// faults, against find_pairs' 9.4M and none), for an incremental update
 /// that may never come; the first one that does builds them.
+#define BP_LINK_FIRST 2u
 static void bp_link_first(tree_t *t)
 {
 	const struct broadphase *bp = t->bp;
-	if (bp->len > 0 && !bp->linked && bp->len <= 8 * (uint64_t)t->live + 256) (void)bp_link_all(t);
+	if (bp->len > 0 && !bp->linked && bp->len <= BP_LINK_FIRST * (uint64_t)t->live + 256) (void)bp_link_all(t);
 }
 
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,
