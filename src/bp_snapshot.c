@@ -171,13 +171,6 @@ static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
 	return run->fn(run->ctx, a, b);
 }
 
-static bool bp_snap_tree_pair(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
-{
-	(void)ua, (void)ub;
-	const bp_snap_run *run = ctx;
-	return run->fn(run->ctx, a.id - 1, b.id - 1);
-}
-
 /// Every current pair of the tree to fn (its two items in either order),
 /// until fn returns false; the snapshot is the one bp_snap_build made since
 /// the tree last changed. Deterministic: the same tree gives the same
@@ -189,9 +182,9 @@ static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair
 	// pairs, handed on without a call between.
 	if (s->built && s->ident && !t->statics && !t->filters && !t->spheres)
 		return ORTHANT_NAME(packed_find_pairs)(s->packed, fn, ctx);
+	if (!s->built) return pairs_find(t, ORT_MASK_ALL, NULL, fn, ctx); // item indices, no handles made
 	bp_snap_run run = {t, s, fn, ctx};
-	if (s->built) return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
-	return ORTHANT_NAME(tree_find_pairs)(t, ORT_MASK_ALL, bp_snap_tree_pair, &run);
+	return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
 }
 
 // ---- linear passes of the all-pairs update in jobs --------------------------------------

@@ -58,11 +58,14 @@
 // sorts every box). The pass writes 8-byte pair
 // keys (lower item, higher item) into a key array, growing it (at least
 // doubling) when full: one pass, where counting first would cost a second.
-// On the first update (the set empty) the pass writes the set's records
-// straight into its array, in the order it finds them: every pair begins. A
-// pile (past 8 pairs per item) stops the array's growth: the pass then
-// counts, and a second one fills an array made once for the count, so 50M
-// pairs write their pages once. Otherwise both sets'
+// On the first update (the set empty) the pass writes the set's records, in
+// the order it finds them: every pair begins. The tree's walk writes them
+// into blocks that are never copied as they grow, and the set is made once
+// at its final size from them (bp_walk_first); the snapshot's pass writes
+// straight into the set's array, and a pile (past 8 pairs per item) stops
+// that array's growth: the pass then counts, and a second one fills an array
+// made once for the count, so 50M pairs write their pages once. Otherwise
+// both sets'
 // keys are radix sorted and merged in one linear pass: a key only in the old
 // set ended, one only in the new set began, both reported in ascending key
 // order, ended first, and the set is rewritten from the sorted keys (a pair's
@@ -124,6 +127,9 @@ static inline uint32_t rec_item(const bp_rec *r, int side) { return (side ? r->b
 
 /// The pair of items a and b.
 static inline bp_rec bp_make(uint32_t a, uint32_t b) { return (bp_rec){a + 1, b + 1}; }
+
+/// The pair of items x and y, the lower one first (as an all-pairs update keeps them).
+static inline bp_rec bp_make_sorted(uint32_t x, uint32_t y) { return x < y ? bp_make(x, y) : bp_make(y, x); }
 
 /// The public record of a pair of live items.
 static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
@@ -255,10 +261,23 @@ static bool bp_link_all(tree_t *t)
 	struct broadphase *bp = t->bp;
 	if (bp->linked) return true;
 	if (!bp_index_reserve(t, bp->cap)) return false;
-	for (uint32_t i = 0; i < bp->head_cap; ++i) bp->head[i] = NIL;
-	for (uint32_t p = 0; p < bp->len; ++p) {
-		bp_link_in(bp, p, 0, rec_item(&bp->pairs[p], 0));
-		bp_link_in(bp, p, 1, rec_item(&bp->pairs[p], 1));
+	// bp_link_in of both sides of each record in turn, with the arrays held
+	// in locals: stores through head and links could otherwise be the
+	// broad phase's own fields, read again after each (a record's two items
+	// differ, so its two heads are read before either is written).
+	uint32_t *head = bp->head, n = bp->len;
+	bp_link *links = bp->links;
+	const bp_rec *pairs = bp->pairs;
+	memset(head, 0xff, (size_t)bp->head_cap * sizeof *head); // NIL: every bit set
+	for (uint32_t p = 0; p < n; ++p) {
+		uint32_t a = rec_item(&pairs[p], 0), b = rec_item(&pairs[p], 1);
+		assert(a != b);
+		uint32_t ha = head[a], hb = head[b];
+		links[p] = (bp_link){{ha, hb}, {NIL, NIL}};
+		if (ha != NIL) links[ha >> 1].prev[ha & 1] = p << 1;
+		if (hb != NIL) links[hb >> 1].prev[hb & 1] = p << 1 | 1;
+		head[a] = p << 1;
+		head[b] = p << 1 | 1;
 	}
 	bp->linked = true;
 	return true;
@@ -655,12 +674,12 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 /// made once for the count, so the records' pages are written once and no
 /// earlier, smaller array's are.
 ///
-/// The first update's pass over the tree's own walk (bp_snap_build) grows the
-/// set further, to BP_WALK_PILE pairs an item: a second walk would cost more
-/// than the copies (crossing rods meet 25 pairs an item). Past that it stops
-/// (`bail`), and the update starts over with the packed snapshot, which
-/// counts and fills as above: the stopped walk had found at most
-/// BP_WALK_PILE pairs an item of a pile's many more.
+/// The first update's pass over the tree's own walk (bp_snap_build) takes
+/// blocks instead (bp_walk_first), to BP_WALK_PILE pairs an item: a second
+/// walk would cost more than writing them (crossing rods meet 25 pairs an
+/// item). Past that it stops, and the update starts over with the packed
+/// snapshot, which counts and fills as above: the stopped walk had found at
+/// most BP_WALK_PILE pairs an item of a pile's many more.
 #define BP_WALK_PILE 32u
 typedef struct bp_collect_run {
 	tree_t *t;
@@ -669,8 +688,6 @@ typedef struct bp_collect_run {
 	bool in_set;
 	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
-	bool walk;     ///< a first update over the tree's walk (grows to BP_WALK_PILE)
-	bool bail;     ///< the walk met a pile: the pass stopped, to start over
 } bp_collect_run;
 
 static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
@@ -681,11 +698,7 @@ static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 	uint64_t *keys;
 	if (c->in_set) {
 		if (!c->counting && c->n == bp->cap) {
-			if (bp->cap >= (c->walk ? BP_WALK_PILE : 8u) * (uint64_t)c->t->live + 256) {
-				if (c->walk) {
-					c->bail = true;
-					return false;
-				}
+			if (bp->cap >= 8u * (uint64_t)c->t->live + 256) {
 				c->counting = true;
 			} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 				c->failed = true;
@@ -703,6 +716,131 @@ static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 	}
 	keys[c->n] = (uint64_t)a << c->shift | b;
 	return ++c->n < BP_MAX_PAIRS;
+}
+
+/// The first update's pass over the tree's own walk (bp_snap_walks) cannot
+/// count first (a second walk would cost about as much as the first) and
+/// should not grow one array by doubling either: each doubling copies every
+/// record written so far into pages never touched before, so a record was
+/// written up to four times (the last growth, to leave room, copied them all
+/// again), and the page faults of the fresh memory cost more than the copies
+/// (20k 2D crossing rods: 3000 of them). So the walk writes into blocks: the
+/// set's own array first (its room, if any, from an earlier set), then
+/// blocks each as large as all before it (at most BP_BLOCKS of them, at most
+/// twice the records in all). When the walk is done, the set is made once at
+/// its final size and the blocks copied into it in order: every record is
+/// written twice, sequentially. The walk stops (`bail`) past BP_WALK_PILE
+/// pairs an item, as bp_collect's does.
+#define BP_BLOCKS 34
+#define BP_BLOCK_MIN 4096u
+typedef struct bp_blocks {
+	tree_t *t;
+	bp_rec *cur, *end; ///< the block being written: next record, end of its room
+	bp_rec *at[BP_BLOCKS]; ///< at[0] is the set's array (bp->pairs, maybe NULL)
+	uint32_t cap[BP_BLOCKS];
+	uint32_t nb;    ///< blocks begun
+	uint64_t room;  ///< records the blocks before the current one hold (all full)
+	uint64_t limit; ///< records past which the walk bails: a pile
+	bool failed;    ///< no memory for a block: the walk stopped
+	bool bail;      ///< the walk met a pile: it stopped, to start over
+} bp_blocks;
+
+/// The current block is full: begin the next and put the pair (x, y) in it.
+/// False (failed or bail set) when the walk must stop. Kept out of
+/// bp_blocks_put (noinline, a tail call there), whose every call would
+/// otherwise save and restore the registers this needs.
+static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
+{
+	if (k->nb) k->room += k->cap[k->nb - 1];
+	if (k->room >= k->limit) {
+		k->bail = true;
+		return false;
+	}
+	uint64_t want = k->room > BP_BLOCK_MIN ? k->room : BP_BLOCK_MIN;
+	if (want > k->limit - k->room) want = k->limit - k->room;
+	bp_rec *b = k->nb < BP_BLOCKS ? mem_alloc(k->t, (size_t)want * sizeof *b) : NULL;
+	if (!b) {
+		k->failed = true;
+		return false;
+	}
+	k->at[k->nb] = b;
+	k->cap[k->nb++] = (uint32_t)want;
+	k->cur = b;
+	k->end = b + want;
+	*k->cur++ = bp_make_sorted(x, y);
+	return true;
+}
+
+static bool bp_blocks_put(void *ctx, uint32_t x, uint32_t y)
+{
+	bp_blocks *k = ctx;
+	if (k->cur == k->end) return bp_blocks_next(k, x, y);
+	*k->cur++ = bp_make_sorted(x, y);
+	return true;
+}
+
+/// Records the blocks hold.
+static uint64_t bp_blocks_len(const bp_blocks *k)
+{
+	return k->nb ? k->room + (uint64_t)(k->cur - k->at[k->nb - 1]) : 0;
+}
+
+/// Give back the blocks the walk took (not the set's own array).
+static void bp_blocks_free(bp_blocks *k)
+{
+	for (uint32_t j = 0; j < k->nb; ++j)
+		if (k->at[j] != k->t->bp->pairs) mem_free(k->t, k->at[j], (size_t)k->cap[j] * sizeof *k->at[j]);
+	k->nb = 0;
+}
+
+/// The first update's walk into blocks, then the set made from them: *n
+/// records, with room for half as many again. Out of memory or a pile
+/// (*bail), the set as it was (empty) and every block given back.
+static ort_result bp_walk_first(tree_t *t, uint32_t *n, bool *bail)
+{
+	struct broadphase *bp = t->bp;
+	bp_blocks k = {0};
+	k.t = t;
+	k.limit = BP_WALK_PILE * (uint64_t)t->live + 256;
+	if (k.limit > BP_MAX_PAIRS - 1) k.limit = BP_MAX_PAIRS - 1;
+	if (bp->cap) {
+		k.at[0] = k.cur = bp->pairs;
+		k.cap[0] = bp->cap;
+		k.end = bp->pairs + bp->cap;
+		k.nb = 1;
+	}
+	ort_result r = bp_snap_pairs(t, bp->snap, bp_blocks_put, &k);
+	*bail = k.bail;
+	if (k.failed || k.bail || r != ORT_OK) {
+		bp_blocks_free(&k);
+		return k.failed ? ORT_ERROR_OUT_OF_MEMORY : r;
+	}
+	uint64_t len = bp_blocks_len(&k);
+	assert(len < BP_MAX_PAIRS);
+	// Room for half as many pairs again: a moving world's count wanders
+	// above its first one, and growing later would allocate in what is
+	// already a steady state.
+	uint64_t want = len + len / 2 + 64;
+	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
+	if (!(k.nb == 1 && k.at[0] == bp->pairs && bp->cap >= want) && len) {
+		bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
+		if (!p) {
+			bp_blocks_free(&k);
+			return ORT_ERROR_OUT_OF_MEMORY;
+		}
+		uint64_t at = 0;
+		for (uint32_t j = 0; j < k.nb; ++j) {
+			uint64_t m = j + 1 < k.nb ? k.cap[j] : len - at;
+			memcpy(p + at, k.at[j], (size_t)m * sizeof *p);
+			at += m;
+		}
+		bp_blocks_free(&k);
+		mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
+		bp->pairs = p;
+		bp->cap = (uint32_t)want;
+	}
+	*n = (uint32_t)len;
+	return ORT_OK;
 }
 
 /// Sort n keys of `bits` bits, least significant digit first, ping-ponging
@@ -826,15 +964,18 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false, first && bp_snap_walks(bp->snap), false};
-	r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
-	if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
-	if (c.bail) {
+	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
+	bool walked = false;
+	if (first && bp_snap_walks(bp->snap)) {
+		bool bail;
+		r = bp_walk_first(t, &c.n, &bail);
+		walked = !bail;
+		if (walked && r != ORT_OK) return r;
 		// A pile: the packed snapshot's count and fill instead (nothing
 		// written so far is kept).
-		if ((r = bp_snap_build(t, &bp->snap, false)) != ORT_OK) return r;
-		c.n = 0;
-		c.walk = c.bail = false;
+		if (bail && (r = bp_snap_build(t, &bp->snap, false)) != ORT_OK) return r;
+	}
+	if (!walked) {
 		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
 		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	}
@@ -952,13 +1093,17 @@ static void bp_release_all_pairs(tree_t *t)
 /// world with 1M pairs that pass cost five times a steady frame. A world where
 /// most things move pays the pass once, here. Its memory was taken by the
 /// update, so this allocates nothing; without it the index waits, as before.
-/// A pile (past 8 pairs per item) waits too: there the links (16 bytes a
-/// pair) would cost twice what writing the set did, for an incremental update
+/// A crowded scene (past BP_LINK_FIRST pairs an item) waits too: there the
+/// links, 16 bytes and a few dozen instructions a pair in memory never
+/// touched before, would cost about what the walk that found the pairs did
+/// (20k 2D duplicates, 4 pairs an item: 2.9M instructions and 320 page
+/// faults, against find_pairs' 9.4M and none), for an incremental update
 /// that may never come; the first one that does builds them.
+#define BP_LINK_FIRST 2u
 static void bp_link_first(tree_t *t)
 {
 	const struct broadphase *bp = t->bp;
-	if (bp->len > 0 && !bp->linked && bp->len <= 8 * (uint64_t)t->live + 256) (void)bp_link_all(t);
+	if (bp->len > 0 && !bp->linked && bp->len <= BP_LINK_FIRST * (uint64_t)t->live + 256) (void)bp_link_all(t);
 }
 
 ort_result ORTHANT_NAME(tree_update_pairs)(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin,

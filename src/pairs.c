@@ -55,9 +55,14 @@
 #include "task_int.h"
 #include "tree_int.h"
 
+/// A pair of two items by index (the broad phase's own walk, which wants no
+/// handles): false stops the walk.
+typedef bool pairs_item_fn(void *ctx, uint32_t a, uint32_t b);
+
 typedef struct pair_run {
 	tree_t *t;
-	ORTHANT_NAME(pair_fn) * fn;
+	ORTHANT_NAME(pair_fn) * fn; ///< NULL in a job (out) and for item_fn
+	pairs_item_fn *item_fn;     ///< without fn and out: pairs go here, as item indices
 	void *ctx;
 	bool stop;
 	ort_result result;
@@ -95,9 +100,13 @@ static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 	if (run->mask != ORT_MASK_ALL && (!(item_cat(t, a) & run->mask) || !(item_cat(t, b) & run->mask))) return;
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
 	if (t->spheres && !items_touch(t, a, b, &ea->box, &eb->box)) return;
-	if (run->out) {
-		const uint32_t pair[2] = {a, b};
-		tk_put(&run->out[0], pair, sizeof pair);
+	if (!run->fn) { // a job's output, or the broad phase's walk: item indices
+		if (run->out) {
+			const uint32_t pair[2] = {a, b};
+			tk_put(&run->out[0], pair, sizeof pair);
+		} else if (!run->item_fn(run->ctx, a, b)) {
+			run->stop = true;
+		}
 		return;
 	}
 	if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user)) run->stop = true;
@@ -574,7 +583,7 @@ static void pairs_job(void *ctx, int j, tk_out *out)
 {
 	const pair_jobs *c = ctx;
 	const pair_job *jb = &c->pl->jobs[j];
-	pair_run run = {c->t, NULL, NULL, false, ORT_OK, c->mask, out};
+	pair_run run = {c->t, NULL, NULL, NULL, false, ORT_OK, c->mask, out};
 	// Lists rarely outgrow the entries below the job twice over: ask for
 	// that much at once rather than a little at a time.
 	uint32_t below = c->t->nodes[jb->at].total + (jb->other != NIL ? c->t->nodes[jb->other].total : 0);
@@ -641,6 +650,10 @@ static ort_result pairs_in_jobs(pair_run *run, ort_tasks *tasks)
 		const uint32_t *v = (const uint32_t *)(const void *)o->data;
 		for (size_t i = 0, e = o->used / (2 * sizeof *v); i < e; ++i) {
 			uint32_t a = v[2 * i], b = v[2 * i + 1];
+			if (run->item_fn) {
+				if (!run->item_fn(run->ctx, a, b)) return ORT_OK;
+				continue;
+			}
 			// The items are read in no order: ask for those of a later pair now.
 			if (i + 8 < e) __builtin_prefetch(&t->items[v[2 * i + 16]]), __builtin_prefetch(&t->items[v[2 * i + 17]]);
 			if (!run->fn(run->ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user))
@@ -663,13 +676,13 @@ void ORTHANT_NAME(tree_set_tasks)(tree_t *t, ort_tasks *tasks)
 	if (t) t->def.tasks = tasks;
 }
 
-ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, void *ctx)
+/// find_pairs to fn, or (item_fn set) to item_fn as item indices; the
+/// caller checked its arguments and that it is not in a callback.
+static ort_result pairs_find(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, pairs_item_fn *item_fn, void *ctx)
 {
-	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
-	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
 	ort_result attached = detached_read(t);
 	if (attached != ORT_OK) return attached;
-	pair_run run = {t, fn, ctx, false, ORT_OK, mask, NULL};
+	pair_run run = {t, fn, item_fn, ctx, false, ORT_OK, mask, NULL};
 	if (!(mask & (t->root == NIL ? 0 : node_cats(t, t->root)))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES && !content_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -686,4 +699,11 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 	}
 	reading_end(t);
 	return run.result;
+}
+
+ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, void *ctx)
+{
+	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
+	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
+	return pairs_find(t, mask, fn, NULL, ctx);
 }

@@ -1780,6 +1780,183 @@ static void test_detached_plain_moves(void **state)
 		}
 }
 
+// ---- the first update's memory ---------------------------------------------------------
+
+enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_SCENES };
+
+/// Box i of a first-update scene: uniform small boxes (about half a pair an
+/// item), duplicates (groups of 8 identical boxes: 3.5 pairs an item), or
+/// crossing rods (half along axis 0, half along axis 1, all in one slab:
+/// about 20 pairs an item, under the walk's pile limit of 32).
+static box_t first_box(int scene, tu_rng *r, int i)
+{
+	box_t b;
+	if (scene == FIRST_DUPS) {
+		tu_rng g = tu_rng_make(1000 + (uint64_t)(i / 8));
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = tu_float(&g, 0.0f, 400.0f);
+			b.max[d] = b.min[d] + 2.0f;
+		}
+	} else if (scene == FIRST_RODS) {
+		int along = i % 2;
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = d < 2 ? tu_float(r, 0.0f, 100.0f) : 0.0f;
+			b.max[d] = b.min[d] + (d == along ? 20.0f : 0.05f);
+		}
+	} else {
+		float side = tu_float(r, 1.0f, 3.0f);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = tu_float(r, 0.0f, DIM == 2 ? 120.0f : 40.0f);
+			b.max[d] = b.min[d] + side;
+		}
+	}
+	return b;
+}
+
+/// A tree of one scene's n boxes whose memory comes from the counting allocator a.
+static tree_t *first_tree(ort_placement p, tu_alloc *a, world *w, int scene, int n)
+{
+	memset(a, 0, sizeof *a);
+	def_t def = TU(tree_default_def)();
+	def.placement = p;
+	def.allocator = tu_allocator(a);
+	tree_t *t;
+	assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+	tu_rng r = tu_rng_make(4242 + (uint64_t)scene);
+	world_init(w, n);
+	for (int i = 0; i < n; ++i) world_insert(t, w, first_box(scene, &r, i), NULL);
+	return t;
+}
+
+/// A first update's events: the begun pairs, kept without a search (checked
+/// against brute force after), and how many ended (none should).
+typedef struct first_events {
+	tu_list keys;
+	int ended;
+} first_events;
+
+static void first_begin(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	tu_push(&((first_events *)ctx)->keys, pair_key(a, b));
+}
+
+static void first_end(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	((first_events *)ctx)->ended++;
+}
+
+static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(uint64_t *)ctx;
+	return true;
+}
+
+/// The first update of a tree writes its pair set without growing an array
+/// by doubling: the bytes it asks for, holds after and holds at its peak are
+/// bounded per pair and per item, in a fixed number of allocations, for
+/// uniform boxes, duplicates and crossing rods. The bounds: the walk's
+/// blocks at most 16 bytes a pair (each block as large as all before it),
+/// the set 8 bytes a pair with room for half again, the index's links 16
+/// bytes a pair with the same room (reserved, built by the first
+/// incremental update past 2 pairs an item), the heads 4 bytes an item slot.
+/// Growing the set by doubling asked for 72 bytes a pair on rods and held
+/// 54. The pairs match brute force, and so do those of an incremental update
+/// after a few moves (which builds the index when the first update did not).
+static void test_first_update_memory(void **state)
+{
+	(void)state;
+	static const ort_placement places[] = {ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT, ORT_PLACEMENT_LEAVES};
+	enum { N = 2000 };
+	for (int scene = 0; scene < FIRST_SCENES; ++scene) {
+		for (size_t pl = 0; pl < 3; ++pl) {
+			TU_CONTEXT("first update, scene %d, %s", scene, ort_placement_string(places[pl]));
+			tu_alloc a;
+			world w;
+			tree_t *t = first_tree(places[pl], &a, &w, scene, N);
+			tu_list want = {0};
+			brute_pairs(&w, &want);
+			uint64_t pairs = want.n;
+			free(want.v);
+			if (scene == FIRST_RODS) assert_true(pairs > 10u * N); // the scene is what it says
+			if (scene == FIRST_DUPS) assert_true(pairs > 3u * N);
+			// find_pairs first: the walk's own memory (lists, sweep keys),
+			// which the tree keeps, is not the update's.
+			uint64_t found = 0;
+			assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, first_count, &found), ORT_OK);
+			assert_true(found == pairs);
+			long calls = a.calls;
+			size_t live = a.live, asked = a.asked;
+			a.live_peak = a.live;
+			first_events ev = {{0}, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, first_begin, first_end, &ev), ORT_OK);
+			assert_int_equal(ev.ended, 0);
+			compare(&ev.keys, &w, "first update");
+			assert_int_equal(TU(tree_pair_count)(t), (int)pairs);
+			size_t slack = 64 * 1024 + 8 * (size_t)N; // the first block, heads, the snapshot's record
+			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack || a.live - live > 36 * pairs + slack ||
+			    a.live_peak - live > 52 * pairs + slack)
+				TU_FAIL("%llu pairs: %ld allocations, %zu bytes asked, %zu held, %zu at the peak\n",
+				        (unsigned long long)pairs, a.calls - calls, a.asked - asked, a.live - live, a.live_peak - live);
+			tu_check_valid(t);
+			// A few moves: an incremental update, against brute force.
+			tu_rng r = tu_rng_make(77 + (uint64_t)scene);
+			for (int k = 0; k < 20; ++k) world_step(t, &w, &r, tu_int(&r, 0, N - 1), 3.0f);
+			pairset inc = {{0}, 0};
+			for (size_t i = 0; i < ev.keys.n; ++i) tu_push(&inc.keys, ev.keys.v[i]);
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &inc), ORT_OK);
+			assert_int_equal(inc.errors, 0);
+			compare(&inc.keys, &w, "incremental update after the first");
+			tu_check_valid(t);
+			free(ev.keys.v);
+			world_end(t, &w, &inc.keys);
+		}
+	}
+}
+
+/// Every allocation of the first update (the walk's blocks, the set, the
+/// index) refused in turn: the update fails with nothing reported and the
+/// tree valid, and the next one, with memory, reports every pair.
+static void test_first_update_refused(void **state)
+{
+	(void)state;
+	enum { N = 1200 };
+	long calls = 0;
+	for (long fail = 1; fail == 1 || fail <= calls; ++fail) {
+		TU_CONTEXT("first update of crossing rods, allocation %ld refused", fail);
+		tu_alloc a;
+		world w;
+		tree_t *t = first_tree(ORT_PLACEMENT_LOOSE, &a, &w, FIRST_RODS, N);
+		if (fail == 1) { // how many the update asks for, with memory
+			tree_t *u;
+			tu_alloc b;
+			world v;
+			u = first_tree(ORT_PLACEMENT_LOOSE, &b, &v, FIRST_RODS, N);
+			long before = b.calls;
+			first_events ev = {{0}, 0};
+			assert_int_equal(TU(tree_update_pairs)(u, first_begin, NULL, &ev), ORT_OK);
+			calls = b.calls - before;
+			assert_true(calls >= 4); // more than one block: the scene has enough pairs
+			world_end(u, &v, &ev.keys);
+		}
+		tu_alloc_fail_in(&a, fail, true);
+		first_events ev = {{0}, 0};
+		assert_int_equal(TU(tree_update_pairs)(t, first_begin, first_end, &ev), ORT_ERROR_OUT_OF_MEMORY);
+		assert_int_equal(ev.keys.n, 0);
+		assert_int_equal(ev.ended, 0);
+		a.paused = true;
+		tu_check_valid(t);
+		a.paused = false;
+		tu_alloc_disarm(&a);
+		assert_int_equal(TU(tree_update_pairs)(t, first_begin, first_end, &ev), ORT_OK);
+		assert_int_equal(ev.ended, 0);
+		compare(&ev.keys, &w, "first update after a refusal");
+		world_end(t, &w, &ev.keys);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1805,6 +1982,8 @@ int main(void)
 	    cmocka_unit_test(test_move_many_detached),
 	    cmocka_unit_test(test_detached_single_moves),
 	    cmocka_unit_test(test_detached_plain_moves),
+	    cmocka_unit_test(test_first_update_memory),
+	    cmocka_unit_test(test_first_update_refused),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
 }

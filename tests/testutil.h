@@ -259,6 +259,8 @@ typedef struct tu_alloc {
 	size_t live;      ///< bytes handed out and not yet freed
 	int nblocks;      ///< blocks live now: blocks[0..nblocks), in the order handed out
 	int nblocks_peak; ///< the most blocks live at once
+	size_t live_peak; ///< the most bytes live at once (a test may lower it to live to start over)
+	size_t asked;     ///< bytes asked for, in all
 	tu_block blocks[TU_BLOCKS_MAX]; ///< a freed block's place goes to the last one
 } tu_alloc;
 
@@ -278,6 +280,8 @@ static inline void *tu_alloc_fn(void *ctx, size_t size)
 	a->blocks[a->nblocks++] = (tu_block){p, size};
 	if (a->nblocks > a->nblocks_peak) a->nblocks_peak = a->nblocks;
 	a->live += size;
+	a->asked += size;
+	if (a->live > a->live_peak) a->live_peak = a->live;
 	return p;
 }
 
