@@ -355,6 +355,19 @@ static void fat_reserve(tree_t *t, uint32_t n)
 	if (f->cand_want > f->cand_cap) (void)fat_cand_grow(t, f);
 }
 
+/// Whether fat_reserve(t, n) would take nothing: the records have room for
+/// n more touches and the arena is as large as wanted (or the shortcut's
+/// memory is given back, or the call comes from a callback, where it takes
+/// nothing either).
+static inline bool fat_roomy(const tree_t *t, uint32_t n)
+{
+	const struct broadphase *bp = t->bp;
+	const struct bp_fat *f = bp->fat;
+	if (!f) return false;
+	if (f->idle == FAT_IDLE || in_callback(t)) return true;
+	return (uint64_t)f->len + bp->touched_len + n <= f->cap && f->cand_want <= f->cand_cap;
+}
+
 /// The update's first step: the hot set brought up to date with the touched
 /// items (records made, boxes and stamps renewed, old records dropped).
 /// Without the room (fat_reserve did not get it) every record is dropped and

@@ -458,16 +458,6 @@ static void pk_root(pk_build *b, uint32_t n)
 
 // ---- build ----------------------------------------------------------------------
 
-/// A box box_check accepts, tested without branches; box_check says why not.
-static inline bool pk_box_plain(const box_t *b)
-{
-	int ok = 1;
-	for (int d = 0; d < DIM; ++d)
-		ok &= (fabsf(b->min[d]) <= ORTHANT_COORD_LIMIT) & (fabsf(b->max[d]) <= ORTHANT_COORD_LIMIT) &
-		      (b->min[d] <= b->max[d]);
-	return ok;
-}
-
 /// Boxes and ids in tree order, from the sorted (key, id) pairs.
 static void pk_gather(box_t *boxes, uint32_t *ids, const uint64_t *sorted, const char *base, size_t stride,
                       uint32_t n)
@@ -492,7 +482,7 @@ static inline box_t pk_load(const char *base, size_t stride, uint32_t i)
 }
 
 /// ORT_OK for a box build stores, else box_check's reason.
-static inline ort_result pk_box_ok(const box_t *b) { return pk_box_plain(b) ? ORT_OK : box_check(b); }
+static inline ort_result pk_box_ok(const box_t *b) { return box_check(b); }
 
 /// Build step 1, without a region: check every box and bound them all (the
 /// keys quantise in those bounds). Nothing is changed yet.

@@ -460,9 +460,8 @@ ort_result ORTHANT_NAME(tree_move)(tree_t *t, ort_handle h, box_t box)
 	// (tree_detach.c): that path is all this function holds, the other steps
 	// are out of line, so a world moving every item one call at a time pays
 	// for no more than it uses.
-	ort_result r;
-	if (t && detached_move(t, h, &box, NULL, &r)) return r;
-	return move_steps(t, h, box, NULL);
+	if (t && detached_move_quick(t, h, &box)) return ORT_OK;
+	return move_item(t, h, box, NULL);
 }
 
 ort_result ORTHANT_NAME(tree_move_sphere)(tree_t *t, ort_handle h, const float centre[DIM], float radius)
@@ -487,8 +486,9 @@ ort_result ORTHANT_NAME(tree_get_sphere)(const tree_t *t, ort_handle h, float ce
 	return ORT_OK;
 }
 
-/// Give item h a new bound: box, and sph when it is a sphere.
-static ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
+/// Give item h a new bound: box, and sph when it is a sphere. Out of line:
+/// see ortN_tree_move.
+static __attribute__((noinline)) ort_result move_item(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
 	ort_result r;
 	if (t && detached_move(t, h, &box, sph, &r)) return r; // a write of the dense array
@@ -553,8 +553,8 @@ static void move_ahead(tree_t *t, uint32_t i)
 }
 
 /// move_item's steps after the detached mode's: the entry moves (or the move
-/// waits in the deferred queue). Out of line: see ortN_tree_move.
-static __attribute__((noinline)) ort_result move_steps(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
+/// waits in the deferred queue).
+static inline ort_result move_steps(tree_t *t, ort_handle h, box_t box, const sphere_t *sph)
 {
 	if (t && t->bp && h.id - 1 < t->item_len) move_ahead(t, h.id - 1);
 	ort_result r = t ? detached_settle(t, false) : ORT_OK;
@@ -578,35 +578,28 @@ static ort_result move_now(tree_t *t, ort_handle h, box_t box, const sphere_t *s
 	if (sph && !spheres_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
 	// The detached mode's attach moves now, even from inside a callback.
 	if ((in_callback(t) && !t->det_attaching) || (t->items[i].flags & ITEM_PENDING)) return defer_move(t, i, &box, sph);
-	if (t->bp && !t->det_attaching) {
-		if (!bp_reserve(t, 1, NIL)) return ORT_ERROR_OUT_OF_MEMORY;
-		bp_touch(t, i); // harmless if the move fails below: it is re-checked
-	}
+	// harmless if the move fails below: the touch is re-checked
+	if (t->bp && !t->det_attaching && !bp_reserve_touch(t, i)) return ORT_ERROR_OUT_OF_MEMORY;
+	// Read once: nothing below the reservation moves the pools before the
+	// in-place write (the item, its entry and node stay where they are).
 	item *it = &t->items[i];
-	node *n = &t->nodes[item_node(t, i)];
-	entry *e = entry_at(t, it->addr);
+	uint32_t addr = it->addr, ni = item_node(t, i);
+	node *n = &t->nodes[ni];
+	entry *e = entry_at(t, addr);
 	if (it->flags & ITEM_CAPPED) {
 		if (cap_move_in_place(t, i, &box)) {
 			item_set_shape(t, i, sph);
 			return ORT_OK;
 		}
-	} else if (t->def.placement == ORT_PLACEMENT_LEAVES) {
-		// A box inside one half-open leaf cell touches no other leaf.
-		if (cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)) {
-			e->box = box;
-			bound_grow(t, item_node(t, i), &box);
-			own_on_write(t, item_node(t, i), it->addr, &box);
-			item_set_shape(t, i, sph);
-			return ORT_OK;
-		}
-	} else {
-		if (node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
-			e->box = box;
-			bound_grow(t, item_node(t, i), &box);
-			own_on_write(t, item_node(t, i), it->addr, &box);
-			item_set_shape(t, i, sph);
-			return ORT_OK;
-		}
+	} else if (t->def.placement == ORT_PLACEMENT_LEAVES
+	                   // A box inside one half-open leaf cell touches no other leaf.
+	                   ? cell_holds(n->lo, n->hi, &e->box) && cell_holds(n->lo, n->hi, &box)
+	                   : node_holds(t, n, &box) && (!(n->flags & NODE_DIVIDED) || fit_child(t, n, &box) < 0)) {
+		e->box = box;
+		bound_grow(t, ni, &box);
+		own_on_write(t, ni, addr, &box);
+		item_set_shape(t, i, sph);
+		return ORT_OK;
 	}
 	// Re-home: everything the new place needs is reserved before the item
 	// leaves the old one, so a failure leaves it untouched.

@@ -371,6 +371,79 @@ static bool detached_move_many(tree_t *t, const ort_handle *handles, const box_t
 	return true;
 }
 
+/// A detached move's write: item i (live, not waiting in the deferred
+/// queue) takes box, in the array, marked and logged for the next round.
+/// A game moves its objects in the same order every frame, an order that has
+/// nothing to do with the item slots: each move reads an item and writes a
+/// box at scattered places, and one call cannot see the next. The last
+/// round's moves, logged in call order, foretell this round's: the item
+/// DET_AHEAD moves on is fetched now, as move_many's bulk path fetches ahead
+/// in its batch (the caller reads item i after this fetch is issued: see
+/// det_log_ahead). A round longer than the log starts over.
+static inline uint32_t det_log_ahead(const tree_t *t, struct detached *d)
+{
+	uint32_t p = d->order_pos;
+	if (p == d->cap) {
+		d->order_len = p;
+		p = 0;
+	}
+	if (p + DET_AHEAD < d->order_len) {
+		uint32_t a = d->order[p + DET_AHEAD];
+		__builtin_prefetch(&t->items[a]);
+		__builtin_prefetch(&d->box[a], 1);
+	}
+	return p;
+}
+
+static inline void det_write(tree_t *t, struct detached *d, uint32_t i, const box_t *box, uint32_t p)
+{
+	// A box move makes a box item (only a tree that has had spheres has any).
+	if (t->spheres) t->items[i].flags &= ~(uint32_t)ITEM_SPHERE;
+	d->box[i] = *box;
+	det_mark(d, i);
+	d->order[p] = i;
+	d->order_pos = p + 1;
+}
+
+/// Item i moved: its bit tells the broad phase (detached_flush). Once a
+/// quarter of the items have one, the hand-over would say "every item
+/// touched" whenever it ran: it runs now, and the frame's other moves set no
+/// bits.
+static inline void det_moved_set(struct detached *d, uint32_t i)
+{
+	uint64_t *w = &d->moved[i >> 6], bit = 1ull << (i & 63);
+	d->moved_count += !(*w & bit);
+	*w |= bit;
+}
+
+static inline void det_moved_bit(tree_t *t, struct detached *d, uint32_t i)
+{
+	det_moved_set(d, i);
+	if (t->live >= 64 && (uint64_t)d->moved_count * BP_ALL_SHARE >= t->live) detached_flush(t);
+}
+
+/// detached_move's usual case in a world moving everything one call at a
+/// time, with no call of its own (so ortN_tree_move, which holds it inline,
+/// saves no registers for it: 32 instructions a move were its entry and
+/// exit, S3 callgrind): the tree detached already, a live item, a plain box,
+/// and a moved bit that does not make the hand-over due (or none wanted).
+/// False, changing nothing, for anything else: detached_move then decides.
+static inline bool detached_move_quick(tree_t *t, ort_handle h, const box_t *box)
+{
+	struct detached *d = t->det;
+	if (!d || !d->valid || in_callback(t) || atomic_load_explicit(&t->det_state, memory_order_relaxed) != DET_DETACHED)
+		return false;
+	uint32_t p = det_log_ahead(t, d);
+	uint32_t i = handle_index(t, h);
+	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING)) || !box_plain(box)) return false;
+	if (t->bp && !t->bp->all) {
+		if (t->live < 64 || ((uint64_t)d->moved_count + 1) * BP_ALL_SHARE >= t->live) return false;
+		det_moved_set(d, i); // no hand-over: the count stays below the quarter
+	}
+	det_write(t, d, i, box, p);
+	return true;
+}
+
 /// ortN_tree_move while most items are moving: when the tree is detached
 /// already, or the broad phase expects its next update to find every pair (a
 /// quarter or more moved since its last update, or the last update found
@@ -395,44 +468,14 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	}
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
 	if (!detached && !(t->bp && bp_expects_all(t))) return false;
-	// A game moves its objects in the same order every frame, an order that
-	// has nothing to do with the item slots (build hands those out in tree
-	// order): each move reads an item and writes a box at scattered places,
-	// and one call cannot see the next. The last round's moves, logged in
-	// call order, foretell this round's: the item DET_AHEAD moves on is
-	// fetched now, as move_many's bulk path fetches ahead in its batch. A
-	// round longer than the log starts over.
-	uint32_t p = d->order_pos;
-	if (p == d->cap) {
-		d->order_len = p;
-		p = 0;
-	}
-	if (p + DET_AHEAD < d->order_len) {
-		uint32_t a = d->order[p + DET_AHEAD];
-		__builtin_prefetch(&t->items[a]);
-		__builtin_prefetch(&d->box[a], 1);
-	}
+	uint32_t p = det_log_ahead(t, d);
 	uint32_t i = handle_index(t, h);
 	if (i == NIL) return false;
 	item *it = &t->items[i];
 	if (it->flags & (ITEM_DOOMED | ITEM_PENDING)) return false;
 	if ((*r = box_check(box)) != ORT_OK) return true;
-	// The broad phase hears of the move as a bit (detached_flush). Once a
-	// quarter of the items have one, the hand-over would say "every item
-	// touched" whenever it ran: it runs now, and the frame's other moves set
-	// no bits.
-	if (t->bp && !t->bp->all) {
-		uint64_t *w = &d->moved[i >> 6], bit = 1ull << (i & 63);
-		d->moved_count += !(*w & bit);
-		*w |= bit;
-		if (t->live >= 64 && (uint64_t)d->moved_count * BP_ALL_SHARE >= t->live) detached_flush(t);
-	}
-	// A box move makes a box item (only a tree that has had spheres has any).
-	if (t->spheres) it->flags &= ~(uint32_t)ITEM_SPHERE;
-	d->box[i] = *box;
-	det_mark(d, i);
-	d->order[p] = i;
-	d->order_pos = p + 1;
+	if (t->bp && !t->bp->all) det_moved_bit(t, d, i); // the broad phase hears of the move
+	det_write(t, d, i, box, p);
 	if (!detached) atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
 	return true;
 }

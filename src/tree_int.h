@@ -668,6 +668,7 @@ static void detached_clear(tree_t *t);
 static const char *detached_check(const tree_t *t);
 static const box_t *detached_boxes(tree_t *t);
 static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const sphere_t *sph, ort_result *r);
+static inline bool detached_move_quick(tree_t *t, ort_handle h, const box_t *box);
 static void detached_moved(tree_t *t, ort_handle h, const box_t *box);
 static void detached_release(tree_t *t);
 static void detached_flush(tree_t *t);
@@ -775,6 +776,7 @@ static inline void stack_push(node_stack *s, uint32_t v)
 // The broad phase's hooks (broadphase.c), called by the tree as items change.
 static bool bp_reserve(tree_t *t, uint32_t items_to_touch, uint32_t item_to_remove);
 static void bp_touch(tree_t *t, uint32_t index);
+static inline bool bp_reserve_touch(tree_t *t, uint32_t index); ///< a move's bp_reserve and bp_touch
 static void bp_refilter(tree_t *t, uint32_t index); ///< bp_touch for a filter change
 static void bp_detach(tree_t *t, uint32_t index);
 static bool bp_expects_all(const tree_t *t);
