@@ -709,8 +709,10 @@ static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, co
 		lo[d] = INFINITY;
 		hi[d] = -INFINITY;
 	}
-	s->steps += ni + np;
-	for (int side = 0; side < 2; ++side) {
+	// One list against itself (a pile's own sweep) is read once.
+	bool self = iv == pv && ni == np;
+	s->steps += self ? ni : (uint64_t)ni + np;
+	for (int side = 0; side < 2 - self; ++side) {
 		const uint32_t *v = side ? pv : iv;
 		for (uint32_t k = 0, n = side ? np : ni; k < n; ++k) {
 			const box_t *x = stream_box(s, v[k]);
@@ -721,6 +723,7 @@ static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, co
 			}
 		}
 	}
+	if (self) memcpy(ext[1], ext[0], sizeof ext[1]);
 	int best = -1;
 	double least = STREAM_SCAN * ((double)ni + np);
 	for (int d = 0; d < DIM; ++d) {
@@ -761,6 +764,21 @@ static uint32_t stream_trim(sweep_stream *s, uint32_t *v, uint32_t n, const uint
 			v[k] = t;
 		}
 	return kept;
+}
+
+/// Both sets of a problem trimmed to the boxes that meet the other's
+/// bounding box, the smaller set's bounds taken first: a few boxes across a
+/// plane against a big part then cost one pass over the part (its two runs'
+/// trims would each make two), and what is left of the part is small.
+static void stream_trim_both(sweep_stream *s, uint32_t *a, uint32_t *na, uint32_t *b, uint32_t *nb)
+{
+	if (*na <= *nb) {
+		*nb = stream_trim(s, b, *nb, a, *na);
+		*na = stream_trim(s, a, *na, b, *nb);
+	} else {
+		*na = stream_trim(s, a, *na, b, *nb);
+		*nb = stream_trim(s, b, *nb, a, *na);
+	}
 }
 
 /// Every pair of a holder in iv[0..ni) and a box of pv[0..np) whose low face
@@ -832,6 +850,7 @@ static sweep_stream sweep_stream_make(const sweep_list *a, const sweep_list *b, 
 /// STREAM_SIDE): their pairs, each holding on the top axis in turn.
 static void stream_cross(sweep_stream *s, uint32_t *a, uint32_t na, uint32_t *b, uint32_t nb)
 {
+	stream_trim_both(s, a, &na, b, &nb);
 	stream_run(s, a, na, b, nb, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
 	stream_run(s, b, nb, a, na, STREAM_NONE, STREAM_NONE, DIM - 1, 0);
 }
@@ -1013,6 +1032,7 @@ static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp,
 /// plus what lies across.
 static void stream_cross_split(sweep_stream *s, uint32_t *a, uint32_t na, uint32_t *b, uint32_t nb, int depth)
 {
+	stream_trim_both(s, a, &na, b, &nb);
 	if (!na || !nb || s->stop) return;
 	float at = 0.0f;
 	// A sweep on some axis that looks cheap (the stream's first resort) is
