@@ -674,6 +674,58 @@ static void test_rods_pairs_work(void **state)
 	free(b);
 }
 
+/// How much more work crossing rods may cost at 4N than at N, each over
+/// (n log2 n + k), in the leaves placement (its rods are one pile of all n
+/// in the root: the streamed 3D sweep). At N = 12000 in 3D: 1.08 (4.59 at
+/// N, 4.97 at 4N); before a streamed cross trimmed its sets once and sorted
+/// by radix, 1.21 (5.18 and 6.26), the growth that made the 3D rods under
+/// leaves 5.6 times the uniform scene's find_pairs at n = 100000.
+#define RODS_GROWTH 1.15
+
+/// The work of find_pairs on n crossing rods (turn 0) in the leaves
+/// placement over (n log2 n + k), its pairs brute force's.
+static double rods_leaves_work(int n)
+{
+	box_t *b = malloc(sizeof *b * n);
+	tu_rng rng = tu_rng_make(40 + K_RODS);
+	for (int i = 0; i < n; ++i) b[i] = pile_box(K_RODS, &rng, i, n);
+	size_t k = 0;
+	for (int i = 0; i < n; ++i)
+		for (int j = i + 1; j < n; ++j) k += tu_overlap(&b[i], &b[j]);
+	model m;
+	tree_t *t = fill_tree(2, true, b, n, &m);
+	double work = 0.0;
+#ifdef ORTHANT_COUNT_WORK
+	TU(work_box_tests) = 0;
+#endif
+	tu_check_pairs(t, &m);
+#ifdef ORTHANT_COUNT_WORK
+	work = (double)TU(work_box_tests) / ((double)n * log2((double)n) + (double)k);
+#endif
+	print_message("rods leaves n %6d k %7zu: %.2f (n log2 n + k)\n", n, k, work);
+	TU(tree_destroy)(t);
+	tu_model_free(&m);
+	free(b);
+	return work;
+}
+
+/// find_pairs on crossing rods in the leaves placement at N and 4N: the
+/// pairs are brute force's, and the work over (n log2 n + k) grows by at
+/// most RODS_GROWTH (an extra log factor would add log(4N)/log(N), 1.15
+/// at N = 12000: the streamed sweep's per-level passes over what its planes
+/// split grew so).
+static void test_rods_pairs_growth(void **state)
+{
+	(void)state;
+	const int N = tu_size(12000, 1000);
+	double w1 = rods_leaves_work(N), w4 = rods_leaves_work(4 * N);
+#ifdef ORTHANT_COUNT_WORK
+	if (w4 > RODS_GROWTH * w1) TU_FAIL("rods under leaves: %.2f (n log n + k) at %d, %.2f at %d\n", w1, N, w4, 4 * N);
+#else
+	(void)w1, (void)w4;
+#endif
+}
+
 /// Box tests allowed on pinwheel piles in the packed tree: c (n log2 n + k),
 /// no extra log. Its pile is cut by count in Morton order of the strips'
 /// centres, whose noise across an arm's long axes mixes the order below some
@@ -1458,6 +1510,7 @@ int main(void)
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
 	    cmocka_unit_test(test_rods_pairs_work),
+	    cmocka_unit_test(test_rods_pairs_growth),
 	    cmocka_unit_test(test_pinwheel_pairs_work),
 	    cmocka_unit_test(test_pairs_stop_in_pile),
 	    cmocka_unit_test(test_query_work),
