@@ -122,10 +122,15 @@ typedef struct entry {
 	uint32_t item;
 } entry;
 
+/// The links come first. A walk reads the head chunk's next with its entries,
+/// and the head fills its slots from 0: with the links last, next sat apart
+/// from the few entries there, on a cache line of its own in 6 of the 8
+/// places a 2D chunk (88 bytes) starts in a line. Moved first, S5 (1 MiB
+/// cache model) lost 0.9 of 27.5 misses a box query, 0.6 of 12 a first-hit ray.
 typedef struct chunk {
-	entry e[CHUNK_CAP];
 	uint32_t next;  ///< next chunk of the node, or the next free chunk
 	uint32_t owner; ///< the node whose chain holds it (item_node reads it); stale while free
+	entry e[CHUNK_CAP];
 } chunk;
 
 enum node_flags {
