@@ -355,6 +355,11 @@ enum scene_kind {
 	K_PLATE_STACKS,
 	K_RODS,
 	K_RODS_MIXED,
+	K_CLUSTERS,
+	K_TILES,
+	K_SIZES,
+	K_SHELL,
+	K_DIAGONAL,
 	KINDS
 };
 static const char *const kind_names[] = {"uniform",
@@ -371,7 +376,12 @@ static const char *const kind_names[] = {"uniform",
                                          "plates stacked",
                                          "plate stacks apart",
                                          "rods crossing",
-                                         "rods and small boxes"};
+                                         "rods and small boxes",
+                                         "dense clusters",
+                                         "touching tiles",
+                                         "power-law sizes",
+                                         "circle or sphere shell",
+                                         "diagonal line"};
 
 /// The pile kinds (plates on) are made in every order of the axes: turn t
 /// of TURNS puts the kind's axis d on axis turns[t][d].
@@ -520,6 +530,54 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 			}
 		}
 		break;
+	// Shaped like data users bring:
+	case K_CLUSTERS: { // 16 normal blobs (sigma 2) of tiny boxes, the rest empty
+		tu_rng cr = tu_rng_make(900 + (uint64_t)(i % 16));
+		for (int d = 0; d < DIM; ++d) {
+			float u1 = tu_float(r, 1e-7f, 1.0f), u2 = tu_float(r, 0.0f, 6.2831853f);
+			b.min[d] = tu_float(&cr, 50.0f, 950.0f) + 2.0f * sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			b.max[d] = b.min[d] + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case K_TILES: { // a lattice of boxes whose faces touch exactly (tile maps, voxels)
+		int per = (int)ceil(pow((double)n, 1.0 / DIM) - 1e-9), at = i;
+		float step = 1000.0f / (float)per;
+		for (int d = 0; d < DIM; ++d, at /= per) {
+			b.min[d] = (float)(at % per) * step;
+			b.max[d] = (float)(at % per + 1) * step;
+		}
+		break;
+	}
+	case K_SIZES: { // sides from a power law: most tiny, a few across much of the region
+		float len = 0.5f / tu_float(r, 1e-6f, 1.0f);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = tu_float(r, 0.0f, 1000.0f);
+			b.max[d] = fminf(b.min[d] + len, 1000.0f);
+		}
+		break;
+	}
+	case K_SHELL: { // tiny boxes on a circle or sphere of radius 400 (a scanned surface)
+		float v[DIM], len = 0.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float u1 = tu_float(r, 1e-7f, 1.0f), u2 = tu_float(r, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+		}
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = 500.0f + 400.0f * v[d] / sqrtf(len);
+			b.max[d] = b.min[d] + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case K_DIAGONAL: { // tiny boxes along the region's diagonal, across every centre line
+		float at = tu_float(r, 0.0f, 1000.0f);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = at;
+			b.max[d] = at + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
 	default: break;
 	}
 	return b;
@@ -536,7 +594,7 @@ static double work_bound(int n, size_t k) { return 24.0 * ((double)n * log2((dou
 /// that miss the other set's bounds it was 1.16.
 static double pile_work_bound(int kind, int n, size_t k)
 {
-	if (DIM == 2 || kind < K_PLATES) return work_bound(n, k);
+	if (DIM == 2 || kind < K_PLATES || kind > K_RODS_MIXED) return work_bound(n, k);
 	double lg = log2((double)n);
 	return 2.0 * (double)n * lg * lg + 24.0 * (double)k;
 }
@@ -558,7 +616,7 @@ static void test_pairs_work(void **state)
 	box_t *b = malloc(sizeof *b * N);
 	for (int kt = 0; kt < KINDS * TURNS; ++kt) {
 		int kind = kt / TURNS, turn = kt % TURNS;
-		if (turn && kind < K_PLATES) continue; // the pile kinds in every order of the axes
+		if (turn && (kind < K_PLATES || kind > K_RODS_MIXED)) continue; // the pile kinds in every order of the axes
 		int n = kind == K_DUPLICATES ? N / 8 : N;
 		tu_rng rng = tu_rng_make(40 + (uint64_t)kind);
 		for (int i = 0; i < n; ++i) b[i] = turn_box(scene_box(kind, &rng, i, n), turn);
@@ -1144,7 +1202,8 @@ static void test_nearest_work(void **state)
 	int over = 0;
 	for (int kind = 0; kind <= KINDS; ++kind) {
 		int n = N;
-		tu_rng rng = tu_rng_make(90 + (uint64_t)kind);
+		// The centre scene's seed stays what its bound was set on (105) as kinds are added.
+		tu_rng rng = tu_rng_make(kind < KINDS ? 90 + (uint64_t)kind : 105);
 		for (int i = 0; i < n; ++i) b[i] = near_scene_box(kind, &rng, i, n);
 		const char *name = kind < KINDS ? kind_names[kind] : "boxes holding the centre";
 		for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
@@ -1221,7 +1280,7 @@ static void test_packed_batch_work(void **state)
 	int over = 0;
 	for (int kind = 0; kind <= KINDS; ++kind) {
 		int n = N; // duplicates too: every box at one distance from any point, only ids part them
-		tu_rng rng = tu_rng_make(90 + (uint64_t)kind);
+		tu_rng rng = tu_rng_make(kind < KINDS ? 90 + (uint64_t)kind : 105); // as test_nearest_work
 		for (int i = 0; i < n; ++i) b[i] = near_scene_box(kind, &rng, i, n);
 		const char *name = kind < KINDS ? kind_names[kind] : "boxes holding the centre";
 		TU_CONTEXT("packed batch work, %s", name);
