@@ -119,6 +119,12 @@ struct broadphase {
 	struct bp_snap *snap;
 	uint64_t *key[3];
 	uint32_t key_cap;
+	/// key[0][0, len) are the set's keys (made with key_shift), ascending:
+	/// the all-pairs update that made the set left them there, and the set
+	/// has not changed since (bp_add, bp_del and bp_reset clear it). The
+	/// next all-pairs update diffs against them as they are.
+	bool keyed;
+	int key_shift;
 	struct bp_fat *fat; ///< the movers' fat boxes and candidate lists (bp_fat.c)
 	uint32_t quiet; ///< incremental updates since the last all-pairs one
 };
@@ -301,7 +307,7 @@ static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 	assert(bp->linked && bp->len < bp->cap && bp->len < bp->link_cap);
 	uint32_t p = bp->len++;
 	bp->pairs[p] = bp_make(a, b);
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp_link_in(bp, p, 0, a);
 	bp_link_in(bp, p, 1, b);
 	return p;
@@ -314,7 +320,7 @@ static void bp_del(struct broadphase *bp, uint32_t p)
 	bp_unlink(bp, p, 0, rec_item(&bp->pairs[p], 0));
 	bp_unlink(bp, p, 1, rec_item(&bp->pairs[p], 1));
 	uint32_t last = --bp->len;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	if (p == last) return;
 	bp->pairs[p] = bp->pairs[last];
 	bp->links[p] = bp->links[last];
@@ -422,7 +428,7 @@ static void bp_reset(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = 0;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp->linked = false;
 	bp->all = true;
 	bp->refiltered = false;
@@ -637,8 +643,9 @@ static int bp_key_shift(const tree_t *t)
 }
 
 /// Room for n sort keys in each of the three key arrays, keeping the first
-/// `keep` keys of key[1] (the others are refilled by every use). False, with
-/// the old arrays kept, when memory is short.
+/// `keep` keys of key[1] and, while keyed, the set's keys in key[0] (the
+/// others are refilled by every use). False, with the old arrays kept, when
+/// memory is short.
 static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
@@ -652,6 +659,7 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	for (; k < 3; ++k)
 		if (!(key[k] = mem_alloc(t, (size_t)want * sizeof *key[k]))) break;
 	if (k == 3 && keep) memcpy(key[1], bp->key[1], (size_t)keep * sizeof *key[1]);
+	if (k == 3 && bp->keyed) memcpy(key[0], bp->key[0], (size_t)bp->len * sizeof *key[0]);
 	for (int j = 0; j < 3; ++j) {
 		uint64_t **drop = k == 3 ? &bp->key[j] : &key[j];
 		mem_free(t, *drop, (size_t)(k == 3 ? bp->key_cap : want) * sizeof **drop);
@@ -700,38 +708,53 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 #define BP_WALK_PILE 32u
 typedef struct bp_collect_run {
 	tree_t *t;
-	uint32_t n;
+	uint64_t *keys; ///< key[1] (bp_collect_key), with room for `room` keys
+	uint32_t n, room;
 	int shift;
-	bool in_set;
 	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
+/// The first update's: the pair's record into the set.
 static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 {
 	bp_collect_run *c = ctx;
-	uint32_t a = x < y ? x : y, b = x ^ y ^ a; // the lower item first
 	struct broadphase *bp = c->t->bp;
-	uint64_t *keys;
-	if (c->in_set) {
-		if (!c->counting && c->n == bp->cap) {
-			if (bp->cap >= 8u * (uint64_t)c->t->live + 256) {
-				c->counting = true;
-			} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
-				c->failed = true;
-				return false;
-			}
-		}
-		if (!c->counting) bp->pairs[c->n] = bp_make(a, b);
-		return ++c->n < BP_MAX_PAIRS;
-	} else {
-		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+	if (!c->counting && c->n == bp->cap) {
+		if (bp->cap >= 8u * (uint64_t)c->t->live + 256) {
+			c->counting = true;
+		} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 			c->failed = true;
 			return false;
 		}
-		keys = bp->key[1];
 	}
-	keys[c->n] = (uint64_t)a << c->shift | b;
+	if (!c->counting) bp->pairs[c->n] = bp_make_sorted(x, y);
+	return ++c->n < BP_MAX_PAIRS;
+}
+
+/// The key array is full: grow it and put the key in. Out of line, so that
+/// bp_collect_key, called once a pair, saves no registers for it.
+static __attribute__((noinline)) bool bp_collect_grow(bp_collect_run *c, uint64_t key)
+{
+	struct broadphase *bp = c->t->bp;
+	if (!bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+		c->failed = true;
+		return false;
+	}
+	c->keys = bp->key[1];
+	c->room = bp->key_cap;
+	c->keys[c->n] = key;
+	return ++c->n < BP_MAX_PAIRS;
+}
+
+/// A later update's: the pair's key into key[1] (its array and room held
+/// in the run, not read through the broad phase at every pair).
+static bool bp_collect_key(void *ctx, uint32_t x, uint32_t y)
+{
+	bp_collect_run *c = ctx;
+	uint64_t key = bp_key(x, y, c->shift);
+	if (c->n == c->room) return bp_collect_grow(c, key);
+	c->keys[c->n] = key;
 	return ++c->n < BP_MAX_PAIRS;
 }
 
@@ -927,7 +950,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = n;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp->linked = false;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
 	bp->touched_len = 0;
@@ -981,7 +1004,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
+	bp_collect_run c = {t, bp->key[1], 0, bp->key_cap, bp_key_shift(t), false, false};
 	bool walked = false;
 	if (first && bp_snap_walks(bp->snap)) {
 		bool bail;
@@ -993,7 +1016,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 		if (bail && (r = bp_snap_build(t, &bp->snap, false)) != ORT_OK) return r;
 	}
 	if (!walked) {
-		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+		r = bp_snap_pairs(t, bp->snap, first ? bp_collect : bp_collect_key, &c);
 		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != ORT_OK) return r;
@@ -1037,14 +1060,17 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The diff: both sets' keys sorted, merged in one linear pass. Ended keys
 	// are compacted into key[0], begun ones into key[2] (free once the sorts
 	// are done), each in ascending order (a write never passes the read).
-	// A set an all-pairs update wrote, untouched since, is in key order
-	// already (the usual case when most items move every frame): its sort is
-	// skipped.
+	// The old set's keys are where the all-pairs update that made the set
+	// left them when nothing changed it since (keyed: the usual case when
+	// most items move every frame). Else they are made from its records, and
+	// sorted unless those are in key order already.
 	bp_pass pass = {t, shift, bp->key[1], bp->key[0]};
-	bp_ranges(t, n_old, BP_PASS_ROWS, bp_pass_keys, &pass);
-	bool sorted = true;
-	for (uint32_t j = 1; j < n_old && sorted; ++j) sorted = bp->key[0][j - 1] < bp->key[0][j];
-	if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	if (!bp->keyed || bp->key_shift != shift) {
+		bp_ranges(t, n_old, BP_PASS_ROWS, bp_pass_keys, &pass);
+		bool sorted = true;
+		for (uint32_t j = 1; j < n_old && sorted; ++j) sorted = bp->key[0][j - 1] < bp->key[0][j];
+		if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	}
 	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
 	uint64_t *ko = bp->key[0], *kn = bp->key[1], *kb = bp->key[2];
 	uint32_t ended = 0, begun = 0, i = 0, j = 0;
@@ -1077,6 +1103,14 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 		bp_rec e = bp_key_rec(bp->key[2][k], shift);
 		bp_report(t, begin, ctx, &e);
 	}
+	// The found keys, sorted, are the set's: the next all-pairs update reads
+	// them as the old set's. (Before reading_end, whose deferred changes
+	// clear keyed if they change the set.)
+	uint64_t *found = bp->key[1];
+	bp->key[1] = bp->key[0];
+	bp->key[0] = found;
+	bp->keyed = true;
+	bp->key_shift = shift;
 	reading_end(t);
 	return ORT_OK;
 }
@@ -1101,6 +1135,7 @@ static void bp_release_all_pairs(tree_t *t)
 		bp->key[k] = NULL;
 	}
 	bp->key_cap = 0;
+	bp->keyed = false;
 }
 
 /// After the update that made the set from nothing (the first, or the first

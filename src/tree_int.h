@@ -441,10 +441,11 @@ static inline ort_handle make_handle(const tree_t *t, uint32_t index)
 /// The item index of a live handle, or NIL.
 static inline uint32_t handle_index(const tree_t *t, ort_handle h)
 {
-	if (h.id == 0 || h.id > t->item_len) return NIL;
-	const item *it = &t->items[h.id - 1];
+	uint32_t i = h.id - 1; // the null id wraps past every slot
+	if (i >= t->item_len) return NIL;
+	const item *it = &t->items[i];
 	if (!(it->flags & ITEM_LIVE) || (it->gen ^ t->salt) != h.gen) return NIL;
-	return h.id - 1;
+	return i;
 }
 
 /// A programmer error (a stale handle, a call a callback may not make): the

@@ -1694,6 +1694,31 @@ static size_t keys_minus(const tu_list *a, const tu_list *b)
 	return n;
 }
 
+/// update_pairs (removing one item from inside it when `remove`): its
+/// events are the diff of the world's brute-force pair sets before and at
+/// the update, each began pair new and each ended one gone (none both).
+/// When the callback removed an item, the world follows (its pairs end at
+/// the next update); returns whether it did.
+static bool update_as_diff(tree_t *t, world *w, pairset *set, bool remove)
+{
+	tu_list was = {0}, now = {0};
+	for (size_t k = 0; k < set->keys.n; ++k) tu_push(&was, set->keys.v[k]);
+	brute_pairs(w, &now);
+	plain_cb c = {set, t, w, remove, 0, 0};
+	assert_int_equal(TU(tree_update_pairs)(t, plain_on_begin, plain_on_end, &c), ORT_OK);
+	assert_int_equal(c.began, keys_minus(&now, &was));
+	assert_int_equal(c.ended, keys_minus(&was, &now));
+	free(was.v), free(now.v);
+	if (!remove || c.removals) return false;
+	for (int i = 0; i < w->m.n; ++i)
+		if (TU(tree_get_box)(t, w->m.handle[i], &(box_t){0}) == ORT_ERROR_STALE_HANDLE) {
+			w->filter[i] = w->filter[w->m.n - 1];
+			tu_model_remove_at(&w->m, i);
+			break;
+		}
+	return true;
+}
+
 /// Single moves of most items on plain worlds (no statics, filters or
 /// spheres: the all-pairs update takes the packed finder's pairs as they
 /// come, either item first), with every item slot live or with holes: moves
@@ -1748,25 +1773,9 @@ static void test_detached_plain_moves(void **state)
 				if (m > quarter) world_step(t, &w, &r, at[0], 2.0f); // again, past the hand-over
 				if (f % 3 == 1) world_remove(t, &w, at[m / 2]);
 				if (f % 3 == 2) world_insert(t, &w, small_box(&r, 100.0f), NULL);
-				tu_list was = {0}, now = {0};
-				for (size_t k = 0; k < set.keys.n; ++k) tu_push(&was, set.keys.v[k]);
-				brute_pairs(&w, &now);
-				plain_cb c = {&set, t, &w, f % 5 == 4, 0, 0};
-				assert_int_equal(TU(tree_update_pairs)(t, plain_on_begin, plain_on_end, &c), ORT_OK);
-				assert_int_equal(c.began, keys_minus(&now, &was));
-				assert_int_equal(c.ended, keys_minus(&was, &now));
-				free(was.v), free(now.v);
-				if (c.removals == 0 && f % 5 == 4) {
-					// The callback removed an item: the world follows, and
-					// the next update reports its pairs ended.
-					for (int i = 0; i < w.m.n; ++i)
-						if (TU(tree_get_box)(t, w.m.handle[i], &(box_t){0}) == ORT_ERROR_STALE_HANDLE) {
-							w.filter[i] = w.filter[w.m.n - 1];
-							tu_model_remove_at(&w.m, i);
-							break;
-						}
+				// The callback's removal: the next update reports its pairs ended.
+				if (update_as_diff(t, &w, &set, f % 5 == 4))
 					assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
-				}
 				assert_int_equal(set.errors, 0);
 				compare(&set.keys, &w, "events after single moves of most items");
 				if (f % 4 == 3) {
@@ -1778,6 +1787,75 @@ static void test_detached_plain_moves(void **state)
 			world_end(t, &w, &set.keys);
 			assert_int_equal(a.live, 0);
 		}
+}
+
+/// The all-pairs update diffs against the sorted keys the last one left
+/// when nothing has changed the set since, and makes them again from the
+/// set when something has: an incremental update's begun or ended pairs, a
+/// removal (also one from inside an update), a clear, or inserts that take
+/// the item slots past a power of two (wider keys). Frames flip at random
+/// among every item moved one at a time, a batch of every item, a few items
+/// (an incremental update) and none, with statics and masks, removals and
+/// inserts between; every update's events are the diff of the brute-force
+/// pair sets (no pair ends and begins again) and replay to them.
+static void test_all_pairs_keys(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		enum { N = 100, CAP = 400 };
+		tu_alloc a;
+		tree_t *t = counted_tree((ort_placement)p, &a);
+		tu_rng r = tu_rng_make(960 + (uint64_t)p);
+		world w;
+		bulk_world(t, &w, &r, N, CAP, 0, 0.0f, N / 2);
+		pairset set = {{0}, 0};
+		assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+		ort_handle *hs = malloc(sizeof *hs * 2 * CAP);
+		box_t *bs = malloc(sizeof *bs * 2 * CAP);
+		int *at = malloc(sizeof *at * 2 * CAP);
+		for (int f = 0; f < 80; ++f) {
+			int kind = tu_int(&r, 0, 5);
+			TU_CONTEXT("all-pairs keys, %s, frame %d, kind %d", ort_placement_string((ort_placement)p), f, kind);
+			int n = all_shuffled(&w, &r, at);
+			if (kind <= 1) {
+				for (int k = 0; k < n; ++k) world_step(t, &w, &r, at[k], k % 13 == 0 ? 30.0f : 1.5f);
+			} else if (kind == 2) {
+				int m = bulk_batch(&w, &r, at, n, hs, bs, 12);
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, m), ORT_OK);
+			} else if (kind == 3) {
+				for (int k = 0; k < n / 12; ++k) world_step(t, &w, &r, at[k], 3.0f);
+			}
+			// Between: a removal, inserts (past 128 and 256 slots in time),
+			// a filter change, or on one frame a clear and a new world.
+			int between = tu_int(&r, 0, 7);
+			if (between == 0 && w.m.n > 2) world_remove(t, &w, tu_int(&r, 0, w.m.n - 1));
+			for (int k = between == 1 ? tu_int(&r, 1, 30) : 0; k > 0 && w.m.n < CAP; --k)
+				world_insert(t, &w, small_box(&r, 100.0f), NULL);
+			if (between == 2) {
+				int i = tu_int(&r, 0, w.m.n - 1);
+				w.filter[i] = random_filter(&r);
+				assert_int_equal(TU(tree_set_filter)(t, w.m.handle[i], w.filter[i]), ORT_OK);
+			}
+			if (f == 50) {
+				TU(tree_clear)(t);
+				w.m.n = 0;
+				set.keys.n = 0; // a clear ends nothing: the next update begins every pair
+				world_fill(t, &w, &r, N, 100.0f);
+			}
+			// A removal from a callback ends its item's pairs at the next
+			// frame's update (an all-pairs one or not).
+			bool removed = update_as_diff(t, &w, &set, f % 7 == 6);
+			assert_int_equal(set.errors, 0);
+			if (!removed) compare(&set.keys, &w, "events of the update");
+			if (f % 9 == 8) {
+				tu_check_valid(t);
+				expect_boxes(t, &w);
+			}
+		}
+		free(hs), free(bs), free(at);
+		world_end(t, &w, &set.keys);
+		assert_int_equal(a.live, 0);
+	}
 }
 
 // ---- the first update's memory ---------------------------------------------------------
@@ -1982,6 +2060,7 @@ int main(void)
 	    cmocka_unit_test(test_move_many_detached),
 	    cmocka_unit_test(test_detached_single_moves),
 	    cmocka_unit_test(test_detached_plain_moves),
+	    cmocka_unit_test(test_all_pairs_keys),
 	    cmocka_unit_test(test_first_update_memory),
 	    cmocka_unit_test(test_first_update_refused),
 	};
