@@ -19,18 +19,24 @@
 /// millions of boxes too big for the depth), so it splits
 /// on, until floats run out; split() refuses a pile of one box repeated, which
 /// no split could spread. A node already divided keeps its children.
-static bool can_split(const tree_t *t, const node *n)
+/// can_split for a node whose split point (node_mid) the caller has.
+static bool can_split_at(const tree_t *t, const node *n, const float mid[DIM])
 {
 	if (node_depth(t, n) >= t->def.max_depth && !(n->flags & NODE_DIVIDED) &&
 	    n->total <= (uint32_t)t->def.bucket_size * DEEP_SPLIT)
 		return false;
-	float mid[DIM];
-	node_mid(t, n, mid);
 	for (int d = 0; d < DIM; ++d) {
 		if (!(n->lo[d] < mid[d] && mid[d] < n->hi[d])) return false;
 		if ((n->hi[d] - n->lo[d]) * 0.5f < t->def.min_cell_size) return false;
 	}
 	return true;
+}
+
+static bool can_split(const tree_t *t, const node *n)
+{
+	float mid[DIM];
+	node_mid(t, n, mid);
+	return can_split_at(t, n, mid);
 }
 
 /// Whether leaf n is over-full and should split now.
@@ -40,10 +46,10 @@ static bool wants_split(const tree_t *t, const node *n)
 	       can_split(t, n);
 }
 
-/// Child c's bounds: its cell, enlarged for loose placement.
-static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], float hi[DIM])
+/// Child c's bounds: its cell, enlarged for loose placement (mid: node_mid).
+static void child_bounds(const tree_t *t, const node *n, const float mid[DIM], int c, float lo[DIM], float hi[DIM])
 {
-	child_cell(t, n, c, lo, hi);
+	quadrant(n->lo, mid, n->hi, c, lo, hi);
 	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
 	float k = (t->def.looseness - 1.0f) * 0.5f;
 	for (int d = 0; d < DIM; ++d) {
@@ -55,22 +61,22 @@ static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], f
 
 static void fitter_init(const tree_t *t, const node *n, fitter *f)
 {
-	f->can = can_split(t, n);
-	f->tight = t->def.placement == ORT_PLACEMENT_TIGHT;
 	node_mid(t, n, f->mid);
-	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, c, f->lo[c], f->hi[c]);
+	f->can = can_split_at(t, n, f->mid);
+	f->tight = t->def.placement == ORT_PLACEMENT_TIGHT;
+	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, f->mid, c, f->lo[c], f->hi[c]);
 }
 
 /// fitter_child for a single item: only the chosen child's bounds are computed.
 static int fit_child(const tree_t *t, const node *n, const box_t *box)
 {
-	if (!can_split(t, n)) return -1;
-	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
 	float mid[DIM];
 	node_mid(t, n, mid);
+	if (!can_split_at(t, n, mid)) return -1;
+	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
 	int c = choose_child(tight, mid, box);
 	float lo[DIM], hi[DIM];
-	child_bounds(t, n, c, lo, hi);
+	child_bounds(t, n, mid, c, lo, hi);
 	return child_takes(tight, lo, hi, box) ? c : -1;
 }
 
@@ -232,6 +238,8 @@ static void split(tree_t *t, uint32_t ni)
 		// strips that all touch the fullest child still splits, and they go
 		// capped (else re-inserted strips pile up in a leaf, scanned whole).
 		uint32_t per[NCHILD] = {0}, stay = n->count;
+		fitter cells; // (leaves: its lo and hi are the children's cells)
+		fitter_init(t, n, &cells);
 		box_t meet;
 		leaves_meet_init(&meet);
 		ENTRY_LOOP(t, n, ch, k)
@@ -239,9 +247,7 @@ static void split(tree_t *t, uint32_t ni)
 			const box_t *b = &t->chunks[ch].e[k].box;
 			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
-				float lo[DIM], hi[DIM];
-				child_cell(t, n, c, lo, hi);
-				if (cell_touches(lo, hi, b)) per[c]++, touched++;
+				if (cell_touches(cells.lo[c], cells.hi[c], b)) per[c]++, touched++;
 			}
 			if (touched < 2 || !cap_build_spans(t, n, b)) continue;
 			stay--; // capped by the split (cap_split_caps): its touches do not count
@@ -292,9 +298,7 @@ static void split(tree_t *t, uint32_t ni)
 				t->items[e.item].addr = NIL; // the first copy becomes its home
 				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
-					float lo[DIM], hi[DIM];
-					child_cell(t, &t->nodes[ni], c, lo, hi);
-					if (!cell_touches(lo, hi, &e.box)) continue;
+					if (!cell_touches(f.lo[c], f.hi[c], &e.box)) continue;
 					uint32_t ci = t->nodes[ni].child[c];
 					if (ci == NIL) ci = child_make(t, ni, c);
 					entry_append(t, ci, &e.box, e.item);
