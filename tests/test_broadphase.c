@@ -1886,6 +1886,9 @@ static void test_first_update_memory(void **state)
 	enum { N = 2000 };
 	for (int scene = 0; scene < FIRST_SCENES; ++scene) {
 		for (size_t pl = 0; pl < 3; ++pl) {
+			// Where every instruction costs many (tu_shrink), the packed rods'
+			// 160,000 pairs are walked in one placement, not three.
+			if (tu_shrink() > 1 && scene >= FIRST_PILE && pl > 0) continue;
 			TU_CONTEXT("first update, scene %d, %s", scene, ort_placement_string(places[pl]));
 			tu_alloc a;
 			world w;
