@@ -119,8 +119,14 @@
 extern uint64_t ORTHANT_NAME(work_churn);
 uint64_t ORTHANT_NAME(work_churn);
 #define WORK_CHURN(n) (ORTHANT_NAME(work_churn) += (uint64_t)(n))
+/// Pair records the broad phase's first update wrote: the walk's, and each
+/// record again when it was copied into the set (broadphase.c: bp_walk_first).
+extern uint64_t ORTHANT_NAME(work_first_records);
+uint64_t ORTHANT_NAME(work_first_records);
+#define WORK_FIRST_RECORDS(n) (ORTHANT_NAME(work_first_records) += (uint64_t)(n))
 #else
 #define WORK_CHURN(n) ((void)0)
+#define WORK_FIRST_RECORDS(n) ((void)0)
 #endif
 
 typedef ORTHANT_NAME(tree) tree_t;

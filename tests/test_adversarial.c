@@ -1732,6 +1732,132 @@ static void test_churn_work(void **state)
 	if (over) TU_FAIL("%d scenes over c m log n in removes and inserts\n", over);
 }
 
+// ---- the broad phase's first update -------------------------------------------------
+
+#ifdef ORTHANT_COUNT_WORK
+/// Pair records the first update wrote (the counting build: src/tree_int.h).
+extern uint64_t TU(work_first_records);
+#endif
+
+/// Box i of a first-update scene: uniform boxes (half a pair an item),
+/// duplicates (groups of 8 identical boxes) or crossing rods packed tightly
+/// (half along axis 0, half along axis 1, in a 50-wide slab: about 80 pairs
+/// an item at n = 2000, past the 32 an item at which the first update's walk
+/// used to stop and start over with a count and a fill).
+static box_t first_box(int scene, tu_rng *r, int i)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		if (scene == 1) {
+			tu_rng g = tu_rng_make(500 + (uint64_t)(i / 8) * DIM + (uint64_t)d);
+			b.min[d] = tu_float(&g, 0.0f, 300.0f);
+			b.max[d] = b.min[d] + 2.0f;
+		} else if (scene == 2) {
+			b.min[d] = d < 2 ? tu_float(r, 0.0f, 50.0f) : 0.0f;
+			b.max[d] = b.min[d] + (d == i % 2 ? 20.0f : 0.05f);
+		} else {
+			b.min[d] = tu_float(r, 0.0f, DIM == 2 ? 120.0f : 40.0f);
+			b.max[d] = b.min[d] + 2.0f;
+		}
+	}
+	return b;
+}
+
+typedef struct first_seen {
+	tu_list keys;
+	const box_t *b;
+	int bad; ///< begun pairs whose boxes miss, or of an item with itself
+} first_seen;
+
+static void first_begun(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	first_seen *s = ctx;
+	uint32_t x = a.id - 1, y = b.id - 1;
+	if (x == y || !tu_overlap(&s->b[x], &s->b[y])) s->bad++;
+	tu_push(&s->keys, x < y ? (uint64_t)x << 32 | y : (uint64_t)y << 32 | x);
+}
+
+static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(size_t *)ctx;
+	return true;
+}
+
+static int first_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/// Box tests of the first update over find_pairs' on the same tree: its
+/// walk is find_pairs' walk, run once, and the estimate's box queries (for
+/// 1 item in 31 here) add at most 21% (2D duplicates, tight).
+#define FIRST_TESTS_C 1.3
+
+/// The first update_pairs on uniform boxes, duplicates and crossing rods
+/// (past the old pile limit), every placement: its pairs are brute force's
+/// (as many, distinct, each overlapping); it tests at most FIRST_TESTS_C
+/// times the boxes find_pairs does on the same tree (the old limit stopped
+/// the walk on the rods and began a packed count and fill); and it writes
+/// each pair's record once (the count's estimate held, so the walk wrote
+/// into the set itself; a wrong one costs one copy).
+static void test_first_update_work(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	box_t *b = malloc(sizeof *b * N);
+	for (int scene = 0; scene < 3; ++scene) {
+		tu_rng r = tu_rng_make(90 + (uint64_t)scene);
+		for (int i = 0; i < N; ++i) b[i] = first_box(scene, &r, i);
+		size_t k = 0;
+		for (int i = 0; i < N; ++i)
+			for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+		if (scene == 2) assert_true(k > 32u * N); // past the old limit
+		for (int pi = 0; pi < NPLACEMENTS; ++pi) {
+			TU_CONTEXT("first update work, scene %d, %s", scene, placement_names[pi]);
+			tree_t *t = make_tree(pi, true);
+			for (int i = 0; i < N; ++i) {
+				ort_handle h;
+				assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
+				assert_int_equal(h.id, i + 1); // a fresh tree's slots, in order
+			}
+#ifdef ORTHANT_COUNT_WORK
+			TU(work_box_tests) = 0;
+#endif
+			size_t found = 0;
+			assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, first_count, &found), ORT_OK);
+			assert_int_equal(found, k);
+#ifdef ORTHANT_COUNT_WORK
+			uint64_t find_tests = TU(work_box_tests);
+			TU(work_box_tests) = 0;
+			TU(work_first_records) = 0;
+#endif
+			first_seen s = {{0}, b, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, first_begun, NULL, &s), ORT_OK);
+			assert_int_equal(s.bad, 0);
+			assert_int_equal(s.keys.n, k);
+			qsort(s.keys.v, s.keys.n, sizeof *s.keys.v, first_cmp);
+			for (size_t j = 1; j < s.keys.n; ++j)
+				if (s.keys.v[j - 1] == s.keys.v[j]) TU_FAIL("pair reported twice\n");
+			assert_int_equal(TU(tree_pair_count)(t), (int)k);
+#ifdef ORTHANT_COUNT_WORK
+			uint64_t tests = TU(work_box_tests), records = TU(work_first_records);
+			print_message("first update %d %-6s k %7zu: box tests %9llu (find_pairs %9llu), records %7llu\n", scene,
+			              placement_names[pi], k, (unsigned long long)tests, (unsigned long long)find_tests,
+			              (unsigned long long)records);
+			if ((double)tests > FIRST_TESTS_C * (double)find_tests)
+				TU_FAIL("%llu box tests, find_pairs %llu\n", (unsigned long long)tests, (unsigned long long)find_tests);
+			if (records != k) TU_FAIL("%llu records written for %zu pairs\n", (unsigned long long)records, k);
+#endif
+			free(s.keys.v);
+			TU(tree_destroy)(t);
+		}
+	}
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1752,6 +1878,7 @@ int main(void)
 	    cmocka_unit_test(test_packed_batch_work),
 	    cmocka_unit_test(test_pinwheel_query_work),
 	    cmocka_unit_test(test_churn_work),
+	    cmocka_unit_test(test_first_update_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
 }
