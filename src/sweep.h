@@ -1031,14 +1031,21 @@ static int stream_split_plane(sweep_stream *s, const uint32_t *v, uint32_t n, co
 // entered there). The cells are shaped like the average box (their sides in
 // the ratio of the mean extents), so a box covers about (1 + 1/c)^2 of them.
 // The grid is tried only when it stays cheap, or given up for the split:
-// its entries must fit the pile's 2m words of scratch (first bounded from
-// the extents, then counted), and its cells' pairs must be at most
-// STREAM_SCAN a box, as a sweep's (a cluster crowding a few cells fails
-// that). A pile of boxes long on the grid's axes (the families crossing
+// its entries must fit the scratch (2m words or more: a pile streamed
+// whole lends 3m, so each of three families gets 9 words a box; first
+// bounded from the extents, then counted: with 2m, 3D rods at n = 256000
+// overflowed it at every level, and find_pairs under loose placement cost
+// 858.5M instructions, 223.2M with 9), and its cells' pairs must be at
+// most STREAM_GRID_TESTS a box (a cluster crowding a few cells fails that). A pile of boxes long on the grid's axes (the families crossing
 // each other, strips of a pinwheel) fails the extents' bound with no pass.
 
 /// Boxes a cell of the grid, were they points.
 #define STREAM_GRID 4
+
+/// Most pairs a box the grid's cells may test (pairs found included): the
+/// cells hold more boxes as a family grows denser for its boxes' size, and
+/// past it the pile is split and each part tried again.
+#define STREAM_GRID_TESTS (4 * STREAM_SCAN)
 
 /// One axis of the grid: g cells over [lo, lo + g / inv).
 typedef struct stream_grid_axis {
@@ -1061,8 +1068,9 @@ static inline uint32_t stream_grid_at(const stream_grid_axis *a, float f)
 /// Every overlapping pair among the boxes v[0..n) of one list, each once,
 /// by a grid over the two axes of least share (the essay above), if it
 /// stays cheap: false (and nothing reported) if not. v is only read;
-/// tmp: 2n words of scratch, the cells' starts and then their entries.
-static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uint32_t *tmp, const stream_shape *sh)
+/// tmp: `room` words of scratch, the cells' starts and then their entries.
+static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uint32_t *tmp, uint64_t room,
+                             const stream_shape *sh)
 {
 	if (n < STREAM_SPLIT_MIN) return false;
 	double share[DIM], span[DIM];
@@ -1082,7 +1090,8 @@ static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uin
 	au.inv = (float)(au.g / span[u]);
 	aw.inv = (float)(aw.g / span[w]);
 	uint32_t *start = tmp, *ent = tmp + g + 1;
-	uint64_t room = 2 * (uint64_t)n - g - 1;
+	if (g + 1 >= room) return false;
+	room -= g + 1;
 	// A box covers at least its extent over a cell's side of cells on each axis.
 	if (sh->ext[u] * au.inv > (double)room || sh->ext[w] * aw.inv > (double)room) return false;
 	memset(start, 0, (g + 1) * sizeof *start);
@@ -1103,8 +1112,9 @@ static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uin
 		tests += (uint64_t)start[c] * (start[c] - 1) / 2;
 		start[c] += start[c - 1];
 	}
-	if (tests > STREAM_SCAN * 2 * (uint64_t)n) return false;
-	s->steps += 2 * entries + tests;
+	s->steps += entries;
+	if (tests > STREAM_GRID_TESTS * (uint64_t)n) return false;
+	s->steps += entries + tests;
 	for (uint32_t k = 0; k < n; ++k) { // each box into its cells: start[c] ends at the cell's end
 		const box_t *x = stream_box(s, v[k]);
 		uint32_t u0 = stream_grid_at(&au, x->min[u]), u1 = stream_grid_at(&au, x->max[u]);
@@ -1170,14 +1180,16 @@ static bool stream_sweep_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t
 /// Every overlapping pair among the boxes v[0..n) of one list (the stream's
 /// first), each once: swept if that is cheap on some axis, put on a grid
 /// if that is (a family of parallel rods), else split on a plane while one
-/// leaves little across it, the parts streamed. tmp: 2n words of scratch (a whole part's two copies).
-static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, int depth)
+/// leaves little across it, the parts streamed. tmp: `room` words of
+/// scratch, 2n or more (a whole part's two copies; the grid's cells and
+/// entries take what there is).
+static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, uint64_t room, int depth)
 {
 	if (n < 2 || s->stop) return;
 	stream_shape sh; // read once for the sweep's estimate and the grid
 	stream_shape_of(s, v, n, &sh);
 	if (stream_sweep_self(s, v, n, tmp, &sh)) return; // thin on some axis: no split needed
-	if (stream_grid_self(s, v, n, tmp, &sh)) return; // a family of parallel rods: no split needed
+	if (stream_grid_self(s, v, n, tmp, room, &sh)) return; // a family of parallel rods: no split needed
 	float at = 0.0f;
 	int best = depth < STREAM_DEPTH ? stream_split_plane(s, v, n, NULL, 0, &at) : -1;
 	if (best < 0) { // no plane parts it: the stream, holder and point sets both v
@@ -1194,9 +1206,9 @@ static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp,
 	uint32_t nm = n - nl - nr, *l = v, *m = v + nl, *r = v + nl + nm;
 	assert(nl >= n / 8 && nr >= n / 8);
 	// Each part keeps its own range of v, so the crosses below see the parts whole.
-	stream_self(s, l, nl, tmp, depth + 1);
-	stream_self(s, r, nr, tmp, depth + 1);
-	stream_self(s, m, nm, tmp, depth + 1);
+	stream_self(s, l, nl, tmp, room, depth + 1);
+	stream_self(s, r, nr, tmp, room, depth + 1);
+	stream_self(s, m, nm, tmp, room, depth + 1);
 	s->spare = tmp; // the parts' own passes are done: tmp is free
 	s->room = 2 * n;
 	if (!s->stop) stream_cross(s, m, nm, l, nl);
@@ -1274,7 +1286,7 @@ static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uin
 		for (uint32_t q = 0; q < k; ++q) o[q] = s.box[s.pos[q]];
 		sweep_stream st = sweep_stream_make(l, NULL, share, fn, ctx);
 		memcpy(w, o + r, n * sizeof *w);
-		stream_self(&st, w, n, w + n, 0);
+		stream_self(&st, w, n, w + n, 2 * (uint64_t)n, 0);
 		uint32_t np = stream_keep(&st, o, r, w, a, sweep_box(l, o[r])->min[a], 0);
 		memcpy(w + np, o + r, n * sizeof *w);
 		st.spare = w + np + n; // past the sets, the order o spent: 4k words in all
@@ -1386,7 +1398,7 @@ static bool sweep_self(const sweep_list *a, uint64_t *keys, sweep_pair_fn *fn, v
 		uint32_t *w = (uint32_t *)(void *)keys; // 4m words: the pile, and stream_self's 2m of scratch
 		for (uint32_t i = 0; i < m; ++i) w[i] = i;
 		sweep_stream st = sweep_stream_make(a, NULL, share, fn, ctx);
-		stream_self(&st, w, m, w + m, 0);
+		stream_self(&st, w, m, w + m, 3 * (uint64_t)m, 0);
 		WORK_TESTS(st.steps + m);
 		return !st.stop;
 	}

@@ -723,8 +723,8 @@ static void test_parallel_rods_pairs(void **state)
 
 /// How much more work crossing rods may cost at 4N than at N, each over
 /// (n log2 n + k), in the leaves placement (its rods are one pile of all n
-/// in the root: the streamed 3D sweep). At N = 12000 in 3D: 0.76 (1.99 at
-/// N, 1.52 at 4N), each family of parallel rods put on a grid over its thin
+/// in the root: the streamed 3D sweep). At N = 12000 in 3D: 0.76 (1.85 at
+/// N, 1.40 at 4N), each family of parallel rods put on a grid over its thin
 /// axes; before, split on planes until a sweep was cheap, 1.08 (4.59 and
 /// 4.97: the depth that took grew with the families' density), and before a
 /// streamed cross trimmed its sets once and sorted by radix, 1.21 (5.18 and
