@@ -961,7 +961,7 @@ static void test_parallel_rods_pairs(void **state)
 /// streamed cross trimmed its sets once and sorted by radix, 1.21 (5.18 and
 /// 6.26), the growth that made the 3D rods under leaves 5.6 times the
 /// uniform scene's find_pairs at n = 100000.
-#define RODS_GROWTH 0.9
+#define RODS_GROWTH (DIM == 3 ? 0.9 : 1.15)
 
 /// The work of find_pairs on n crossing rods (turn 0) in the leaves
 /// placement over (n log2 n + k), its pairs brute force's.
@@ -1001,7 +1001,12 @@ static void test_rods_pairs_growth(void **state)
 	const int N = tu_size(12000, 1000);
 	double w1 = rods_leaves_work(N), w4 = rods_leaves_work(4 * N);
 #ifdef ORTHANT_COUNT_WORK
-	if (w4 > RODS_GROWTH * w1) TU_FAIL("rods under leaves: %.2f (n log n + k) at %d, %.2f at %d\n", w1, N, w4, 4 * N);
+	// Shrunk past half (valgrind, coverage, ThreadSanitizer) the rods are too
+	// few for a 3D family to be put on a grid (1500: 2.75, then 3.24 at 6000):
+	// the counts are the same in every build, so the release and ASan runs
+	// (N 12000 and 6000) hold the bound for them.
+	if (tu_shrink() <= 2 && w4 > RODS_GROWTH * w1)
+		TU_FAIL("rods under leaves: %.2f (n log n + k) at %d, %.2f at %d\n", w1, N, w4, 4 * N);
 #else
 	(void)w1, (void)w4;
 #endif
