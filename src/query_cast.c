@@ -140,6 +140,17 @@ static inline bool sweep_node(const tree_t *t, const sweep *w, float tmax, const
 	return sweep_hits(w, tmax, lo, hi, enter);
 }
 
+/// Prefetch both ends of chunk c: its 88 bytes in 2D span two lines from most
+/// of the places one starts in (3D's 232 bytes: the middle comes later).
+/// The ray walk waits on memory more than it computes: S5's rays with every
+/// hit ran 11-18 % faster with the prefetches of sweep_descend and sweep_own,
+/// at 7 % more instructions.
+static inline void chunk_prefetch(const tree_t *t, uint32_t c)
+{
+	__builtin_prefetch(&t->chunks[c]);
+	__builtin_prefetch((const char *)&t->chunks[c + 1] - 1);
+}
+
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
 	const sweep *w;
@@ -175,6 +186,7 @@ static inline bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		uint8_t hit_k[CHUNK_CAP];
 		float hit_t[CHUNK_CAP];
 		int nh = 0;
+		if (it.next != NIL) chunk_prefetch(t, it.next); // the chain's next, while this one is tested
 		const entry *es = t->chunks[c].e;
 		for (uint32_t k = it.from; k < fill; ++k) {
 			const entry *e = &es[k];
@@ -242,7 +254,15 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
 			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
-			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
+			// What its pop reads first, fetched while the nodes above it on
+			// the stack are walked: its entries, and (when a child holds
+			// anything: total > count) its children, whose bounds it tests.
+			// A prefetch reads nothing: should a callback's deferred change
+			// move a pool, a fetch is wasted, no more.
+			if (cn->head != NIL) chunk_prefetch(t, cn->head);
+			if (cn->total > cn->count)
+				for (int g = 0; g < NCHILD; ++g)
+					if (cn->child[g] != NIL) __builtin_prefetch(&t->nodes[cn->child[g]]);
 			assert(top < cap);
 			size_t j = top++;
 			for (; j > kids && stack[j - 1].enter < enter; --j) stack[j] = stack[j - 1];
