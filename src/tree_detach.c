@@ -594,11 +594,14 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	if (sph || in_callback(t)) return false;
 	if (!d || !d->valid) {
 		// No dense array (the first update took the tree's own walk, or
-		// a change since made it stale): it is filled once a quarter of the
-		// items have moved one by one this round, when the next update will
-		// find every pair anyway; the rest of the round's moves are writes.
-		// A world that moves few never pays for the fill. (Not while the
-		// deferred queue applies: its waiting items have no entries yet.)
+		// a change since made it stale): until a quarter of the items have
+		// moved one by one this round, each move waits (det_wait_move); then
+		// the array is filled and the waiting boxes written over it
+		// (detached_boxes), when the next update will find every pair
+		// anyway, and the rest of the round's moves are writes. A world that
+		// moves few never pays for the fill: the next update makes its
+		// waiting moves. (Not while the deferred queue applies: its waiting
+		// items have no entries yet.)
 		if (!t->bp || t->pending_len || !bp_expects_all(t)) return false;
 		if (!bp_wants_all(t)) return det_wait_move(t, h, box, r);
 		if (!detached_boxes(t)) return false;
@@ -638,7 +641,8 @@ static const box_t *detached_boxes(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (d && d->valid) return d->box;
-	if (d && d->wait_len && det_convert(t)) return d->box;
+	// Waiting moves become the array's (never beside marks: det_wait_move).
+	if (d && d->wait_len && !d->marked && det_convert(t)) return d->box;
 	if (detached_read(t) != ORT_OK || !det_reserve(t)) return NULL;
 	det_fill(t, t->det);
 	return t->det->box;
