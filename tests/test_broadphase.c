@@ -1660,6 +1660,148 @@ static void test_detached_single_moves(void **state)
 	}
 }
 
+/// A counted tree (counted_tree) of n small box items (bulk_world, no
+/// spheres: the model's boxes are the exact bounds from the first update on),
+/// room for cap.
+static tree_t *box_world(ort_placement p, tu_alloc *a, tu_rng *r, world *w, int n, int cap, int filtered)
+{
+	tree_t *t = counted_tree(p, a);
+	bulk_world(t, w, r, n, cap, 0, 1.5f, filtered);
+	return t;
+}
+
+/// update_pairs, its events replayed against brute force, the tree valid and
+/// every box the model's.
+static void update_all_checked(tree_t *t, const world *w, pairset *set, const char *what)
+{
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, set), ORT_OK);
+	assert_int_equal(set->errors, 0);
+	compare(&set->keys, w, what);
+	tu_check_valid(t);
+	expect_boxes(t, w);
+}
+
+/// Per-item moves before the dense array exists (tree_detach.c: they wait,
+/// each logged with its box): after an all-pairs update that left no valid
+/// array (the first update, or a batch of every item and then an insert),
+/// moves one at a time: a quarter and more (the waiting moves become the
+/// array's, the update finds every pair), a few (an incremental update makes
+/// them), a few read back by get_box, queries and validate before the update,
+/// a few with repeats, a removal of a waiting item and an insert among them;
+/// and waits whose memory runs out part way (the list, the array, a re-home while
+/// the waits are made), which leaves every accepted move in place and the
+/// tree whole once memory is back.
+static void test_waiting_moves(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		int N = 400;
+		tu_alloc a;
+		tu_rng r = tu_rng_make(330 + (uint64_t)p);
+		world w;
+		tree_t *t = box_world((ort_placement)p, &a, &r, &w, N, 2 * N, N / 8);
+		pairset set = {{0}, 0};
+		int frames = tu_size(24, 12), *at = malloc(sizeof *at * 4 * N);
+		ort_handle *hs = malloc(sizeof *hs * 4 * N);
+		box_t *bs = malloc(sizeof *bs * 4 * N);
+		for (int f = 0; f < frames; ++f) {
+			TU_CONTEXT("waiting moves, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			if (f > 0) {
+				int n = bulk_batch(&w, &r, at, all_shuffled(&w, &r, at), hs, bs, 20);
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			compare(&set.keys, &w, "events of the all-pairs update");
+			if (f > 0) world_insert(t, &w, small_box(&r, 100.0f), NULL); // the array is no longer valid
+			int kind = f % 4, n = all_shuffled(&w, &r, at);
+			int m = kind == 0 ? tu_int(&r, w.m.n / 4 + 1, w.m.n) : tu_int(&r, 1, 30);
+			bool starve = kind != 3 && f % 3 == 1;
+			if (starve) {
+				a.fail_at = a.calls + 1 + f % 5;
+				a.fail_rest = true;
+			}
+			for (int k = 0; k < m; ++k) {
+				int i = at[k % n];
+				box_t b = stepped(w.m.box[i], &r, k % 7 == 0 ? 60.0f : 3.0f);
+				ort_result got = TU(tree_move)(t, w.m.handle[i], b);
+				if (got == ORT_OK)
+					w.m.box[i] = b;
+				else
+					assert_true(starve && got == ORT_ERROR_OUT_OF_MEMORY);
+				if (kind == 3 && k % 5 == 0) world_step(t, &w, &r, i, 3.0f); // the same item again
+			}
+			if (starve) {
+				// A read attaches: a re-home without memory fails it, and the
+				// moves not yet made keep waiting.
+				box_t got;
+				ort_result read = TU(tree_get_box)(t, w.m.handle[at[0]], &got);
+				assert_true(read == ORT_OK || read == ORT_ERROR_OUT_OF_MEMORY);
+				if (read == ORT_OK) assert_memory_equal(&got, &w.m.box[at[0]], sizeof got);
+				a.fail_at = 0;
+				a.fail_rest = false;
+			}
+			if (kind == 2) {
+				expect_boxes(t, &w);
+				bulk_queries(t, &w, &r);
+				tu_check_valid(t);
+			}
+			if (kind == 3) {
+				world_remove(t, &w, at[0]);
+				world_insert(t, &w, small_box(&r, 100.0f), NULL);
+				world_step(t, &w, &r, at[1] < w.m.n ? at[1] : 0, 3.0f);
+			}
+			update_all_checked(t, &w, &set, "events after waiting moves");
+		}
+		free(hs), free(bs), free(at);
+		world_end(t, &w, &set.keys);
+		assert_int_equal(a.live, 0);
+	}
+}
+
+/// Waiting moves on a fresh tree (its first update made the set by the
+/// tree's walk) whose memory runs out at each of its next allocations: the
+/// waiting list, the header, the array at the quarter, a re-home when a read
+/// makes the waiting moves. A refused move changes nothing, an accepted one
+/// is kept, and once memory is back the boxes and the events are brute
+/// force's.
+static void test_waiting_moves_memory(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (long fail = 1; fail <= 12; ++fail) {
+			TU_CONTEXT("waiting moves without memory, %s, allocation %ld", ort_placement_string((ort_placement)p), fail);
+			int N = 300;
+			tu_alloc a;
+			tu_rng r = tu_rng_make(350 + (uint64_t)(p * 16 + fail));
+			world w;
+			tree_t *t = box_world((ort_placement)p, &a, &r, &w, N, N, 0);
+			pairset set = {{0}, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			int *at = malloc(sizeof *at * (size_t)N);
+			int n = all_shuffled(&w, &r, at);
+			a.fail_at = a.calls + fail;
+			a.fail_rest = fail % 2 == 0; // every one from then on, or that one alone
+			for (int k = 0; k < n / 2; ++k) {
+				int i = at[k];
+				box_t b = stepped(w.m.box[i], &r, k % 5 == 0 ? 80.0f : 3.0f);
+				ort_result got = TU(tree_move)(t, w.m.handle[i], b);
+				if (got == ORT_OK)
+					w.m.box[i] = b;
+				else
+					assert_int_equal(got, ORT_ERROR_OUT_OF_MEMORY);
+			}
+			box_t got;
+			ort_result read = TU(tree_get_box)(t, w.m.handle[at[0]], &got);
+			assert_true(read == ORT_OK || read == ORT_ERROR_OUT_OF_MEMORY);
+			a.fail_at = 0;
+			a.fail_rest = false;
+			update_all_checked(t, &w, &set, "events after waiting moves short of memory");
+			free(at);
+			world_end(t, &w, &set.keys);
+			assert_int_equal(a.live, 0);
+		}
+}
+
 /// Removes the first item of its pair that is still in the world, once a
 /// frame, from inside update_pairs (the removal waits for the reports to end).
 typedef struct plain_cb {
@@ -2080,6 +2222,8 @@ int main(void)
 	    cmocka_unit_test(test_move_many_bulk),
 	    cmocka_unit_test(test_move_many_detached),
 	    cmocka_unit_test(test_detached_single_moves),
+	    cmocka_unit_test(test_waiting_moves),
+	    cmocka_unit_test(test_waiting_moves_memory),
 	    cmocka_unit_test(test_detached_plain_moves),
 	    cmocka_unit_test(test_all_pairs_keys),
 	    cmocka_unit_test(test_first_update_memory),
