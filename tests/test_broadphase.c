@@ -2003,7 +2003,7 @@ static void test_all_pairs_keys(void **state)
 
 // ---- the first update's memory ---------------------------------------------------------
 
-enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SCENES };
+enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SAME, FIRST_SCENES };
 
 /// Box i of a first-update scene: uniform small boxes (about half a pair an
 /// item), duplicates (groups of 8 identical boxes: 3.5 pairs an item), or
@@ -2013,11 +2013,18 @@ enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SC
 /// stop and start over), or those packed rods hidden from the count's
 /// estimate: the items it samples at n = 2000 (every 31st slot from the
 /// 15th, broadphase.c: bp_estimate) lie apart, alone, so it guesses no pairs
-/// and the walk fills several blocks, copied into the set.
+/// and the walk fills several blocks, copied into the set; or identical
+/// boxes (2M pairs at 2000: past the 1M at which the set's spare room
+/// shrinks from a quarter to a sixteenth).
 static box_t first_box(int scene, tu_rng *r, int i)
 {
 	box_t b;
-	if (scene == FIRST_DUPS) {
+	if (scene == FIRST_SAME) {
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = 10.0f;
+			b.max[d] = 12.0f;
+		}
+	} else if (scene == FIRST_DUPS) {
 		tu_rng g = tu_rng_make(1000 + (uint64_t)(i / 8));
 		for (int d = 0; d < DIM; ++d) {
 			b.min[d] = tu_float(&g, 0.0f, 400.0f);
@@ -2089,17 +2096,20 @@ static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *u
 /// The first update of a tree writes its pair set without growing an array
 /// by doubling: the bytes it asks for, holds after and holds at its peak are
 /// bounded per pair and per item, in a fixed number of allocations, for
-/// uniform boxes, duplicates and crossing rods, sparse and packed past the
-/// walk's old pile limit. The bounds: the walk's blocks at most 16 bytes a
-/// pair (the first sized from the count's estimate, the others each as
-/// large as all before it), the set 8 bytes a pair with room for a quarter
-/// again (half again when the estimate's block became the set: kept only
-/// while at most that), the index's links 16 bytes a pair with the same
-/// room (reserved, built by the first incremental update past 2 pairs an
-/// item), the heads 4 bytes an item slot.
+/// uniform boxes, duplicates, crossing rods, sparse and packed past the
+/// walk's old pile limit, and identical boxes. The bounds: the walk's blocks
+/// at most 16 bytes a pair (the first sized from the count's estimate raised
+/// by its error, the others each as large as all before it), the set 8 bytes
+/// a pair with room for a quarter again (a sixteenth of what is past 1M
+/// pairs; half again when the estimate's block became the set: kept only
+/// while at most that), the index's links 16 bytes a pair with the room
+/// made for the count, not the set's array (reserved, built by the first
+/// incremental update past 2 pairs an item), the heads 4 bytes an item slot.
 /// Growing the set by doubling asked for 72 bytes a pair on rods and held
-/// 54. The pairs match brute force, and so do those of an incremental update
-/// after a few moves (which builds the index when the first update did not).
+/// 54; links sized from the estimate's block held 34 (33.75 on 50M pairs of
+/// identical boxes). The pairs match brute force, and so do those of an
+/// incremental update after a few moves (which builds the index when the
+/// first update did not).
 static void test_first_update_memory(void **state)
 {
 	(void)state;
@@ -2110,6 +2120,8 @@ static void test_first_update_memory(void **state)
 			// Where every instruction costs many (tu_shrink), the packed rods'
 			// 160,000 pairs are walked in one placement, not three.
 			if (tu_shrink() > 1 && scene >= FIRST_PILE && pl > 0) continue;
+			// 2M pairs of identical boxes: one placement (their tree is one pile in any).
+			if (scene == FIRST_SAME && pl > 0) continue;
 			TU_CONTEXT("first update, scene %d, %s", scene, ort_placement_string(places[pl]));
 			tu_alloc a;
 			world w;
@@ -2121,6 +2133,7 @@ static void test_first_update_memory(void **state)
 			if (scene == FIRST_RODS) assert_true(pairs > 10u * N); // the scene is what it says
 			if (scene == FIRST_DUPS) assert_true(pairs > 3u * N);
 			if (scene == FIRST_PILE || scene == FIRST_HIDDEN) assert_true(pairs > 32u * N);
+			if (scene == FIRST_SAME) assert_true(pairs > (1u << 20));
 			// find_pairs first: the walk's own memory (lists, sweep keys),
 			// which the tree keeps, is not the update's.
 			uint64_t found = 0;
@@ -2135,8 +2148,19 @@ static void test_first_update_memory(void **state)
 			compare(&ev.keys, &w, "first update");
 			assert_int_equal(TU(tree_pair_count)(t), (int)pairs);
 			size_t slack = 64 * 1024 + 8 * (size_t)N; // the first block, heads, the snapshot's record
-			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack || a.live - live > 36 * pairs + slack ||
-			    a.live_peak - live > 52 * pairs + slack)
+			print_message("first update, scene %d, %s: %llu pairs, bytes a pair: asked %.2f, held %.2f, peak %.2f\n",
+			              scene, ort_placement_string(places[pl]), (unsigned long long)pairs,
+			              (double)(a.asked - asked) / (double)pairs, (double)(a.live - live) / (double)pairs,
+			              (double)(a.live_peak - live) / (double)pairs);
+			// Held: 24 bytes a pair with a quarter's room is 30, and the
+			// estimate's error and margin on the set's 8 (at most 32.9 here,
+			// 2D and 3D; the first block made for the estimate and the links
+			// for it held 33.9); identical boxes, 2M pairs, 28.2 (their
+			// estimate is exact, and the spare is 256k pairs and a sixteenth
+			// of the rest: 16%; 7% at 50M, 25.9 bytes a pair).
+			size_t held = scene == FIRST_SAME ? 29 : 34;
+			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack ||
+			    a.live - live > held * pairs + slack || a.live_peak - live > 52 * pairs + slack)
 				TU_FAIL("%llu pairs: %ld allocations, %zu bytes asked, %zu held, %zu at the peak\n",
 				        (unsigned long long)pairs, a.calls - calls, a.asked - asked, a.live - live, a.live_peak - live);
 			// Hidden from the estimate: blocks, then the set (the copy's path).
