@@ -221,17 +221,6 @@ static uint64_t bp_set_room(uint64_t n)
 	return want < BP_MAX_PAIRS ? want : BP_MAX_PAIRS;
 }
 
-/// The links to reserve for a set of n pairs in an array of cap: the room a
-/// set of n is made with (bp_set_room), at most cap. The set's array may
-/// have more room than that (the first update's, sized from an estimate of
-/// the count): its unwritten part costs no page, while links are written
-/// whole when the index is built.
-static uint32_t bp_link_room(uint32_t n, uint32_t cap)
-{
-	uint64_t room = bp_set_room(n);
-	return room < cap ? (uint32_t)room : cap;
-}
-
 // ---- the index: per-item lists of refs -----------------------------------------------
 
 static inline void bp_link_in(struct broadphase *bp, uint32_t p, int side, uint32_t it)
@@ -304,7 +293,7 @@ static bool bp_link_all(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	if (bp->linked) return true;
-	if (!bp_index_reserve(t, bp_link_room(bp->len, bp->cap))) return false;
+	if (!bp_index_reserve(t, bp->cap)) return false;
 	// bp_link_in of both sides of each record in turn, with the arrays held
 	// in locals: stores through head and links could otherwise be the
 	// broad phase's own fields, read again after each (a record's two items
@@ -965,7 +954,10 @@ static uint64_t bp_estimate(tree_t *t)
 	bp_estimate_at(t, step, &e, &err);
 	if (step > BP_SAMPLE_STEP && e > 2 * (uint64_t)t->live && err > e / 8)
 		bp_estimate_at(t, BP_SAMPLE_STEP, &e, &err);
-	uint64_t high = e + err + e / 32;
+	// At most the eighth the room once had (few samples of a small tree can
+	// say more): a count past the room costs a copy, never an answer, and
+	// the links are reserved for all of the room.
+	uint64_t margin = err + e / 32 < e / 8 ? err + e / 32 : e / 8, high = e + margin;
 	return high < BP_MAX_PAIRS ? high : BP_MAX_PAIRS;
 }
 
@@ -1002,8 +994,9 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 	// Block 0 is the set when it holds every record and is at most the room
 	// made for half as many again (the estimate raised by its error was not
 	// too high by more than that): then nothing is copied. Else the set is
-	// made at its size. Its unwritten part costs no page, and the links
-	// are sized from the count, not from it (bp_link_room).
+	// made at its size. Its unwritten part costs no page; the links are
+	// reserved for all of it (below), so that a count wandering up within
+	// the set's room allocates nothing in the steady state.
 	if (k.nb == 1 && k.cap[0] <= bp_set_room(len + len / 2)) {
 		if (k.at[0] != bp->pairs) {
 			mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
@@ -1184,14 +1177,16 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// then (on the first update: it holds the new set already). The first
 	// update leaves bp_set_room's spare (a pile excepted, sized by its
 	// count, and the walk, which sized it). The links are reserved for the
-	// count's room, not the array's (bp_link_room).
+	// whole array: sized for the count's room alone (smaller when the walk's
+	// estimate was high), a count that later wandered past it grew them in
+	// the steady state (the soak).
 	if (first ? !bp_stage_in_set(t, pile || walked ? n_new : bp_set_room(n_new), n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), bp_set_room(n_new)))
 		return ORT_ERROR_OUT_OF_MEMORY;
 	// The index is built later, when needed, but its memory is taken now: a
 	// removal made from a callback of this update cannot then fail for it.
-	if (!bp_index_reserve(t, bp_link_room(n_new, bp->cap))) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!bp_index_reserve(t, bp->cap)) return ORT_ERROR_OUT_OF_MEMORY;
 	int shift = c.shift;
 	if (first) {
 		// Every pair begins, in the order the pass found them (and wrote them).

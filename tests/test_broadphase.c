@@ -2102,12 +2102,13 @@ static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *u
 /// by its error, the others each as large as all before it), the set 8 bytes
 /// a pair with room for a quarter again (a sixteenth of what is past 1M
 /// pairs; half again when the estimate's block became the set: kept only
-/// while at most that), the index's links 16 bytes a pair with the room
-/// made for the count, not the set's array (reserved, built by the first
-/// incremental update past 2 pairs an item), the heads 4 bytes an item slot.
-/// Growing the set by doubling asked for 72 bytes a pair on rods and held
-/// 54; links sized from the estimate's block held 34 (33.75 on 50M pairs of
-/// identical boxes). The pairs match brute force, and so do those of an
+/// while at most that), the index's links 16 bytes a pair for all of the
+/// set's array (reserved, built by the first incremental update past 2
+/// pairs an item; sized for the count alone, a count wandering up later
+/// grew them in the steady state), the heads 4 bytes an item slot. Growing
+/// the set by doubling asked for 72 bytes a pair on rods and held 54; a
+/// block for the estimate and an eighth held 34 (33.75 on 50M pairs of
+/// identical boxes, now 1/32 over the count there). The pairs match brute force, and so do those of an
 /// incremental update after a few moves (which builds the index when the
 /// first update did not).
 static void test_first_update_memory(void **state)
@@ -2153,12 +2154,12 @@ static void test_first_update_memory(void **state)
 			              (double)(a.asked - asked) / (double)pairs, (double)(a.live - live) / (double)pairs,
 			              (double)(a.live_peak - live) / (double)pairs);
 			// Held: 24 bytes a pair with a quarter's room is 30, and the
-			// estimate's error and margin on the set's 8 (at most 32.9 here,
-			// 2D and 3D; the first block made for the estimate and the links
-			// for it held 33.9); identical boxes, 2M pairs, 28.2 (their
-			// estimate is exact, and the spare is 256k pairs and a sixteenth
-			// of the rest: 16%; 7% at 50M, 25.9 bytes a pair).
-			size_t held = scene == FIRST_SAME ? 29 : 34;
+			// estimate's error and margin (at most an eighth) on it (at most
+			// 36.0 here, 2D and 3D, slack included: rods, whose 64 samples
+			// of 2000 items say little); identical boxes, 2M pairs, 28.7
+			// (their estimate is exact, and the spare is 256k pairs and a
+			// sixteenth of the rest).
+			size_t held = scene == FIRST_SAME ? 29 : 35;
 			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack ||
 			    a.live - live > held * pairs + slack || a.live_peak - live > 52 * pairs + slack)
 				TU_FAIL("%llu pairs: %ld allocations, %zu bytes asked, %zu held, %zu at the peak\n",
