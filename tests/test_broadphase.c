@@ -2121,8 +2121,10 @@ static void test_first_update_memory(void **state)
 			// Where every instruction costs many (tu_shrink), the packed rods'
 			// 160,000 pairs are walked in one placement, not three.
 			if (tu_shrink() > 1 && scene >= FIRST_PILE && pl > 0) continue;
-			// 2M pairs of identical boxes: one placement (their tree is one pile in any).
-			if (scene == FIRST_SAME && pl > 0) continue;
+			// 2M pairs of identical boxes: one placement (their tree is one pile
+			// in any), and only in the optimised run: the brute-force set and
+			// its checks were most of this suite's time under ASan and valgrind.
+			if (scene == FIRST_SAME && (pl > 0 || tu_shrink() > 1)) continue;
 			TU_CONTEXT("first update, scene %d, %s", scene, ort_placement_string(places[pl]));
 			tu_alloc a;
 			world w;
