@@ -8,7 +8,7 @@
 // ranges of min_range items from one atomic counter until none are left, so
 // uneven jobs balance themselves; finish returns when the last thread has
 // checked out of the generation.
-#if !defined(ORTHANT_NO_THREADS) && !defined(_POSIX_C_SOURCE)
+#if (!defined(ORTHANT_NO_THREADS) || defined(__unix__)) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <assert.h>
@@ -18,6 +18,11 @@
 
 #include "mem.h"
 #include "task_int.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sched.h>
+#define TK_HAVE_SCHED_YIELD 1
+#endif
 
 #ifndef ORTHANT_NO_THREADS
 #include <pthread.h>
@@ -222,6 +227,21 @@ void ort_tk_release(ort_tasks *t)
 {
 	assert(atomic_load(&t->busy));
 	atomic_store(&t->busy, false);
+}
+
+void ort_tk_backoff(unsigned spins)
+{
+	if (spins < 64) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+		__builtin_ia32_pause();
+#elif defined(__GNUC__) && defined(__aarch64__)
+		__asm__ __volatile__("yield");
+#endif
+		return;
+	}
+#ifdef TK_HAVE_SCHED_YIELD
+	sched_yield();
+#endif
 }
 
 void *ort_tk_scratch(ort_tasks *t, size_t size)

@@ -48,6 +48,13 @@ typedef void tk_job_fn(void *ctx, int job, tk_out *out);
 bool ort_tk_acquire(ort_tasks *tasks);
 void ort_tk_release(ort_tasks *tasks);
 
+/// One turn of a wait on another thread's short step (a detached tree's
+/// attach): a pause hint for the first 64 spins, then the core is given up.
+/// A waiter that only spun would burn the time slice the thread it waits for
+/// needs whenever threads outnumber cores (and under valgrind, which runs one
+/// thread at a time).
+void ort_tk_backoff(unsigned spins);
+
 /// At least size bytes of the calling thread's scratch, kept between calls
 /// (NULL if the allocator refused). Its contents are lost by the next call.
 void *ort_tk_scratch(ort_tasks *tasks, size_t size);

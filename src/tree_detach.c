@@ -299,7 +299,7 @@ static ort_result det_apply(tree_t *t)
 static ort_result detached_attach(const tree_t *ct)
 {
 	tree_t *t = (tree_t *)ct;
-	for (;;) {
+	for (unsigned spins = 0;; ++spins) {
 		int s = atomic_load_explicit(&t->det_state, memory_order_acquire);
 		if (s == DET_ATTACHED) return ORT_OK;
 		if (s == DET_DETACHED && atomic_compare_exchange_weak_explicit(&t->det_state, &s, DET_ATTACHING,
@@ -309,6 +309,7 @@ static ort_result detached_attach(const tree_t *ct)
 			return r;
 		}
 		// Another reader is attaching: its release publishes the entries.
+		ort_tk_backoff(spins);
 	}
 }
 
