@@ -1465,7 +1465,7 @@ static void test_nearest_work(void **state)
 				bound += c * (log2((double)n) + K);
 				if (t) continue;
 				for (int i = 0; i < n; ++i) want[i] = (tu_near){tu_dist2(pt, &b[i]), (uint32_t)i};
-				tu_sort(want, (size_t)n, sizeof want[0], tu_cmp_near);
+				tu_near_first(want, (size_t)n, K);
 				if (found != K) TU_FAIL("packed nearest: %d found\n", found);
 				for (int i = 0; i < K; ++i)
 					if (nb[i].id != want[i].id || nb[i].distance != (float)sqrt(want[i].d2))
@@ -1546,7 +1546,7 @@ static void test_packed_batch_work(void **state)
 			int m = 0;
 			for (int i = 0; i < n; ++i)
 				if ((uint32_t)i != exclude[q]) want[m++] = (tu_near){tu_dist2(pts[q], &b[i]), (uint32_t)i};
-			tu_sort(want, (size_t)m, sizeof want[0], tu_cmp_near);
+			tu_near_first(want, (size_t)m, K);
 			if (found[q] != K) TU_FAIL("%d found\n", found[q]);
 			for (int i = 0; i < K; ++i) {
 				const ort_id_neighbor *r = &out[q * K + i];

@@ -185,17 +185,20 @@ static int leaves_met(const vnodes *s, const box_t *b)
 
 // ---- work -------------------------------------------------------------------------------
 
-enum { CW_N = 3000 };
+/// Items a scene of test_cap_work holds: 3000, fewer where the run is shrunk
+/// (valgrind), whose brute-force pair count is quadratic.
+static int cw_n(void) { return tu_size(3000, 750); }
 /// Leaf entries a query may reach, per (log2 n + k): a query meets about
 /// that many leaves, each holding about half a bucket (16) of entries. (At
 /// 32, strips piled as copies in leaves that would not split passed.)
 #define CW_LEAF 8.0
 
-/// The work measures of test_cap_work on t holding b[0..CW_N) (m), printed
+/// The work measures of test_cap_work on t holding b[0..cw_n()) (m), printed
 /// with `when`; what is over its bound, or NULL.
 static const char *cap_work_of(tree_t *t, const model *m, const box_t *b, int kind, const char *when)
 {
-	enum { N = CW_N, Q = 48, K = 10 };
+	enum { Q = 48, K = 10 };
+	const int N = cw_n();
 	double *dist = malloc(sizeof *dist * N);
 	{
 		ort_tree_stats st;
@@ -274,7 +277,7 @@ static const char *cap_work_of(tree_t *t, const model *m, const box_t *b, int ki
 static void test_cap_work(void **state)
 {
 	(void)state;
-	enum { N = CW_N };
+	const int N = cw_n();
 	box_t *b = malloc(sizeof *b * N);
 	for (int kind = 0; kind < S_KINDS; ++kind) {
 		TU_CONTEXT("leaves cap work, %s", scene_names[kind]);
@@ -463,7 +466,8 @@ static box_t churn_box(tu_rng *r)
 static void test_cap_churn(void **state)
 {
 	(void)state;
-	enum { STEPS = 1500, MAX = 160, CHECK = 25 };
+	enum { MAX = 160, CHECK = 25 };
+	const int steps = tu_size(1500, 500); // shrunk: fewer steps, the same checks every CHECK
 	static const int buckets[] = {1, 2, 4, 16};
 	int capped_seen = 0, copied_seen = 0;
 	for (int cfg = 0; cfg < 8; ++cfg) {
@@ -473,7 +477,7 @@ static void test_cap_churn(void **state)
 		tu_model_init(&m, MAX);
 		tu_rng r = tu_rng_make(900 + (uint64_t)cfg);
 		tu_list prev = {0};
-		for (int step = 0; step < STEPS; ++step) {
+		for (int step = 0; step < steps; ++step) {
 			TU_CONTEXT("leaves cap churn, bucket %d prune %d, step %d", bucket, prune, step);
 			int op = tu_int(&r, 0, 9);
 			if (m.n < MAX && (op < 4 || m.n < 8)) {
@@ -621,7 +625,7 @@ static box_t peak_box(int kind, tu_rng *r, int i, int n)
 static void test_build_peak(void **state)
 {
 	(void)state;
-	enum { N = 4000 };
+	const int N = tu_size(4000, 1000); // shrunk (valgrind): 1000 and 4000
 	static const ort_placement pls[] = {ORT_PLACEMENT_LEAVES, ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT};
 	static const char *const pl_names[] = {"leaves", "loose", "tight"};
 	box_t *b = malloc(sizeof *b * 4 * N);
@@ -660,7 +664,8 @@ static void test_build_clusters(void **state)
 	(void)state;
 	enum { N = 5000, CLUSTERS = 8 };
 	box_t *b = malloc(sizeof *b * N);
-	for (uint64_t seed = 0; seed < 4; ++seed) {
+	const uint64_t seeds = tu_shrink() >= 8 ? 2 : 4; // valgrind: two clusterings
+	for (uint64_t seed = 0; seed < seeds; ++seed) {
 		TU_CONTEXT("clustered build, seed %d", (int)seed);
 		tu_rng rng = tu_rng_make(900 + seed);
 		float centre[CLUSTERS][DIM];

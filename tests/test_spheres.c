@@ -159,7 +159,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 		int k = 1 + q % 8;
 		tu_near *all = malloc(sizeof *all * (size_t)(sc->n + 1));
 		for (int i = 0; i < sc->n; ++i) all[i] = (tu_near){shape_d2(c, &sc->s[i]), sc->s[i].h.id};
-		tu_sort(all, (size_t)sc->n, sizeof *all, tu_cmp_near);
+		tu_near_first(all, (size_t)sc->n, (size_t)k);
 		neighbor_t out[8];
 		int found;
 		assert_int_equal(TU(tree_nearest)(t, c, k, INFINITY, ORT_MASK_ALL, out, &found), ORT_OK);

@@ -139,7 +139,7 @@ static void reader_round(reader *rd, tu_rng *r)
 	expect(rd, TU(tree_nearest)(t, q.min, K, INFINITY, ORT_MASK_ALL, out, &n) == ORT_OK, "nearest status");
 	tu_near *all = malloc(sizeof *all * (size_t)m->n);
 	for (int i = 0; i < m->n; ++i) all[i] = (tu_near){tu_dist2(q.min, &m->box[i]), m->handle[i].id};
-	tu_sort(all, (size_t)m->n, sizeof *all, tu_cmp_near);
+	tu_near_first(all, (size_t)m->n, K);
 	expect(rd, n == (m->n < K ? m->n : K), "nearest count");
 	for (int k = 0; k < n && k < m->n; ++k)
 		expect(rd, out[k].handle.id == all[k].id && out[k].distance == (float)sqrt(all[k].d2), "nearest");
@@ -206,7 +206,7 @@ static void readers(ort_placement placement, bool detach)
 		pthread_t threads[THREADS];
 		reader rd[THREADS];
 		for (int i = 0; i < THREADS; ++i) {
-			rd[i] = (reader){t, &m, &start, 100u + (uint64_t)(i + THREADS * epoch), 0, NULL, detach ? ROUNDS / 4 : ROUNDS};
+			rd[i] = (reader){t, &m, &start, 100u + (uint64_t)(i + THREADS * epoch), 0, NULL, tu_size(detach ? ROUNDS / 4 : ROUNDS, 30)};
 			assert_int_equal(pthread_create(&threads[i], NULL, reader_main, &rd[i]), 0);
 		}
 		for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
