@@ -428,7 +428,7 @@ static tu_list model_pairs(const model *m)
 	for (int i = 0; i < m->n; ++i)
 		for (int j = i + 1; j < m->n; ++j)
 			if (tu_overlap(&m->box[i], &m->box[j])) tu_push(&l, pair_key(m->handle[i], m->handle[j]));
-	tu_sort(l.v, l.n, sizeof *l.v, tu_cmp_u64);
+	tu_sort_u64(l.v, l.n);
 	return l;
 }
 

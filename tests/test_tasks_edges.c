@@ -234,7 +234,7 @@ static bool has_key(const tu_list *sorted, uint64_t k)
 /// come first), no pair begins that is in it.
 static void events_settle(events *e)
 {
-	tu_sort(e->ended.v, e->ended.n, sizeof(uint64_t), tu_cmp_u64);
+	tu_sort_u64(e->ended.v, e->ended.n);
 	size_t keep = 0;
 	for (size_t i = 0; i < e->set.n; ++i)
 		if (!has_key(&e->ended, e->set.v[i])) e->set.v[keep++] = e->set.v[i];
@@ -244,7 +244,7 @@ static void events_settle(events *e)
 		if (has_key(&e->set, e->began.v[i])) TU_FAIL("a pair began that had begun already\n");
 		tu_push(&e->set, e->began.v[i]);
 	}
-	tu_sort(e->set.v, e->set.n, sizeof(uint64_t), tu_cmp_u64);
+	tu_sort_u64(e->set.v, e->set.n);
 	for (size_t i = 1; i < e->set.n; ++i)
 		if (e->set.v[i] == e->set.v[i - 1]) TU_FAIL("a pair began twice in one update\n");
 	e->began.n = e->ended.n = 0;

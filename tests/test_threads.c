@@ -29,8 +29,8 @@ typedef struct reader {
 /// Whether two result lists hold the same keys, each once; empties both.
 static bool same_set(tu_list *got, tu_list *want)
 {
-	tu_sort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
-	tu_sort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
+	tu_sort_u64(got->v, got->n);
+	tu_sort_u64(want->v, want->n);
 	bool same = got->n == want->n && (got->n == 0 || memcmp(got->v, want->v, got->n * sizeof *got->v) == 0);
 	free(got->v);
 	free(want->v);

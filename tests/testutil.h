@@ -326,6 +326,48 @@ static int tu_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/// Sorts keys ascending: least significant digit first, 16 bits a pass, a
+/// pass skipped when every key has the same digit there (pair keys hold ids
+/// far below 2^32). The oracles sort whole pair sets every frame; qsort with
+/// a comparator was a fifth of test_tasks under valgrind.
+static inline void tu_sort_u64(uint64_t *v, size_t n)
+{
+	if (n < 64) {
+		for (size_t i = 1; i < n; ++i) {
+			uint64_t k = v[i];
+			size_t j = i;
+			for (; j > 0 && v[j - 1] > k; --j) v[j] = v[j - 1];
+			v[j] = k;
+		}
+		return;
+	}
+	uint64_t *tmp = malloc(sizeof *tmp * n);
+	size_t *count = malloc(sizeof *count * 65536);
+	if (!tmp || !count) {
+		free(tmp), free(count);
+		qsort(v, n, sizeof *v, tu_cmp_u64);
+		return;
+	}
+	uint64_t *from = v, *to = tmp;
+	for (int shift = 0; shift < 64; shift += 16) {
+		memset(count, 0, sizeof *count * 65536);
+		for (size_t i = 0; i < n; ++i) count[from[i] >> shift & 0xffff]++;
+		if (count[from[0] >> shift & 0xffff] == n) continue; // one digit: the order stands
+		size_t sum = 0;
+		for (size_t d = 0; d < 65536; ++d) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; ++i) to[count[from[i] >> shift & 0xffff]++] = from[i];
+		uint64_t *swap = from;
+		from = to, to = swap;
+	}
+	if (from != v) memcpy(v, from, sizeof *v * n);
+	free(count);
+	free(tmp);
+}
+
 typedef struct tu_list {
 	uint64_t *v;
 	size_t n, cap;
@@ -343,8 +385,8 @@ static inline void tu_push(tu_list *l, uint64_t v)
 /// Sorted equality; a duplicate in got fails too (results must be unique).
 static inline void tu_expect_same(tu_list *got, tu_list *want, const char *what)
 {
-	tu_sort(got->v, got->n, sizeof *got->v, tu_cmp_u64);
-	tu_sort(want->v, want->n, sizeof *want->v, tu_cmp_u64);
+	tu_sort_u64(got->v, got->n);
+	tu_sort_u64(want->v, want->n);
 	for (size_t i = 1; i < got->n; ++i)
 		if (got->v[i] == got->v[i - 1]) TU_FAIL("%s: result %llx reported twice\n", what, (unsigned long long)got->v[i]);
 	if (got->n != want->n) TU_FAIL("%s: %zu results, brute force has %zu\n", what, got->n, want->n);
@@ -485,7 +527,7 @@ static inline void tu_pair_array_keys(const tree_t *t, tu_list *out)
 		assert_true(out->v[before] == order.v[k]);
 	}
 	free(order.v);
-	tu_sort(out->v, out->n, sizeof *out->v, tu_cmp_u64);
+	tu_sort_u64(out->v, out->n);
 	for (size_t k = 1; k < out->n; ++k) assert_true(out->v[k - 1] < out->v[k]);
 }
 
