@@ -178,6 +178,8 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 			for (uint32_t e = b->first[k]; e < at && res == ORT_OK; ++e) {
 				if (!pk_box_holds(&lb, &p->boxes[e])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
 				if (p->ids[e] < b->least[k]) res = pk_fail(msg, msg_size, "an item's id below its lane's least", i);
+				if (e > b->first[k] && p->ids[e] <= p->ids[e - 1])
+					res = pk_fail(msg, msg_size, "a lane's own ids not ascending", i);
 			}
 			uint32_t c = b->child[k];
 			if (c == NIL || res != ORT_OK) continue;

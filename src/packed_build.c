@@ -91,16 +91,6 @@ static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t b
 	return lo;
 }
 
-/// A leaf owning items [lo, hi).
-static box_t pk_leaf(const pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
-{
-	box_t bounds = pk_empty_box();
-	if (pk_blocks(b))
-		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
-	*ln = (pk_lane_out){lo, hi - lo, NIL};
-	return bounds;
-}
-
 // ---- piles -------------------------------------------------------------------
 //
 // A run of items the grid cannot spread out is laid out by count instead: more
@@ -174,6 +164,60 @@ static void pk_msd(uint64_t *a, uint32_t n, int top)
 		if (end[k] - i > 1) pk_msd(a + i, end[k] - i, shift);
 }
 
+/// Items [lo, lo + m), whose sorted keys in scratch[lo, lo + m) hold in
+/// their `ib` low bits the place each item is at, move to their keys'
+/// places: item k goes where its key is, cycle by cycle (a place done holds
+/// its own number, so the keys end with places in order).
+static void pk_place(pk_build *b, uint32_t lo, uint32_t m, int ib)
+{
+	uint64_t *key = b->scratch, low = ((uint64_t)1 << ib) - 1u;
+	for (uint32_t i = 0; i < m; ++i) {
+		uint32_t k = (uint32_t)(key[lo + i] & low);
+		if (k == i) continue;
+		box_t tb = b->boxes[lo + i];
+		uint32_t tid = b->ids[lo + i];
+		uint32_t j = i;
+		while (k != i) {
+			b->boxes[lo + j] = b->boxes[lo + k];
+			b->ids[lo + j] = b->ids[lo + k];
+			key[lo + j] = (key[lo + j] & ~low) | j;
+			j = k;
+			k = (uint32_t)(key[lo + k] & low);
+		}
+		b->boxes[lo + j] = tb;
+		b->ids[lo + j] = tid;
+		key[lo + j] = (key[lo + j] & ~low) | j;
+	}
+}
+
+/// Put a lane's own items [lo, hi) in ascending id order (packed_int.h:
+/// pblock.own: what k nearest relies on to stop early). Builds made from
+/// boxes in id order, piles of duplicates and most single-cell leaves need
+/// no move; the rest are sorted through scratch[lo, hi), which nothing of
+/// the build reads again once the items are in a leaf or a node's own run.
+static void pk_by_id(pk_build *b, uint32_t lo, uint32_t hi)
+{
+	uint32_t k = lo + 1;
+	while (k < hi && b->ids[k - 1] < b->ids[k]) ++k;
+	if (k >= hi) return;
+	uint64_t *key = b->scratch;
+	for (uint32_t i = lo; i < hi; ++i) key[i] = (uint64_t)b->ids[i] << 32 | (i - lo);
+	pk_msd(key + lo, hi - lo, 64);
+	pk_place(b, lo, hi - lo, 32);
+}
+
+/// A leaf owning items [lo, hi).
+static box_t pk_leaf(pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
+{
+	box_t bounds = pk_empty_box();
+	if (pk_blocks(b)) {
+		pk_by_id(b, lo, hi);
+		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
+	}
+	*ln = (pk_lane_out){lo, hi - lo, NIL};
+	return bounds;
+}
+
 /// How a part of a pile stands: not in order (PK_RAW), with all centres
 /// equal (PK_FLAT), or else in order, its codes in sort_b above that many
 /// low bits of places.
@@ -242,26 +286,7 @@ static void pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi, pk_order *ord)
 		key[lo + i] = code << ib | i;
 	}
 	pk_msd(key + lo, m, 64);
-	// Item k moves to the place of its key, cycle by cycle; a place done
-	// holds its own number.
-	uint64_t low = ((uint64_t)1 << ib) - 1u;
-	for (uint32_t i = 0; i < m; ++i) {
-		uint32_t k = (uint32_t)(key[lo + i] & low);
-		if (k == i) continue;
-		box_t tb = b->boxes[lo + i];
-		uint32_t tid = b->ids[lo + i];
-		uint32_t j = i;
-		while (k != i) {
-			b->boxes[lo + j] = b->boxes[lo + k];
-			b->ids[lo + j] = b->ids[lo + k];
-			key[lo + j] = (key[lo + j] & ~low) | j;
-			j = k;
-			k = (uint32_t)(key[lo + k] & low);
-		}
-		b->boxes[lo + j] = tb;
-		b->ids[lo + j] = tid;
-		key[lo + j] = (key[lo + j] & ~low) | j;
-	}
+	pk_place(b, lo, m, ib);
 	ord->bits = ib;
 }
 
@@ -416,8 +441,10 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		}
 		own = 0;
 	} else {
-		if (pk_blocks(b))
+		if (pk_blocks(b)) {
+			pk_by_id(b, lo, lo + own);
 			for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
+		}
 		slot = pk_kids(b, child, slot, cut, level, code, &bounds);
 	}
 	if (pk_blocks(b)) b->blocks[child].kids = (uint32_t)slot;

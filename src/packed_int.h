@@ -60,7 +60,11 @@ typedef ORTHANT_NAME(packed_def) pdef_t;
 typedef struct pblock {
 	float lo[DIM][NCHILD], hi[DIM][NCHILD]; ///< each child's bounds
 	uint32_t first[NCHILD]; ///< the child's first item; its own items come first
-	uint32_t own[NCHILD];   ///< items of the child itself
+	/// Items of the child itself, in ascending id order (packed_build.c
+	/// pk_by_id): k nearest stops in a lane at the first id above the k-th's
+	/// once the k-th is at distance 0, so boxes that all hold the point
+	/// cost about k tests however many share a leaf.
+	uint32_t own[NCHILD];
 	uint32_t child[NCHILD]; ///< the block of the child's children, NIL for a leaf
 	uint32_t kids;          ///< lanes in use, from 0
 	/// The least id of the child's items, its own and below (pk_least_fill):

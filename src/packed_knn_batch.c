@@ -219,9 +219,12 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 		// Asked again: the k-th may have been found since it was pushed.
 		// Equal distances are still visited: they may hold a tie with a lower id.
 		if (kb_lane_out(&g, b, lane, stack[top].d2, pt)) continue;
-		WORK_TESTS(b->own[lane]);
 		double cut = g.cut; // in a register through the loop
-		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
+		uint32_t e = b->first[lane], end = e + b->own[lane];
+		for (; e < end; ++e) {
+			// A lane's ids ascend (packed_int.h: pblock.own): once the k-th is at
+			// distance 0, nothing after one above its id can enter.
+			if (p->ids[e] > g.id && g.dist == 0.0f) break;
 			double d2 = kb_dist2(pt, &boxes[e]);
 			if (!(d2 < cut) || p->ids[e] == skip) continue;
 			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
@@ -229,6 +232,7 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 				cut = g.cut;
 			}
 		}
+		WORK_TESTS(e - b->first[lane]);
 		uint32_t ci = b->child[lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];

@@ -264,8 +264,11 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		if (v.at > limit2 || v.at >= beyond) continue;
 		const pblock *b = &blocks[v.block];
 		if (v.at >= tie_low && b->least[v.lane] > best[0].id && (float)sqrt(v.at) >= best[0].dist) continue;
-		WORK_TESTS(b->own[v.lane]);
-		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
+		uint32_t e = b->first[v.lane], end = e + b->own[v.lane];
+		for (; e < end; ++e) {
+			// A lane's ids ascend (packed_int.h: pblock.own): once the k-th is at
+			// distance 0, nothing after one above its id can enter.
+			if (n == k && best[0].dist == 0.0f && p->ids[e] > best[0].id) break;
 			double d2 = dist2_point_box(point, &p->boxes[e]);
 			if (d2 > limit2 || d2 >= beyond) continue;
 			knn_best c = knn_make(d2, p->ids[e]);
@@ -285,6 +288,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
 			}
 		}
+		WORK_TESTS(e - b->first[v.lane]);
 		uint32_t ci = b->child[v.lane];
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
