@@ -164,15 +164,15 @@ static void pk_msd(uint64_t *a, uint32_t n, int top)
 		if (end[k] - i > 1) pk_msd(a + i, end[k] - i, shift);
 }
 
-/// Items [lo, lo + m), whose sorted keys in scratch[lo, lo + m) hold in
-/// their `ib` low bits the place each item is at, move to their keys'
-/// places: item k goes where its key is, cycle by cycle (a place done holds
-/// its own number, so the keys end with places in order).
-static void pk_place(pk_build *b, uint32_t lo, uint32_t m, int ib)
+/// Items [lo, lo + m), whose sorted keys key[0, m) hold in their `ib` low
+/// bits the place (from lo) each item is at, move to their keys' places:
+/// item k goes where its key is, cycle by cycle (a place done holds its own
+/// number, so the keys end with places in order).
+static void pk_place(pk_build *b, uint32_t lo, uint32_t m, uint64_t *key, int ib)
 {
-	uint64_t *key = b->scratch, low = ((uint64_t)1 << ib) - 1u;
+	uint64_t low = ((uint64_t)1 << ib) - 1u;
 	for (uint32_t i = 0; i < m; ++i) {
-		uint32_t k = (uint32_t)(key[lo + i] & low);
+		uint32_t k = (uint32_t)(key[i] & low);
 		if (k == i) continue;
 		box_t tb = b->boxes[lo + i];
 		uint32_t tid = b->ids[lo + i];
@@ -180,30 +180,32 @@ static void pk_place(pk_build *b, uint32_t lo, uint32_t m, int ib)
 		while (k != i) {
 			b->boxes[lo + j] = b->boxes[lo + k];
 			b->ids[lo + j] = b->ids[lo + k];
-			key[lo + j] = (key[lo + j] & ~low) | j;
+			key[j] = (key[j] & ~low) | j;
 			j = k;
-			k = (uint32_t)(key[lo + k] & low);
+			k = (uint32_t)(key[k] & low);
 		}
 		b->boxes[lo + j] = tb;
 		b->ids[lo + j] = tid;
-		key[lo + j] = (key[lo + j] & ~low) | j;
+		key[j] = (key[j] & ~low) | j;
 	}
 }
 
 /// Put a lane's own items [lo, hi) in ascending id order (packed_int.h:
 /// pblock.own: what k nearest relies on to stop early). Builds made from
 /// boxes in id order, piles of duplicates and most single-cell leaves need
-/// no move; the rest are sorted through scratch[lo, hi), which nothing of
-/// the build reads again once the items are in a leaf or a node's own run.
+/// no move; the rest are sorted by their keys, on the stack up to 64 of
+/// them (a first build leaves scratch untouched, its pages not faulted in:
+/// pk_sort_buffers), else in scratch[lo, hi), which nothing of the build
+/// reads again once the items are in a leaf or a node's own run.
 static void pk_by_id(pk_build *b, uint32_t lo, uint32_t hi)
 {
-	uint32_t k = lo + 1;
+	uint32_t k = lo + 1, m = hi - lo;
 	while (k < hi && b->ids[k - 1] < b->ids[k]) ++k;
 	if (k >= hi) return;
-	uint64_t *key = b->scratch;
-	for (uint32_t i = lo; i < hi; ++i) key[i] = (uint64_t)b->ids[i] << 32 | (i - lo);
-	pk_msd(key + lo, hi - lo, 64);
-	pk_place(b, lo, hi - lo, 32);
+	uint64_t local[64], *key = m <= 64 ? local : b->scratch + lo;
+	for (uint32_t i = 0; i < m; ++i) key[i] = (uint64_t)b->ids[lo + i] << 32 | i;
+	pk_msd(key, m, 64);
+	pk_place(b, lo, m, key, 32);
 }
 
 /// A leaf owning items [lo, hi).
@@ -286,7 +288,7 @@ static void pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi, pk_order *ord)
 		key[lo + i] = code << ib | i;
 	}
 	pk_msd(key + lo, m, 64);
-	pk_place(b, lo, m, ib);
+	pk_place(b, lo, m, key + lo, ib);
 	ord->bits = ib;
 }
 

@@ -249,6 +249,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	int n = 0;
 	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
 	double tie_low = INFINITY; ///< below this no distance is reported as the k-th's: the id check is skipped
+	uint32_t stop = UINT32_MAX; ///< with the k-th at distance 0 its id: no item with a greater id can enter
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	const pblock *blocks = p->blocks;
@@ -268,7 +269,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 		for (; e < end; ++e) {
 			// A lane's ids ascend (packed_int.h: pblock.own): once the k-th is at
 			// distance 0, nothing after one above its id can enter.
-			if (n == k && best[0].dist == 0.0f && p->ids[e] > best[0].id) break;
+			if (p->ids[e] > stop) break;
 			double d2 = dist2_point_box(point, &p->boxes[e]);
 			if (d2 > limit2 || d2 >= beyond) continue;
 			knn_best c = knn_make(d2, p->ids[e]);
@@ -286,6 +287,7 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 				// before the exact test.
 				double dist = best[0].dist;
 				tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
+				if (best[0].dist == 0.0f) stop = best[0].id;
 			}
 		}
 		WORK_TESTS(e - b->first[v.lane]);
