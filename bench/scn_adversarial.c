@@ -20,6 +20,18 @@
 //   rods      one family long on each axis, thin on the others, the families
 //             apart (support/scene.h): in 3D every pair of a family meets on
 //             its long axis and rods of two families on two axes
+// and scenes shaped like data users bring (a tree that is only tried on the
+// shapes above can still fall over on these):
+//   clusters  64 dense blobs (normal, sigma 2) of tiny boxes, like cities on
+//             a map or particles in jets, the rest of the region empty
+//   tiles     a lattice of equal boxes whose faces touch exactly, like a tile
+//             map or a voxel grid: every box meets each neighbour
+//   sizes     sides from a power law (Pareto, exponent 1), like buildings or
+//             asteroids: most tiny, a few across much of the region
+//   shell     tiny boxes on a circle (2D) or a sphere (3D) of radius 400,
+//             like a scanned surface
+//   diagonal  tiny boxes along the region's diagonal: a curve that crosses
+//             every level's centre lines
 //
 // A scene that meets many more pairs a box than the uniform one (2D rods:
 // 25 against 0.5) also gets an output-matched baseline: the uniform scene
@@ -67,9 +79,26 @@ static float ad_float(uint64_t *s, float lo, float hi)
 	return lo + (hi - lo) * (float)((ad_rng(s) >> 40) * (1.0 / 16777216.0));
 }
 
-enum { AD_UNIFORM, AD_SPECK, AD_STRIPS, AD_BINARY, AD_STRADDLE, AD_DUPS, AD_PINWHEEL, AD_PLATES, AD_RODS, AD_KINDS };
-static const char *const ad_kind_names[AD_KINDS] = {"uniform",  "speck",    "strips", "binary", "straddle",
-                                                    "dups",     "pinwheel", "plates", "rods"};
+enum {
+	AD_UNIFORM,
+	AD_SPECK,
+	AD_STRIPS,
+	AD_BINARY,
+	AD_STRADDLE,
+	AD_DUPS,
+	AD_PINWHEEL,
+	AD_PLATES,
+	AD_RODS,
+	AD_CLUSTERS,
+	AD_TILES,
+	AD_SIZES,
+	AD_SHELL,
+	AD_DIAGONAL,
+	AD_KINDS
+};
+static const char *const ad_kind_names[AD_KINDS] = {"uniform",  "speck",  "strips", "binary", "straddle",
+                                                    "dups",     "pinwheel", "plates", "rods",   "clusters",
+                                                    "tiles",    "sizes",  "shell",  "diagonal"};
 enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
 static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
 #define AD_PLACES 4
@@ -124,6 +153,58 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 	case AD_RODS: {
 		scn_pile pk = kind == AD_PINWHEEL ? SCN_PILE_PINWHEEL : kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS;
 		scn_pile_box(pk, dim, ad_draw, s, i, n, lo, hi);
+		break;
+	}
+	case AD_CLUSTERS: {
+		// Blob i % 64 (centres drawn from their own stream), offsets normal by
+		// Box-Muller.
+		uint64_t cs = (uint64_t)(i % 64) * 104729u + 7u;
+		for (int d = 0; d < dim; ++d) {
+			float c = ad_float(&cs, 50.0f, 950.0f);
+			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
+			lo[d] = c + 2.0f * sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			hi[d] = lo[d] + ad_float(s, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case AD_TILES: {
+		int per = (int)ceil(pow((double)n, 1.0 / dim) - 1e-9), at = i;
+		float step = 1000.0f / (float)per;
+		for (int d = 0; d < dim; ++d, at /= per) {
+			lo[d] = (float)(at % per) * step;
+			hi[d] = (float)(at % per + 1) * step;
+		}
+		break;
+	}
+	case AD_SIZES: {
+		float len = 0.5f / ad_float(s, 1e-6f, 1.0f);
+		for (int d = 0; d < dim; ++d) {
+			lo[d] = ad_float(s, 0.0f, 1000.0f);
+			hi[d] = fminf(lo[d] + len, 1000.0f);
+		}
+		break;
+	}
+	case AD_SHELL: {
+		// A direction uniform on the circle or sphere (normalised normals).
+		float v[3], len = 0.0f;
+		for (int d = 0; d < dim; ++d) {
+			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+		}
+		len = sqrtf(len);
+		for (int d = 0; d < dim; ++d) {
+			lo[d] = 500.0f + 400.0f * v[d] / len;
+			hi[d] = lo[d] + ad_float(s, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case AD_DIAGONAL: {
+		float t = ad_float(s, 0.0f, 1000.0f);
+		for (int d = 0; d < dim; ++d) {
+			lo[d] = t;
+			hi[d] = t + ad_float(s, 0.01f, 0.05f);
+		}
 		break;
 	}
 	default: break;

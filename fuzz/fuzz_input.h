@@ -122,13 +122,47 @@ static inline bool box_ok(const box_t *b) { return result_fits_box(b, ORT_OK); }
 /// and on y and never as boxes (5); rods, one family long on each axis, each
 /// two families apart on the third axis, that meet on two axes and rarely as
 /// boxes (6); plates stacked on the last axis, meeting on all the others (7);
-/// duplicates of one box, some points on its corner (8). Coordinates lie in
-/// [-100, 1000] but for the speck's far box.
-#define FUZZ_PILES 9
+/// duplicates of one box, some points on its corner (8). And shapes of data
+/// users bring: four dense normal blobs of tiny boxes (9); a lattice of boxes
+/// whose faces touch exactly (10); sides from a power law, most tiny, a few
+/// across the scene (11); tiny boxes on a circle or sphere (12); tiny boxes
+/// along the diagonal (13). Coordinates lie in [-100, 1000] but for the
+/// speck's far box.
+#define FUZZ_PILES 14
 static inline box_t fuzz_pile(tu_rng *r, int kind, int i)
 {
 	box_t b;
 	float side = tu_float(r, 0.0f, 3.0f);
+	if (kind >= 9) {
+		float v[DIM], len = 0.0f, at = tu_float(r, 0.0f, 100.0f), power = 0.05f / tu_float(r, 5e-4f, 1.0f);
+		for (int d = 0, cell = i; d < DIM; ++d, cell /= 16) {
+			// A normal draw (Box-Muller) for the blobs and the shell.
+			float u1 = tu_float(r, 1e-7f, 1.0f), u2 = tu_float(r, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+			float tiny = tu_float(r, 0.001f, 0.05f);
+			switch (kind) {
+			case 9: b.min[d] = (float)((i % 4) >> (d & 1) & 1) * 60.0f + 20.0f + v[d]; break;
+			case 10:
+				b.min[d] = (float)(cell % 16) * 6.25f;
+				tiny = (float)(cell % 16 + 1) * 6.25f - b.min[d];
+				break;
+			case 11:
+				b.min[d] = tu_float(r, 0.0f, 100.0f);
+				tiny = fminf(power, 100.0f);
+				break;
+			case 13: b.min[d] = at; break;
+			default: break;
+			}
+			b.max[d] = b.min[d] + tiny;
+		}
+		if (kind == 12)
+			for (int d = 0; d < DIM; ++d) {
+				b.min[d] = 50.0f + 40.0f * v[d] / sqrtf(len);
+				b.max[d] = b.min[d] + 0.01f;
+			}
+		return b;
+	}
 	if (kind >= 7) {
 		// plates: all over [0, 100] but the last axis, stacked on it 0.25
 		// apart, every fourth touching the next; duplicates: one box, and

@@ -2,8 +2,9 @@
 """make_pile_corpus.py: write fuzz_ops inputs that start from a pile the tree
 cannot spread out (fuzz/corpus/ops/pile-*), made by fuzz_ops' pile code
 (fuzz_input.h's fuzz_pile): a speck and a far box, strips, binary scales,
-straddlers, boxes holding one point, a pinwheel of strips, rods, plates and
-duplicates, in 2D and 3D, each under one placement (the pinwheel and the
+straddlers, boxes holding one point, a pinwheel of strips, rods, plates,
+duplicates, and shapes of users' data (dense blobs, touching tiles, power-law
+sizes, a circle or sphere shell, a diagonal line), in 2D and 3D, each under one placement (the pinwheel and the
 rods under all three), inserted one by one or built in one batch; then
 queries, moves, removes and inserts among them, with the task pool on for a
 while, every step checked against brute force. The pinwheel and the rods are
@@ -22,7 +23,8 @@ from make_ownidx_corpus import OP_COUNT, OP_INSERT, OP_MOVE_FAR, OP_MOVE_NEAR, O
 # fuzz_ops.c: the clear op's code 0xEE makes a pile; the tick op's 0xF0
 # switches the task context (operand 2: the built-in pool, 0: none).
 OP_PILE, OP_TASKS = 0xEE, 0xF0
-KINDS = ("speck", "strips", "binary", "straddle", "centre", "pinwheel", "rods", "plates", "duplicates")
+KINDS = ("speck", "strips", "binary", "straddle", "centre", "pinwheel", "rods", "plates", "duplicates",
+         "clusters", "tiles", "sizes", "shell", "diagonal")
 BIG = ("pinwheel", "rods")
 
 
@@ -98,8 +100,26 @@ def scene_box(dim, kind, i, n, rng):
     elif kind == "plates":
         lo[-1] = i * 1000.0 / n
         hi[-1] = lo[-1] + rng.uniform(0, 0.9) * 1000.0 / n
-    else:  # duplicates, every eighth a point on the corner
+    elif kind == "duplicates":  # every eighth a point on the corner
         lo, hi = [1.0] * dim, [1.0 if i % 8 == 7 else 2.0] * dim
+    elif kind == "clusters":  # four normal blobs, sigma 10
+        lo = [((i % 4) >> (d & 1) & 1) * 600.0 + 200.0 + rng.gauss(0, 10) for d in range(dim)]
+        hi = [v + rng.uniform(0.01, 0.5) for v in lo]
+    elif kind == "tiles":  # faces touching exactly, 8 a row
+        cell = [(i >> 3 * d) & 7 for d in range(dim)]
+        lo, hi = [c * 125.0 for c in cell], [(c + 1) * 125.0 for c in cell]
+    elif kind == "sizes":  # sides from a power law
+        side = min(0.5 / rng.uniform(5e-4, 1.0), 1000.0)
+        lo = [rng.uniform(0, 1000) for _ in range(dim)]
+        hi = [min(v + side, 1000.0) for v in lo]
+    elif kind == "shell":  # a circle or sphere of radius 400
+        v = [rng.gauss(0, 1) for _ in range(dim)]
+        r = sum(x * x for x in v) ** 0.5
+        lo = [500 + 400 * x / r for x in v]
+        hi = [x + 0.1 for x in lo]
+    else:  # a diagonal line
+        t = rng.uniform(0, 1000)
+        lo, hi = [t] * dim, [t + rng.uniform(0.01, 0.5)] * dim
     return lo, hi
 
 

@@ -3,15 +3,17 @@
 #   1. the suite, optimised, warnings as errors, every optional part required
 #      (ORTHANT_REQUIRE_ALL: a missing package fails the configure, never skips tests);
 #   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (the
-#      heavy suites on half their scenes: the first run had them full);
+#      heavy suites on half their scenes: the first run had them full), at -O1
+#      with asserts on (two to three times faster than -O0 under ASan);
 #   3. the soak: the bouncing-boxes scene for 250,000 frames of incremental updates;
 #   4. every library test under valgrind memcheck (the heavy suites on smaller scenes);
 #   5. the concurrent-readers and split-calls tests under ThreadSanitizer;
 #   6. a short fuzz session of every fuzz target (libFuzzer, 40 s in all);
 #   7. coverage of src/, its summary printed (lines >= 95%, branches >= 90%);
 #   8. the Python package: installed into a fresh venv, its pytest suite.
-# Steps 3 to 8 run in two lanes at once, of about equal length: the 2D half of 4,
-# then 7 and 5; 3, 6, the 3D half of 4 with the fuzz replays, then 8.
+# Steps 3 to 8 run in two lanes at once, of about equal length (about 11 minutes
+# each on 2 cores): the 3D half of 4 with the fuzz replays, then 7, 3 and 8; the
+# 2D half of 4, then 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -31,7 +33,8 @@ run_suite build/release -DCMAKE_BUILD_TYPE=Release
 # The benchmark's smoke run is left out here: it times optimised code, and the
 # release run above has run it.
 ctest_skip='^bench_smoke$' ORTHANT_TEST_SHRINK=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON
+  run_suite build/sanitize -DCMAKE_BUILD_TYPE=Debug -DORTHANT_SANITIZE=ON -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1"
 
 # The rest runs in two lanes side by side, one a core: the soak, valgrind and
 # the fuzzers are single-threaded, so one after another they would leave the
@@ -84,16 +87,16 @@ fuzz() { bash scripts/fuzz.sh 40; }
 coverage() { ORTHANT_TEST_SHRINK=4 bash scripts/coverage.sh; }
 echo "== soak, valgrind memcheck, ThreadSanitizer, fuzz (40 s), coverage, python: two lanes" >&2
 rm -f build/steps/*.log
-lane memcheck_2d coverage tsan &
+lane memcheck_3d coverage soak python_tests &
 a=$!
-lane soak fuzz memcheck_3d python_tests &
+lane memcheck_2d tsan fuzz &
 b=$!
 sa=0 sb=0
 wait $a || sa=$?
 wait $b || sb=$?
 status=0
-report $sa memcheck_2d coverage tsan || status=1
-report $sb soak fuzz memcheck_3d python_tests || status=1
+report $sa memcheck_3d coverage soak python_tests || status=1
+report $sb memcheck_2d tsan fuzz || status=1
 [ $status -eq 0 ] || { echo "test.sh: a step failed (its log is above, and in build/steps/)" >&2; exit 1; }
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' build/pytest.log)))
 

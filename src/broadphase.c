@@ -60,8 +60,10 @@
 // doubling) when full: one pass, where counting first would cost a second.
 // On the first update (the set empty) the pass writes the set's records, in
 // the order it finds them: every pair begins. The tree's walk writes them
-// into blocks that are never copied as they grow, and the set is made once
-// at its final size from them (bp_walk_first); the snapshot's pass writes
+// into blocks that are never copied as they grow, the first sized from an
+// estimate of the count (box queries for a few items): when it held, that
+// block is the set, else the set is made once at its final size from them
+// (bp_walk_first); the snapshot's pass writes
 // straight into the set's array, and a pile (past 8 pairs per item) stops
 // that array's growth: the pass then counts, and a second one fills an array
 // made once for the count, so 50M pairs write their pages once. Otherwise
@@ -119,6 +121,12 @@ struct broadphase {
 	struct bp_snap *snap;
 	uint64_t *key[3];
 	uint32_t key_cap;
+	/// key[0][0, len) are the set's keys (made with key_shift), ascending:
+	/// the all-pairs update that made the set left them there, and the set
+	/// has not changed since (bp_add, bp_del and bp_reset clear it). The
+	/// next all-pairs update diffs against them as they are.
+	bool keyed;
+	int key_shift;
 	struct bp_fat *fat; ///< the movers' fat boxes and candidate lists (bp_fat.c)
 	uint32_t quiet; ///< incremental updates since the last all-pairs one
 };
@@ -301,7 +309,7 @@ static uint32_t bp_add(tree_t *t, uint32_t a, uint32_t b)
 	assert(bp->linked && bp->len < bp->cap && bp->len < bp->link_cap);
 	uint32_t p = bp->len++;
 	bp->pairs[p] = bp_make(a, b);
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp_link_in(bp, p, 0, a);
 	bp_link_in(bp, p, 1, b);
 	return p;
@@ -314,7 +322,7 @@ static void bp_del(struct broadphase *bp, uint32_t p)
 	bp_unlink(bp, p, 0, rec_item(&bp->pairs[p], 0));
 	bp_unlink(bp, p, 1, rec_item(&bp->pairs[p], 1));
 	uint32_t last = --bp->len;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	if (p == last) return;
 	bp->pairs[p] = bp->pairs[last];
 	bp->links[p] = bp->links[last];
@@ -422,7 +430,7 @@ static void bp_reset(tree_t *t)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = 0;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp->linked = false;
 	bp->all = true;
 	bp->refiltered = false;
@@ -637,8 +645,9 @@ static int bp_key_shift(const tree_t *t)
 }
 
 /// Room for n sort keys in each of the three key arrays, keeping the first
-/// `keep` keys of key[1] (the others are refilled by every use). False, with
-/// the old arrays kept, when memory is short.
+/// `keep` keys of key[1] and, while keyed, the set's keys in key[0] (the
+/// others are refilled by every use). False, with the old arrays kept, when
+/// memory is short.
 static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
@@ -652,6 +661,7 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 	for (; k < 3; ++k)
 		if (!(key[k] = mem_alloc(t, (size_t)want * sizeof *key[k]))) break;
 	if (k == 3 && keep) memcpy(key[1], bp->key[1], (size_t)keep * sizeof *key[1]);
+	if (k == 3 && bp->keyed) memcpy(key[0], bp->key[0], (size_t)bp->len * sizeof *key[0]);
 	for (int j = 0; j < 3; ++j) {
 		uint64_t **drop = k == 3 ? &bp->key[j] : &key[j];
 		mem_free(t, *drop, (size_t)(k == 3 ? bp->key_cap : want) * sizeof **drop);
@@ -692,46 +702,58 @@ static bool bp_stage_in_set(tree_t *t, uint64_t need, uint32_t keep)
 /// earlier, smaller array's are.
 ///
 /// The first update's pass over the tree's own walk (bp_snap_build) takes
-/// blocks instead (bp_walk_first), to BP_WALK_PILE pairs an item: a second
-/// walk would cost more than writing them (crossing rods meet 25 pairs an
-/// item). Past that it stops, and the update starts over with the packed
-/// snapshot, which counts and fills as above: the stopped walk had found at
-/// most BP_WALK_PILE pairs an item of a pile's many more.
-#define BP_WALK_PILE 32u
+/// blocks instead (bp_walk_first), on every scene: a second walk would cost
+/// about as much as the first (crossing rods meet 25 to 125 pairs an item),
+/// and blocks write each record at most twice.
 typedef struct bp_collect_run {
 	tree_t *t;
-	uint32_t n;
+	uint64_t *keys; ///< key[1] (bp_collect_key), with room for `room` keys
+	uint32_t n, room;
 	int shift;
-	bool in_set;
 	bool counting; ///< the first update's array is full: count only
 	bool failed;   ///< no memory to grow: the pass stopped
 } bp_collect_run;
 
+/// The first update's: the pair's record into the set.
 static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 {
 	bp_collect_run *c = ctx;
-	uint32_t a = x < y ? x : y, b = x ^ y ^ a; // the lower item first
 	struct broadphase *bp = c->t->bp;
-	uint64_t *keys;
-	if (c->in_set) {
-		if (!c->counting && c->n == bp->cap) {
-			if (bp->cap >= 8u * (uint64_t)c->t->live + 256) {
-				c->counting = true;
-			} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
-				c->failed = true;
-				return false;
-			}
-		}
-		if (!c->counting) bp->pairs[c->n] = bp_make(a, b);
-		return ++c->n < BP_MAX_PAIRS;
-	} else {
-		if (c->n == bp->key_cap && !bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+	if (!c->counting && c->n == bp->cap) {
+		if (bp->cap >= 8u * (uint64_t)c->t->live + 256) {
+			c->counting = true;
+		} else if (!bp_stage_in_set(c->t, (uint64_t)c->n + 1, c->n)) {
 			c->failed = true;
 			return false;
 		}
-		keys = bp->key[1];
 	}
-	keys[c->n] = (uint64_t)a << c->shift | b;
+	if (!c->counting) bp->pairs[c->n] = bp_make_sorted(x, y);
+	return ++c->n < BP_MAX_PAIRS;
+}
+
+/// The key array is full: grow it and put the key in. Out of line, so that
+/// bp_collect_key, called once a pair, saves no registers for it.
+static __attribute__((noinline)) bool bp_collect_grow(bp_collect_run *c, uint64_t key)
+{
+	struct broadphase *bp = c->t->bp;
+	if (!bp_keys_reserve(c->t, (uint64_t)c->n + 1, c->n)) {
+		c->failed = true;
+		return false;
+	}
+	c->keys = bp->key[1];
+	c->room = bp->key_cap;
+	c->keys[c->n] = key;
+	return ++c->n < BP_MAX_PAIRS;
+}
+
+/// A later update's: the pair's key into key[1] (its array and room held
+/// in the run, not read through the broad phase at every pair).
+static bool bp_collect_key(void *ctx, uint32_t x, uint32_t y)
+{
+	bp_collect_run *c = ctx;
+	uint64_t key = bp_key(x, y, c->shift);
+	if (c->n == c->room) return bp_collect_grow(c, key);
+	c->keys[c->n] = key;
 	return ++c->n < BP_MAX_PAIRS;
 }
 
@@ -742,39 +764,38 @@ static bool bp_collect(void *ctx, uint32_t x, uint32_t y)
 /// written up to four times (the last growth, to leave room, copied them all
 /// again), and the page faults of the fresh memory cost more than the copies
 /// (20k 2D crossing rods: 3000 of them). So the walk writes into blocks: the
-/// set's own array first (its room, if any, from an earlier set), then
-/// blocks each as large as all before it (at most BP_BLOCKS of them, at most
-/// twice the records in all). When the walk is done, the set is made once at
-/// its final size and the blocks copied into it in order: every record is
-/// written twice, sequentially. The walk stops (`bail`) past BP_WALK_PILE
-/// pairs an item, as bp_collect's does.
+/// first sized from an estimate of the count (bp_estimate), with room to
+/// spare, then blocks each as large as all before it (at most BP_BLOCKS of
+/// them, at most twice the records in all). When the estimate held, the
+/// first block is the set: every record written once, where the page faults
+/// of fresh memory (a record's 8 bytes in a page never touched before) cost
+/// as much as the walk's own work that found it on crowded scenes. Else the
+/// set is made once at its final size and the blocks copied into it in
+/// order: every record is written twice, sequentially. No scene makes the
+/// walk stop and start over: what it wrote is always kept.
 #define BP_BLOCKS 34
 #define BP_BLOCK_MIN 4096u
 typedef struct bp_blocks {
 	tree_t *t;
 	bp_rec *cur, *end; ///< the block being written: next record, end of its room
-	bp_rec *at[BP_BLOCKS]; ///< at[0] is the set's array (bp->pairs, maybe NULL)
+	bp_rec *at[BP_BLOCKS]; ///< at[0] is the set's array (bp->pairs) when it had room for the estimate
 	uint32_t cap[BP_BLOCKS];
 	uint32_t nb;    ///< blocks begun
 	uint64_t room;  ///< records the blocks before the current one hold (all full)
-	uint64_t limit; ///< records past which the walk bails: a pile
 	bool failed;    ///< no memory for a block: the walk stopped
-	bool bail;      ///< the walk met a pile: it stopped, to start over
+	bool full;      ///< BP_MAX_PAIRS records: the walk stopped
 } bp_blocks;
 
-/// The current block is full: begin the next and put the pair (x, y) in it.
-/// False (failed or bail set) when the walk must stop. Kept out of
-/// bp_blocks_put (noinline, a tail call there), whose every call would
-/// otherwise save and restore the registers this needs.
-static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
+/// Begin block k->nb, of `want` records (at most what keeps the total under
+/// BP_MAX_PAIRS). False, with failed or full set, when it cannot be had.
+static bool bp_blocks_begin(bp_blocks *k, uint64_t want)
 {
 	if (k->nb) k->room += k->cap[k->nb - 1];
-	if (k->room >= k->limit) {
-		k->bail = true;
+	if (k->room >= BP_MAX_PAIRS - 1) {
+		k->full = true;
 		return false;
 	}
-	uint64_t want = k->room > BP_BLOCK_MIN ? k->room : BP_BLOCK_MIN;
-	if (want > k->limit - k->room) want = k->limit - k->room;
+	if (want > BP_MAX_PAIRS - 1 - k->room) want = BP_MAX_PAIRS - 1 - k->room;
 	bp_rec *b = k->nb < BP_BLOCKS ? mem_alloc(k->t, (size_t)want * sizeof *b) : NULL;
 	if (!b) {
 		k->failed = true;
@@ -784,6 +805,17 @@ static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, u
 	k->cap[k->nb++] = (uint32_t)want;
 	k->cur = b;
 	k->end = b + want;
+	return true;
+}
+
+/// The current block is full: begin the next, as large as all before it,
+/// and put the pair (x, y) in it. False (failed or full set) when the walk
+/// must stop. Kept out of bp_blocks_put (noinline, a tail call there), whose
+/// every call would otherwise save and restore the registers this needs.
+static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
+{
+	uint64_t before = k->room + (k->nb ? k->cap[k->nb - 1] : 0);
+	if (!bp_blocks_begin(k, before > BP_BLOCK_MIN ? before : BP_BLOCK_MIN)) return false;
 	*k->cur++ = bp_make_sorted(x, y);
 	return true;
 }
@@ -810,36 +842,121 @@ static void bp_blocks_free(bp_blocks *k)
 	k->nb = 0;
 }
 
+/// Item slots between two of the estimate's samples, at most, when pairs
+/// are many: 1 in 64 items queried costs a few percent of the walk (a box
+/// query finds what one item's share of the walk does, from the root), and
+/// the count it gives is at most BP_SAMPLE_STEP times the true one on any
+/// scene (each sample's partners are pairs of its own, counted
+/// BP_SAMPLE_STEP / 2 times), so a wrong estimate costs bounded memory,
+/// given back before the update returns.
+#define BP_SAMPLE_STEP 64u
+
+typedef struct bp_sample {
+	tree_t *t;
+	uint32_t self;
+	box_t box;
+	uint64_t met; ///< partners the samples found, each pair once per sampled item
+} bp_sample;
+
+/// A partner of the sampled item that the walk would pair with it (bp_partner's tests).
+static bool bp_sample_partner(void *ctx, ort_handle h, void *user)
+{
+	(void)user;
+	bp_sample *s = ctx;
+	const tree_t *t = s->t;
+	uint32_t o = h.id - 1;
+	if (o != s->self && items_pair(t, s->self, o) &&
+	    (!t->spheres || items_touch(t, s->self, o, &s->box, &entry_at(t, t->items[o].addr)->box)))
+		s->met++;
+	return true;
+}
+
+/// The pairs of an attached tree estimated from the partners of every
+/// step-th item slot (from half a step), by a box query each, scaled to all
+/// items and halved (each pair has two items). A query the tree cannot
+/// finish (out of memory for its stack) counts what it found.
+static uint64_t bp_estimate_at(tree_t *t, uint32_t step)
+{
+	bp_sample s = {t, 0, {{0}, {0}}, 0};
+	uint64_t sampled = 0;
+	for (uint32_t i = step / 2; i < t->item_len; i += step) {
+		if (!(t->items[i].flags & ITEM_LIVE)) continue;
+		s.self = i;
+		s.box = entry_at(t, t->items[i].addr)->box;
+		(void)ORTHANT_NAME(tree_query_box)(t, s.box, ORT_MASK_ALL, bp_sample_partner, &s);
+		sampled++;
+	}
+	if (!sampled) return 0;
+	double e = (double)s.met * (double)t->live / (2.0 * (double)sampled);
+	return e < (double)BP_MAX_PAIRS ? (uint64_t)e : BP_MAX_PAIRS;
+}
+
+/// The first update's estimate of its pair count: 64 items evenly spaced
+/// first; when those say more than 2 pairs an item (where a copy of the
+/// records would cost what the walk does), one in BP_SAMPLE_STEP. A scene
+/// of few pairs an item pays 64 queries (3D crossing rods at 20k, 0.08 pairs
+/// an item: one in 64 cost 15% of the walk), and its estimate, at most 2 an
+/// item, costs bounded memory whatever the truth. Deterministic; only where
+/// the first update puts its records depends on it, never what it finds.
+static uint64_t bp_estimate(tree_t *t)
+{
+	uint32_t step = t->item_len / 64 > 1 ? t->item_len / 64 : 1;
+	uint64_t e = bp_estimate_at(t, step);
+	if (step > BP_SAMPLE_STEP && e > 2 * (uint64_t)t->live) e = bp_estimate_at(t, BP_SAMPLE_STEP);
+	return e;
+}
+
+/// The set's room when made for n pairs: a quarter to spare, as the
+/// all-pairs update leaves (a moving world's count wanders above its first
+/// one, and growing later would allocate in what is already a steady state).
+static uint64_t bp_set_room(uint64_t n)
+{
+	uint64_t want = n + n / 4 + 64;
+	return want < BP_MAX_PAIRS ? want : BP_MAX_PAIRS;
+}
+
 /// The first update's walk into blocks, then the set made from them: *n
-/// records, with room for half as many again. Out of memory or a pile
-/// (*bail), the set as it was (empty) and every block given back.
-static ort_result bp_walk_first(tree_t *t, uint32_t *n, bool *bail)
+/// records, with room to spare (bp_set_room's, or the estimate's when its
+/// block became the set). Out of memory or past BP_MAX_PAIRS, the set as it
+/// was (empty) and every block given back.
+static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 {
 	struct broadphase *bp = t->bp;
 	bp_blocks k = {0};
 	k.t = t;
-	k.limit = BP_WALK_PILE * (uint64_t)t->live + 256;
-	if (k.limit > BP_MAX_PAIRS - 1) k.limit = BP_MAX_PAIRS - 1;
-	if (bp->cap) {
+	// The set's room for the estimate, and an eighth more for its error
+	// (a few percent on even scenes, from 64 samples and up). A detached
+	// tree walked (the packed tree refused its boxes: bp_snap_build) is not
+	// queried: a query would attach it.
+	bool attached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_ATTACHED;
+	uint64_t e = attached ? bp_estimate(t) : 0, first = bp_set_room(e + e / 8);
+	if (bp->cap >= first) { // an earlier set's room holds the estimate: block 0
 		k.at[0] = k.cur = bp->pairs;
 		k.cap[0] = bp->cap;
 		k.end = bp->pairs + bp->cap;
 		k.nb = 1;
+	} else if (!bp_blocks_begin(&k, first)) {
+		return k.full ? ORT_ERROR_CAPACITY : ORT_ERROR_OUT_OF_MEMORY;
 	}
 	ort_result r = bp_snap_pairs(t, bp->snap, bp_blocks_put, &k);
-	*bail = k.bail;
-	if (k.failed || k.bail || r != ORT_OK) {
+	if (k.failed || k.full || r != ORT_OK) {
 		bp_blocks_free(&k);
-		return k.failed ? ORT_ERROR_OUT_OF_MEMORY : r;
+		return k.failed ? ORT_ERROR_OUT_OF_MEMORY : k.full ? ORT_ERROR_CAPACITY : r;
 	}
 	uint64_t len = bp_blocks_len(&k);
 	assert(len < BP_MAX_PAIRS);
-	// Room for half as many pairs again: a moving world's count wanders
-	// above its first one, and growing later would allocate in what is
-	// already a steady state.
-	uint64_t want = len + len / 2 + 64;
-	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
-	if (!(k.nb == 1 && k.at[0] == bp->pairs && bp->cap >= want) && len) {
+	WORK_FIRST_RECORDS(len);
+	// Block 0 is the set when it holds every record and is at most half as
+	// large again (the estimate was not too high by more than a tenth):
+	// then nothing is copied. Else the set is made at its size.
+	if (k.nb == 1 && k.cap[0] <= len + len / 2 + 64) {
+		if (k.at[0] != bp->pairs) {
+			mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
+			bp->pairs = k.at[0];
+			bp->cap = k.cap[0];
+		}
+	} else if (len) {
+		uint64_t want = bp_set_room(len);
 		bp_rec *p = mem_alloc(t, (size_t)want * sizeof *p);
 		if (!p) {
 			bp_blocks_free(&k);
@@ -851,10 +968,13 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n, bool *bail)
 			memcpy(p + at, k.at[j], (size_t)m * sizeof *p);
 			at += m;
 		}
+		WORK_FIRST_RECORDS(len);
 		bp_blocks_free(&k);
 		mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
 		bp->pairs = p;
 		bp->cap = (uint32_t)want;
+	} else {
+		bp_blocks_free(&k);
 	}
 	*n = (uint32_t)len;
 	return ORT_OK;
@@ -927,7 +1047,7 @@ static void bp_all_done(tree_t *t, uint32_t n)
 {
 	struct broadphase *bp = t->bp;
 	bp->len = n;
-	bp->pub_ok = false;
+	bp->pub_ok = bp->keyed = false;
 	bp->linked = false;
 	for (uint32_t k = 0; k < bp->touched_len; ++k) t->items[bp->touched[k]].flags &= ~(uint32_t)ITEM_TOUCHED;
 	bp->touched_len = 0;
@@ -981,19 +1101,12 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (!first && !bp_keys_reserve(t, n_old, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 	// One pass: growing the keys while collecting copies 8 bytes a pair at
 	// each doubling, less than a second pass to count them first would cost.
-	bp_collect_run c = {t, 0, bp_key_shift(t), first, false, false};
-	bool walked = false;
-	if (first && bp_snap_walks(bp->snap)) {
-		bool bail;
-		r = bp_walk_first(t, &c.n, &bail);
-		walked = !bail;
-		if (walked && r != ORT_OK) return r;
-		// A pile: the packed snapshot's count and fill instead (nothing
-		// written so far is kept).
-		if (bail && (r = bp_snap_build(t, &bp->snap, false)) != ORT_OK) return r;
-	}
-	if (!walked) {
-		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+	bp_collect_run c = {t, bp->key[1], 0, bp->key_cap, bp_key_shift(t), false, false};
+	bool walked = first && bp_snap_walks(bp->snap);
+	if (walked) {
+		r = bp_walk_first(t, &c.n);
+	} else {
+		r = bp_snap_pairs(t, bp->snap, first ? bp_collect : bp_collect_key, &c);
 		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != ORT_OK) return r;
@@ -1014,10 +1127,9 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
 	// then (on the first update: it holds the new set already). The first
-	// update leaves room for half as many pairs again (a pile excepted, sized
-	// by its count): a moving world's count wanders above its first one, and
-	// growing later would allocate in what is already a steady state.
-	if (first ? !bp_stage_in_set(t, pile ? n_new : (uint64_t)n_new + n_new / 2, n_new)
+	// update leaves a quarter to spare (bp_set_room; a pile excepted, sized by
+	// its count, and the walk, which sized it).
+	if (first ? !bp_stage_in_set(t, pile || walked ? n_new : bp_set_room(n_new), n_new)
 	          : n_new > bp->cap &&
 	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
 		return ORT_ERROR_OUT_OF_MEMORY;
@@ -1037,14 +1149,17 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// The diff: both sets' keys sorted, merged in one linear pass. Ended keys
 	// are compacted into key[0], begun ones into key[2] (free once the sorts
 	// are done), each in ascending order (a write never passes the read).
-	// A set an all-pairs update wrote, untouched since, is in key order
-	// already (the usual case when most items move every frame): its sort is
-	// skipped.
+	// The old set's keys are where the all-pairs update that made the set
+	// left them when nothing changed it since (keyed: the usual case when
+	// most items move every frame). Else they are made from its records, and
+	// sorted unless those are in key order already.
 	bp_pass pass = {t, shift, bp->key[1], bp->key[0]};
-	bp_ranges(t, n_old, BP_PASS_ROWS, bp_pass_keys, &pass);
-	bool sorted = true;
-	for (uint32_t j = 1; j < n_old && sorted; ++j) sorted = bp->key[0][j - 1] < bp->key[0][j];
-	if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	if (!bp->keyed || bp->key_shift != shift) {
+		bp_ranges(t, n_old, BP_PASS_ROWS, bp_pass_keys, &pass);
+		bool sorted = true;
+		for (uint32_t j = 1; j < n_old && sorted; ++j) sorted = bp->key[0][j - 1] < bp->key[0][j];
+		if (!sorted) bp_radix(&bp->key[0], &bp->key[2], n_old, 2 * shift);
+	}
 	bp_radix(&bp->key[1], &bp->key[2], n_new, 2 * shift);
 	uint64_t *ko = bp->key[0], *kn = bp->key[1], *kb = bp->key[2];
 	uint32_t ended = 0, begun = 0, i = 0, j = 0;
@@ -1077,6 +1192,14 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 		bp_rec e = bp_key_rec(bp->key[2][k], shift);
 		bp_report(t, begin, ctx, &e);
 	}
+	// The found keys, sorted, are the set's: the next all-pairs update reads
+	// them as the old set's. (Before reading_end, whose deferred changes
+	// clear keyed if they change the set.)
+	uint64_t *found = bp->key[1];
+	bp->key[1] = bp->key[0];
+	bp->key[0] = found;
+	bp->keyed = true;
+	bp->key_shift = shift;
 	reading_end(t);
 	return ORT_OK;
 }
@@ -1101,6 +1224,7 @@ static void bp_release_all_pairs(tree_t *t)
 		bp->key[k] = NULL;
 	}
 	bp->key_cap = 0;
+	bp->keyed = false;
 }
 
 /// After the update that made the set from nothing (the first, or the first

@@ -392,24 +392,37 @@ static float pk_share_in(const box_t *a, const box_t *b)
 /// that axis lies in, on average) is at most this. A sweep on that axis then
 /// meets few boxes a box, where crossing the children meets leaf after leaf
 /// (a pinwheel's arm: 0.3-0.4 in 3D). Boxes that overlap on every axis
-/// (a speck of 100k small cubes, 738; crossing rods, one family long on each
-/// axis, 33,064 in 3D) are walked: the children's bounds overlap there as
-/// well when a pile is cut by count, but a few levels down they part, and
-/// the walk found their pairs in a third to a quarter of a sweep's work.
+/// (a speck of 100k small cubes, 738) are walked: the children's bounds
+/// overlap there as well when a pile is cut by count, but a few levels down
+/// they part, and the walk found their pairs in a third to a quarter of a
+/// sweep's work. Crossing rods in 3D (one family long on each axis, 33,064)
+/// are swept all the same (sweep_streams_whole): the stream parts the
+/// families and puts each on a grid, where the walk met leaf after leaf of
+/// one family's rods across another's (find_pairs at 64k: 158.6M
+/// instructions walked, 44.7M swept).
 #define PK_TANGLE_THIN 8.0
 
 /// Whether the boxes [first, end) (within `all`) are thin on some axis
-/// (PK_TANGLE_THIN).
+/// (PK_TANGLE_THIN), or in 3D a pile of rods crossing that the stream parts.
 static bool pk_thin(const packed_t *p, uint32_t first, uint32_t end, const box_t *all)
 {
 	double len[DIM] = {0};
 	for (uint32_t i = first; i < end; ++i)
 		for (int d = 0; d < DIM; ++d) len[d] += (double)p->boxes[i].max[d] - (double)p->boxes[i].min[d];
+	double share[DIM];
 	for (int d = 0; d < DIM; ++d) {
 		double side = (double)all->max[d] - (double)all->min[d];
 		if (side > 0.0 && len[d] <= PK_TANGLE_THIN * side) return true;
+		share[d] = side > 0.0 ? len[d] / side : INFINITY;
 	}
+#if DIM == 3
+	// Families of rods crossing (no axis thin, none long for most): the
+	// streamed pile parts them and puts each on a grid (sweep.h).
+	return sweep_streams_whole(share, end - first);
+#else
+	(void)share;
 	return false;
+#endif
 }
 
 /// Whether the subtree of x (items [first, end), children in block ci) is

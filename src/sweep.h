@@ -735,42 +735,61 @@ static bool stream_scan(sweep_stream *s, uint32_t *iv, uint32_t ni, uint32_t *pv
 	return true;
 }
 
-/// The axis on which a sweep of iv against pv (stream_scan) would test the
-/// fewest pairs by the boxes' shares, if at most STREAM_SCAN a box; -1 if none
-/// (the shares only guess: stream_scan counts before it sweeps).
-static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, const uint32_t *pv, uint32_t np)
+/// The extents, summed, and the bounds of the boxes v[0..n), read once.
+typedef struct stream_shape {
+	double ext[DIM];
+	float lo[DIM], hi[DIM];
+} stream_shape;
+
+static void stream_shape_of(sweep_stream *s, const uint32_t *v, uint32_t n, stream_shape *sh)
 {
-	double ext[2][DIM] = {{0}}, lo[DIM], hi[DIM];
 	for (int d = 0; d < DIM; ++d) {
-		lo[d] = INFINITY;
-		hi[d] = -INFINITY;
+		sh->ext[d] = 0.0;
+		sh->lo[d] = INFINITY;
+		sh->hi[d] = -INFINITY;
 	}
-	// One list against itself (a pile's own sweep) is read once.
-	bool self = iv == pv && ni == np;
-	s->steps += self ? ni : (uint64_t)ni + np;
-	for (int side = 0; side < 2 - self; ++side) {
-		const uint32_t *v = side ? pv : iv;
-		for (uint32_t k = 0, n = side ? np : ni; k < n; ++k) {
-			const box_t *x = stream_box(s, v[k]);
-			for (int d = 0; d < DIM; ++d) {
-				ext[side][d] += (double)x->max[d] - x->min[d];
-				if (x->min[d] < lo[d]) lo[d] = x->min[d];
-				if (x->max[d] > hi[d]) hi[d] = x->max[d];
-			}
+	s->steps += n;
+	for (uint32_t k = 0; k < n; ++k) {
+		const box_t *x = stream_box(s, v[k]);
+		for (int d = 0; d < DIM; ++d) {
+			sh->ext[d] += (double)x->max[d] - x->min[d];
+			if (x->min[d] < sh->lo[d]) sh->lo[d] = x->min[d];
+			if (x->max[d] > sh->hi[d]) sh->hi[d] = x->max[d];
 		}
 	}
-	if (self) memcpy(ext[1], ext[0], sizeof ext[1]);
+}
+
+/// The axis on which a sweep of a set of ni boxes shaped sa against one of
+/// np shaped sp (stream_scan) would test the fewest pairs by the boxes'
+/// shares, if at most STREAM_SCAN a box; -1 if none (the shares only guess:
+/// stream_scan counts before it sweeps).
+static int stream_scan_axis_of(const stream_shape *sa, uint32_t ni, const stream_shape *sp, uint32_t np)
+{
 	int best = -1;
 	double least = STREAM_SCAN * ((double)ni + np);
 	for (int d = 0; d < DIM; ++d) {
-		double span = hi[d] - lo[d];
-		double est = span > 0.0 ? ((double)np * ext[0][d] + (double)ni * ext[1][d]) / span : (double)ni * np;
+		double lo = sa->lo[d] < sp->lo[d] ? sa->lo[d] : sp->lo[d], hi = sa->hi[d] > sp->hi[d] ? sa->hi[d] : sp->hi[d];
+		double span = hi - lo;
+		double est = span > 0.0 ? ((double)np * sa->ext[d] + (double)ni * sp->ext[d]) / span : (double)ni * np;
 		if (est <= least) {
 			least = est;
 			best = d;
 		}
 	}
 	return best;
+}
+
+/// stream_scan_axis_of for iv[0..ni) against pv[0..np), each set read once
+/// (one list against itself, a pile's own sweep, once in all).
+static int stream_scan_axis(sweep_stream *s, const uint32_t *iv, uint32_t ni, const uint32_t *pv, uint32_t np)
+{
+	stream_shape sa, sp;
+	stream_shape_of(s, iv, ni, &sa);
+	if (iv == pv && ni == np)
+		sp = sa;
+	else
+		stream_shape_of(s, pv, np, &sp);
+	return stream_scan_axis_of(&sa, ni, &sp, np);
 }
 
 /// Move the boxes of v[0..n) that meet the bounding box of w[0..m) to the
@@ -997,14 +1016,139 @@ static int stream_split_plane(sweep_stream *s, const uint32_t *v, uint32_t n, co
 	return best;
 }
 
+// ---- 3D: a pile of parallel rods, on a grid of its two thin axes ---------------
+//
+// A family of parallel rods (all long on one axis, all across one another
+// there) is a 2D problem on the two other axes. Split on planes, it goes
+// down until a one-axis sweep tests few pairs a box, and the depth that
+// takes grows with the family's density (3D rods: a part a level at
+// n = 20000, five at 100000, each level a few passes over the part). A
+// grid over the two axes of least share, with as many cells as a few boxes
+// each, costs O(m + k) for boxes spread evenly: each box goes into the cells
+// it covers, each cell tests its boxes pair by pair, and a pair is reported
+// only by the cell holding the low corner of its overlap on the two axes
+// (the larger low face on each: a point both boxes cover, so both are
+// entered there). The cells are shaped like the average box (their sides in
+// the ratio of the mean extents), so a box covers about (1 + 1/c)^2 of them.
+// The grid is tried only when it stays cheap, or given up for the split:
+// its entries must fit the scratch (2m words or more: a pile streamed
+// whole lends 3m, so each of three families gets 9 words a box; first
+// bounded from the extents, then counted: with 2m, 3D rods at n = 256000
+// overflowed it at every level, and find_pairs under loose placement cost
+// 858.5M instructions, 223.2M with 9), and its cells' pairs must be at
+// most STREAM_GRID_TESTS a box (a cluster crowding a few cells fails that). A pile of boxes long on the grid's axes (the families crossing
+// each other, strips of a pinwheel) fails the extents' bound with no pass.
+
+/// Boxes a cell of the grid, were they points.
+#define STREAM_GRID 4
+
+/// Most pairs a box the grid's cells may test (pairs found included): the
+/// cells hold more boxes as a family grows denser for its boxes' size, and
+/// past it the pile is split and each part tried again.
+#define STREAM_GRID_TESTS (4 * STREAM_SCAN)
+
+/// One axis of the grid: g cells over [lo, lo + g / inv).
+typedef struct stream_grid_axis {
+	int d;
+	uint32_t g;
+	float lo, inv;
+} stream_grid_axis;
+
+/// The cell of coordinate f on a grid axis, clamped to the grid: a float
+/// function that never decreases in f, so a point inside a box maps between
+/// the cells of the box's faces.
+static inline uint32_t stream_grid_at(const stream_grid_axis *a, float f)
+{
+	float t = (f - a->lo) * a->inv;
+	if (!(t > 0.0f)) return 0;
+	if (t >= (float)(a->g - 1)) return a->g - 1;
+	return (uint32_t)t;
+}
+
+/// Every overlapping pair among the boxes v[0..n) of one list, each once,
+/// by a grid over the two axes of least share (the essay above), if it
+/// stays cheap: false (and nothing reported) if not. v is only read;
+/// tmp: `room` words of scratch, the cells' starts and then their entries.
+static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uint32_t *tmp, uint64_t room,
+                             const stream_shape *sh)
+{
+	if (n < STREAM_SPLIT_MIN) return false;
+	double share[DIM], span[DIM];
+	for (int d = 0; d < DIM; ++d) {
+		span[d] = (double)sh->hi[d] - sh->lo[d];
+		share[d] = span[d] > 0.0 ? sh->ext[d] / span[d] : INFINITY;
+	}
+	int u = sweep_axis(share), w = sweep_axis_second(share, u);
+	if (share[w] == INFINITY) return false; // flat on two axes: no grid spreads it
+	// Cells shaped like the mean box: g_u / g_w = share_w / share_u, g_u g_w = cells.
+	double cells = (double)(n / STREAM_GRID), gu = sqrt(cells * (share[w] + 1e-9) / (share[u] + 1e-9));
+	gu = gu < 1.0 ? 1.0 : gu > cells ? cells : gu;
+	double gw = cells / gu < 1.0 ? 1.0 : cells / gu;
+	stream_grid_axis au = {u, (uint32_t)gu, sh->lo[u], 0.0f}, aw = {w, (uint32_t)gw, sh->lo[w], 0.0f};
+	uint64_t g = (uint64_t)au.g * aw.g;
+	if (g < 4) return false;
+	au.inv = (float)(au.g / span[u]);
+	aw.inv = (float)(aw.g / span[w]);
+	uint32_t *start = tmp, *ent = tmp + g + 1;
+	if (g + 1 >= room) return false;
+	room -= g + 1;
+	// A box covers at least its extent over a cell's side of cells on each axis.
+	if (sh->ext[u] * au.inv > (double)room || sh->ext[w] * aw.inv > (double)room) return false;
+	memset(start, 0, (g + 1) * sizeof *start);
+	uint64_t entries = 0;
+	s->steps += n + g;
+	for (uint32_t k = 0; k < n; ++k) {
+		const box_t *x = stream_box(s, v[k]);
+		uint32_t u0 = stream_grid_at(&au, x->min[u]), u1 = stream_grid_at(&au, x->max[u]);
+		uint32_t w0 = stream_grid_at(&aw, x->min[w]), w1 = stream_grid_at(&aw, x->max[w]);
+		entries += (uint64_t)(u1 - u0 + 1) * (w1 - w0 + 1);
+		if (entries > room) return false;
+		for (uint32_t i = u0; i <= u1; ++i)
+			for (uint32_t j = w0; j <= w1; ++j) start[i * aw.g + j + 1]++;
+	}
+	// The cells' pairs, bounded as a sweep's; then the starts summed.
+	uint64_t tests = 0;
+	for (uint64_t c = 1; c <= g; ++c) {
+		tests += (uint64_t)start[c] * (start[c] - 1) / 2;
+		start[c] += start[c - 1];
+	}
+	s->steps += entries;
+	if (tests > STREAM_GRID_TESTS * (uint64_t)n) return false;
+	s->steps += entries + tests;
+	for (uint32_t k = 0; k < n; ++k) { // each box into its cells: start[c] ends at the cell's end
+		const box_t *x = stream_box(s, v[k]);
+		uint32_t u0 = stream_grid_at(&au, x->min[u]), u1 = stream_grid_at(&au, x->max[u]);
+		uint32_t w0 = stream_grid_at(&aw, x->min[w]), w1 = stream_grid_at(&aw, x->max[w]);
+		for (uint32_t i = u0; i <= u1; ++i)
+			for (uint32_t j = w0; j <= w1; ++j) ent[start[i * aw.g + j]++] = v[k];
+	}
+	// Cell c's entries are now ent[start[c - 1] .. start[c]) (start[-1] = 0).
+	for (uint64_t c = 0; c < g && !s->stop; ++c) {
+		uint32_t from = c ? start[c - 1] : 0, to = start[c];
+		for (uint32_t i = from; i < to; ++i) {
+			const box_t *x = stream_box(s, ent[i]);
+			for (uint32_t j = i + 1; j < to; ++j) {
+				const box_t *y = stream_box(s, ent[j]);
+				if (!box_overlap(x, y)) continue;
+				// The overlap's low corner on u and w: reported where it lies.
+				uint32_t cu = stream_grid_at(&au, x->min[u] > y->min[u] ? x->min[u] : y->min[u]);
+				uint32_t cw = stream_grid_at(&aw, x->min[w] > y->min[w] ? x->min[w] : y->min[w]);
+				if ((uint64_t)cu * aw.g + cw == c) stream_report(s, ent[i], ent[j]);
+			}
+		}
+	}
+	return true;
+}
+
 /// Every overlapping pair among the boxes v[0..n) of one list, by a sweep
 /// along the axis of least share, if it tests at most STREAM_SCAN pairs a
 /// box (counted first, as stream_scan does; v left sorted on it): false if
-/// not. tmp: 2n words of scratch. A pile split into parts thin on some
-/// axis ends here, sorted once, not twice as holders and points.
-static bool stream_sweep_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp)
+/// not. sh: v's shape (stream_shape_of); tmp: 2n words of scratch. A pile
+/// split into parts thin on some axis ends here, sorted once, not twice as
+/// holders and points.
+static bool stream_sweep_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, const stream_shape *sh)
 {
-	int e = stream_scan_axis(s, v, n, v, n);
+	int e = stream_scan_axis_of(sh, n, sh, n);
 	if (e < 0) return false;
 	// A radix sort through tmp (v holds indices of the first list, and ties
 	// on a face need no order: each pair is tested from its first box).
@@ -1034,12 +1178,18 @@ static bool stream_sweep_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t
 }
 
 /// Every overlapping pair among the boxes v[0..n) of one list (the stream's
-/// first), each once: split on a plane while one leaves little across it,
-/// the parts streamed. tmp: 2n words of scratch (a whole part's two copies).
-static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, int depth)
+/// first), each once: swept if that is cheap on some axis, put on a grid
+/// if that is (a family of parallel rods), else split on a plane while one
+/// leaves little across it, the parts streamed. tmp: `room` words of
+/// scratch, 2n or more (a whole part's two copies; the grid's cells and
+/// entries take what there is).
+static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp, uint64_t room, int depth)
 {
 	if (n < 2 || s->stop) return;
-	if (stream_sweep_self(s, v, n, tmp)) return; // thin on some axis: no split needed
+	stream_shape sh; // read once for the sweep's estimate and the grid
+	stream_shape_of(s, v, n, &sh);
+	if (stream_sweep_self(s, v, n, tmp, &sh)) return; // thin on some axis: no split needed
+	if (stream_grid_self(s, v, n, tmp, room, &sh)) return; // a family of parallel rods: no split needed
 	float at = 0.0f;
 	int best = depth < STREAM_DEPTH ? stream_split_plane(s, v, n, NULL, 0, &at) : -1;
 	if (best < 0) { // no plane parts it: the stream, holder and point sets both v
@@ -1056,9 +1206,9 @@ static void stream_self(sweep_stream *s, uint32_t *v, uint32_t n, uint32_t *tmp,
 	uint32_t nm = n - nl - nr, *l = v, *m = v + nl, *r = v + nl + nm;
 	assert(nl >= n / 8 && nr >= n / 8);
 	// Each part keeps its own range of v, so the crosses below see the parts whole.
-	stream_self(s, l, nl, tmp, depth + 1);
-	stream_self(s, r, nr, tmp, depth + 1);
-	stream_self(s, m, nm, tmp, depth + 1);
+	stream_self(s, l, nl, tmp, room, depth + 1);
+	stream_self(s, r, nr, tmp, room, depth + 1);
+	stream_self(s, m, nm, tmp, room, depth + 1);
 	s->spare = tmp; // the parts' own passes are done: tmp is free
 	s->room = 2 * n;
 	if (!s->stop) stream_cross(s, m, nm, l, nl);
@@ -1136,7 +1286,7 @@ static bool sweep_set_self(const sweep_list *l, uint64_t *keys, uint32_t at, uin
 		for (uint32_t q = 0; q < k; ++q) o[q] = s.box[s.pos[q]];
 		sweep_stream st = sweep_stream_make(l, NULL, share, fn, ctx);
 		memcpy(w, o + r, n * sizeof *w);
-		stream_self(&st, w, n, w + n, 0);
+		stream_self(&st, w, n, w + n, 2 * (uint64_t)n, 0);
 		uint32_t np = stream_keep(&st, o, r, w, a, sweep_box(l, o[r])->min[a], 0);
 		memcpy(w + np, o + r, n * sizeof *w);
 		st.spare = w + np + n; // past the sets, the order o spent: 4k words in all
@@ -1216,6 +1366,29 @@ static bool sweep_set_cross(const sweep_list *la, const sweep_list *lb, uint64_t
 	return go;
 }
 
+#if DIM == 3
+/// Whether a 3D pile of m boxes with these shares (one list, or two to
+/// cross) goes to the stream whole, split on planes first, its sweeps skipped: when a sweep on the least shared axis would meet more
+/// than SWEEP_BUDGET boxes a box (its budget would stop it after the first
+/// few, each of which meets them all) and the most shared axis is not
+/// shared by most pairs, so the active set on the two others would miss on
+/// it as often as not, yet shared by many (3D crossing rods: a third of
+/// the boxes long on each axis). A pile long on one axis (a pinwheel's
+/// strips) keeps the active set, which misses little there; so does a
+/// dense pile of small boxes, no axis shared by an eighth of them (the
+/// packed tree's walk of such a pile, pk_thin, is kept as it was). (3D rods, loose, find_pairs at n =
+/// 64000: the sweeps and the hand-over to the stream of what they left were
+/// half of 111.4M instructions.)
+static bool sweep_streams_whole(const double share[DIM], uint32_t m)
+{
+	int most = 0;
+	for (int d = 1; d < DIM; ++d)
+		if (share[d] > share[most]) most = d;
+	return m >= STREAM_SPLIT_MIN && share[sweep_axis(share)] > SWEEP_BUDGET && share[most] < 0.5 * m &&
+	       share[most] >= 0.125 * m;
+}
+#endif
+
 /// Every overlapping pair within list a, each once. keys holds 2 a->n words.
 static bool sweep_self(const sweep_list *a, uint64_t *keys, sweep_pair_fn *fn, void *ctx)
 {
@@ -1223,6 +1396,16 @@ static bool sweep_self(const sweep_list *a, uint64_t *keys, sweep_pair_fn *fn, v
 	sweep_shares(a, NULL, share);
 	int axis = sweep_axis(share);
 	uint32_t m = a->n, at = 0;
+#if DIM == 3
+	if (sweep_streams_whole(share, m)) {
+		uint32_t *w = (uint32_t *)(void *)keys; // 4m words: the pile, and stream_self's 2m of scratch
+		for (uint32_t i = 0; i < m; ++i) w[i] = i;
+		sweep_stream st = sweep_stream_make(a, NULL, share, fn, ctx);
+		stream_self(&st, w, m, w + m, 3 * (uint64_t)m, 0);
+		WORK_TESTS(st.steps + m);
+		return !st.stop;
+	}
+#endif
 	sweep_fill(a, axis, keys, keys + m);
 	int res = sweep_run_self(a, keys, m, axis, SWEEP_BUDGET, &at, fn, ctx);
 	if (res != SWEEP_OVER) return res == SWEEP_DONE;
@@ -1237,6 +1420,19 @@ static bool sweep_cross(const sweep_list *a, const sweep_list *b, uint64_t *keys
 	sweep_shares(a, b, share);
 	int axis = sweep_axis(share);
 	uint32_t ma = a->n, mb = b->n, at[2] = {0, 0};
+#if DIM == 3
+	if (sweep_streams_whole(share, ma + mb)) {
+		uint32_t *w = (uint32_t *)(void *)keys, m = ma + mb; // 4m words: both sets, then the stream's scratch
+		for (uint32_t i = 0; i < ma; ++i) w[i] = i;
+		for (uint32_t j = 0; j < mb; ++j) w[ma + j] = j | STREAM_SIDE;
+		sweep_stream st = sweep_stream_make(a, b, share, fn, ctx);
+		st.spare = w + m;
+		st.room = 3 * m;
+		stream_cross_split(&st, w, ma, w + ma, mb, 0);
+		WORK_TESTS(st.steps + m);
+		return !st.stop;
+	}
+#endif
 	uint64_t *tmp = keys + ma + mb;
 	sweep_fill(a, axis, keys, tmp);
 	sweep_fill(b, axis, keys + ma, tmp);

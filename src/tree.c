@@ -27,9 +27,9 @@
 // *_reserve functions; insert_reserve works out the root's growth on a copy
 // first), so once it starts changing links it cannot fail half-way: a failed
 // call changes nothing but capacity. Splits and merges only make the tree
-// better, never more correct: when one cannot get memory it is skipped (a
-// split doubles the node's retry_at and is tried again when the node has grown
-// that much), and the operation that triggered it still succeeds.
+// better, never more correct: when one cannot get memory it is skipped (it
+// is tried again once the node holds twice as many entries: node_retry_after),
+// and the operation that triggered it still succeeds.
 #include "tree_int.h"
 
 // ---- create / destroy ---------------------------------------------------------
@@ -110,6 +110,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->filters, (size_t)t->filter_cap * sizeof(ort_filter));
 	mem_free(t, t->node_cats, (size_t)t->node_cats_cap * sizeof(uint64_t));
 	mem_free(t, t->node_waits, (size_t)t->node_waits_cap * sizeof *t->node_waits);
+	mem_free(t, t->odd_mids, (size_t)t->odd_mids_cap * sizeof *t->odd_mids);
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
@@ -134,7 +135,7 @@ static void leaves_need_walk(const tree_t *t, uint32_t ni, const box_t *box, uin
 	}
 	for (int c = 0; c < NCHILD && *chunks <= LEAVES_CAP; ++c) {
 		float lo[DIM], hi[DIM];
-		child_cell(n, c, lo, hi);
+		child_cell(t, n, c, lo, hi);
 		if (!cell_touches(lo, hi, box)) continue;
 		if (n->child[c] == NIL) {
 			*nodes += 1;
@@ -164,6 +165,7 @@ static ort_result insert_reserve(tree_t *t, const box_t *box)
 {
 	root_plan p;
 	if (!root_plan_for(t, box, &p)) return ORT_ERROR_OUT_OF_RANGE;
+	if (!odd_mids_reserve(t, p.doublings)) return ORT_ERROR_OUT_OF_MEMORY;
 	uint64_t nodes = p.nodes, chunks = 1;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES) {
 		nodes += descent_nodes(t);
@@ -194,7 +196,7 @@ static void insert_leaves(tree_t *t, uint32_t ni, const box_t *box, uint32_t ind
 	}
 	for (int c = 0; c < NCHILD; ++c) {
 		float lo[DIM], hi[DIM];
-		child_cell(&t->nodes[ni], c, lo, hi);
+		child_cell(t, &t->nodes[ni], c, lo, hi);
 		if (!cell_touches(lo, hi, box)) continue;
 		uint32_t ci = t->nodes[ni].child[c];
 		if (ci == NIL) ci = child_make(t, ni, c);

@@ -49,8 +49,8 @@
 /// One node of a job's subtree, in pre-order.
 typedef struct bd_desc {
 	uint32_t parent; ///< index in the job of its parent (NIL: the job's root)
-	uint32_t count, total, retry_at;
-	uint8_t which, flags;
+	uint32_t count, total;
+	uint8_t which, flags, retry; ///< its index in the parent, node.flags and node.retry
 } bd_desc;
 
 enum { BD_UNUSED, BD_TOP, BD_JOB };
@@ -95,8 +95,7 @@ static void bd_child(const tree_t *t, const node *p, int c, node *ch)
 {
 	(void)t; // (its prune delay is bd_entries' to set: tree_t.node_waits)
 	memset(ch, 0, sizeof *ch);
-	child_cell(p, c, ch->lo, ch->hi);
-	cell_mid(ch->lo, ch->hi, ch->mid);
+	child_cell(t, p, c, ch->lo, ch->hi);
 	ch->level = (int16_t)(p->level + 1);
 	ch->parent = NIL;
 	for (int k = 0; k < NCHILD; ++k) ch->child[k] = NIL;
@@ -232,11 +231,11 @@ static void bd_sub_node(bd_sub *s, node *nd, uint32_t parent, int which, entry *
 	const tree_t *t = s->t;
 	uint32_t me = s->nodes++;
 	if (nd->level > s->max_level) s->max_level = nd->level;
-	bd_desc d = {parent, m, m, 0, (uint8_t)which, 0};
+	bd_desc d = {parent, m, m, (uint8_t)which, 0, 0};
 	nd->total = m;
 	if (m <= (uint32_t)t->def.bucket_size || !can_split(t, nd) || bd_pile_of_one(t, nd, r, m)) {
 		// A refused pile waits, as after a split that could not help.
-		if (m > (uint32_t)t->def.bucket_size && can_split(t, nd)) d.retry_at = m > UINT32_MAX / 2 ? UINT32_MAX : m * 2;
+		if (m > (uint32_t)t->def.bucket_size && can_split(t, nd)) d.retry = node_retry_after(m);
 		tk_put(s->out, &d, sizeof d);
 		s->chunks += (m + CHUNK_CAP - 1) / CHUNK_CAP;
 		return;
@@ -325,16 +324,14 @@ static void bd_entries(const bd_ctx *c, uint32_t gi, uint32_t p0, uint32_t count
 }
 
 /// A node of cell geometry g at gi: empty, with links to come.
-static node *bd_node_at(tree_t *t, uint32_t gi, const node *g, uint32_t parent, int which)
+static node *bd_node_at(tree_t *t, uint32_t gi, const node *g, uint32_t parent)
 {
 	node *n = &t->nodes[gi];
 	bd_child(t, g, 0, n); // the defaults; the bounds are g's, below
 	memcpy(n->lo, g->lo, sizeof n->lo);
-	memcpy(n->mid, g->mid, sizeof n->mid);
 	memcpy(n->hi, g->hi, sizeof n->hi);
 	n->level = g->level;
 	n->parent = parent;
-	n->which = (uint8_t)which;
 	return n;
 }
 
@@ -359,18 +356,17 @@ static void bd_job_emit(void *ctx, int j, tk_out *out)
 		node *n;
 		if (k == 0) {
 			uint32_t up = i ? BD_AT(c, const bd_cell, at_cells)[(i - 1) / NCHILD].node_base : NIL;
-			n = bd_node_at(t, gi, &ce->nd, up, i ? (int)((i - 1) % NCHILD) : 0);
+			n = bd_node_at(t, gi, &ce->nd, up);
 		} else {
 			uint32_t pi = nb + d[k].parent;
 			n = &t->nodes[gi];
 			bd_child(t, &t->nodes[pi], d[k].which, n);
 			n->parent = pi;
-			n->which = d[k].which;
 			t->nodes[pi].child[d[k].which] = gi;
 		}
 		n->flags = d[k].flags;
 		n->total = d[k].total;
-		n->retry_at = d[k].retry_at;
+		n->retry = d[k].retry;
 		bd_entries(c, gi, at, d[k].count, cb);
 		at += d[k].count;
 		cb += (d[k].count + CHUNK_CAP - 1) / CHUNK_CAP;
@@ -510,6 +506,9 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 	bd_cell *cells = BD_AT(&c, bd_cell, at_cells);
 	memset(cells, 0, c.ncells * sizeof *cells);
 	cells[0].nd = t->nodes[t->root];
+	// A fresh root (build_empty): its split point is its centre, as every
+	// node the build makes below it has (bd_child, bd_node_at).
+	assert(!(cells[0].nd.flags & NODE_ODDMID));
 	for (uint32_t i = 0; i < c.ninner; ++i) {
 		fitter_init(t, &cells[i].nd, &BD_AT(&c, fitter, at_fit)[i]);
 		for (int ch = 0; ch < NCHILD; ++ch) bd_child(t, &cells[i].nd, ch, &cells[i * NCHILD + 1 + (uint32_t)ch].nd);
@@ -553,7 +552,7 @@ static ort_result build_split(tree_t *t, const box_t *boxes, void *const *user, 
 		if (ce->kind == BD_JOB && ce->max_level > max_level) max_level = ce->max_level;
 		if (ce->kind != BD_TOP) continue;
 		uint32_t up = i ? cells[(i - 1) / NCHILD].node_base : NIL;
-		node *nd = bd_node_at(t, ce->node_base, &ce->nd, up, i ? (int)((i - 1) % NCHILD) : 0);
+		node *nd = bd_node_at(t, ce->node_base, &ce->nd, up);
 		nd->flags = NODE_DIVIDED;
 		nd->total = ce->nd.total;
 		for (int ch = 0; ch < NCHILD; ++ch) {
@@ -646,18 +645,18 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
 				float lo[DIM], hi[DIM];
-				child_cell(nd, c, lo, hi);
+				child_cell(t, nd, c, lo, hi);
 				if (cell_touches(lo, hi, &boxes[S[at + k]])) per[c]++, touched++;
 			}
-			if (touched < 2 || !cap_build_spans(nd, &boxes[S[at + k]])) continue;
+			if (touched < 2 || !cap_build_spans(t, nd, &boxes[S[at + k]])) continue;
 			over++;
-			unsigned mask = cap_child_mask(nd, &boxes[S[at + k]]); // rare: its touches moved to capped
+			unsigned mask = cap_child_mask(t, nd, &boxes[S[at + k]]); // rare: its touches moved to capped
 			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u, capped[c] += (mask >> c) & 1u;
 		}
 		split_it = leaves_split_helps(per, n - over, NULL); // as split() decides: what the split caps does not count
 		for (uint32_t k = 0; k < n && !split_it; ++k) {
 			const box_t *b = &boxes[S[at + k]];
-			if (!cap_split_caps(nd, b, cap_child_mask(nd, b))) leaves_meet_add(&meet, b);
+			if (!cap_split_caps(t, nd, b, cap_child_mask(t, nd, b))) leaves_meet_add(&meet, b);
 		}
 		if (!split_it) split_it = leaves_split_helps(per, n - over, &meet);
 		for (int c = 0; c < NCHILD; ++c) per[c] += capped[c];
@@ -673,7 +672,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		for (uint32_t k = 0; k < n; ++k) entry_append(t, ni, &boxes[S[at + k]], S[S[at + k]]);
 		nd = &t->nodes[ni];
 		nd->total = n;
-		if (n > (uint32_t)t->def.bucket_size && can_split(t, nd)) nd->retry_at = n > UINT32_MAX / 2 ? UINT32_MAX : n * 2;
+		if (n > (uint32_t)t->def.bucket_size && can_split(t, nd)) nd->retry = node_retry_after(n);
 		return true;
 	}
 	nd->flags |= NODE_DIVIDED;
@@ -692,7 +691,7 @@ static bool build_leaves_node(tree_t *t, uint32_t ni, const box_t *boxes, size_t
 		if (!scratch_reserve(t, (from + per[c]) * sizeof(uint32_t)) || !nodes_reserve(t, 1)) return false;
 		uint32_t *S = t->scratch;
 		float lo[DIM], hi[DIM];
-		child_cell(&t->nodes[ni], c, lo, hi);
+		child_cell(t, &t->nodes[ni], c, lo, hi);
 		size_t w = from;
 		for (uint32_t j = 0; j < n; ++j)
 			if (cell_touches(lo, hi, &boxes[S[at + j]]) && !(over && (t->items[S[S[at + j]]].flags & ITEM_OVERCAP)))

@@ -68,7 +68,7 @@ static uint32_t cap_home(const tree_t *t, const box_t *box)
 	for (;;) {
 		const node *n = &t->nodes[ni];
 		if (!(n->flags & NODE_DIVIDED)) return ni;
-		uint32_t ci = n->child[child_of_point(n, box->min)];
+		uint32_t ci = n->child[child_of_point(t, n, box->min)];
 		if (ci == NIL || !cell_holds(t->nodes[ci].lo, t->nodes[ci].hi, box)) return ni;
 		ni = ci;
 	}
@@ -91,7 +91,7 @@ static uint32_t cap_count(const tree_t *t, uint32_t ni, const box_t *box, uint32
 	uint32_t k = 0;
 	for (int c = 0; c < NCHILD && k <= limit; ++c) {
 		float lo[DIM], hi[DIM];
-		child_cell(n, c, lo, hi);
+		child_cell(t, n, c, lo, hi);
 		if (!cell_touches(lo, hi, box)) continue;
 		uint32_t ci = n->child[c];
 		k += ci == NIL ? 1 : cap_count(t, ci, box, limit - k);
@@ -293,24 +293,28 @@ static void cap_uncap(tree_t *t, uint32_t index)
 /// spans one of the children it touches on some axis. It touches the low half
 /// on axis d when it starts below the middle, the high half when it ends at
 /// or past it, and spans a half it touches when it covers it.
-static inline bool cap_build_spans(const node *nd, const box_t *box)
+static inline bool cap_build_spans(const tree_t *t, const node *nd, const box_t *box)
 {
 	bool spans = false;
+	float mid[DIM];
+	node_mid(t, nd, mid);
 	for (int d = 0; d < DIM; ++d) {
-		bool low = box->min[d] < nd->mid[d], high = box->max[d] >= nd->mid[d];
+		bool low = box->min[d] < mid[d], high = box->max[d] >= mid[d];
 		spans |= (low && high && box->min[d] <= nd->lo[d]) ||
-		         (high && box->min[d] <= nd->mid[d] && box->max[d] >= nd->hi[d]);
+		         (high && box->min[d] <= mid[d] && box->max[d] >= nd->hi[d]);
 	}
 	return spans;
 }
 
 /// The children of node nd whose cells box touches, a bit each.
-static inline unsigned cap_child_mask(const node *nd, const box_t *box)
+static inline unsigned cap_child_mask(const tree_t *t, const node *nd, const box_t *box)
 {
 	unsigned mask = 0;
+	float mid[DIM];
+	node_mid(t, nd, mid);
 	for (int c = 0; c < NCHILD; ++c) {
 		float lo[DIM], hi[DIM];
-		child_cell(nd, c, lo, hi);
+		quadrant(nd->lo, mid, nd->hi, c, lo, hi);
 		mask |= (unsigned)cell_touches(lo, hi, box) << c;
 	}
 	return mask;
@@ -321,9 +325,9 @@ static inline unsigned cap_child_mask(const node *nd, const box_t *box)
 /// children or more and spans one of them (cap_build_spans), which cap_count
 /// counts as past the limit. A split (the batched build's or an insert's)
 /// stores such an entry capped, never in the children.
-static inline bool cap_split_caps(const node *nd, const box_t *box, unsigned mask)
+static inline bool cap_split_caps(const tree_t *t, const node *nd, const box_t *box, unsigned mask)
 {
-	return (mask & (mask - 1)) && cap_build_spans(nd, box);
+	return (mask & (mask - 1)) && cap_build_spans(t, nd, box);
 }
 
 /// The batched build's split of node nd into children: the n box indices at
@@ -341,8 +345,8 @@ static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const
 {
 	for (uint32_t k = 0; k < n; ++k) {
 		const box_t *box = &boxes[S[at + k]];
-		unsigned mask = cap_child_mask(nd, box);
-		if (!cap_split_caps(nd, box, mask)) continue;
+		unsigned mask = cap_child_mask(t, nd, box);
+		if (!cap_split_caps(t, nd, box, mask)) continue;
 		t->items[S[S[at + k]]].flags |= ITEM_OVERCAP;
 		for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 	}
@@ -396,14 +400,14 @@ static bool cap_build_fixup(tree_t *t, const box_t *boxes)
 		tidy_after(t, NIL, &box);
 	}
 	// The loops above store as inserts do but split nothing, and a tidy may
-	// have folded a subtree (a fold forgets its retry_at: it leaves a leaf
+	// have folded a subtree (a fold forgets its retry: it leaves a leaf
 	// within its bucket, but these re-inserts can refill it): a leaf they
 	// left over its bucket splits now, as an insert's would, and what the
 	// split puts over the cap is stored capped and its copies taken out
 	// (cap_fixup, as after an insert's splits: a split without it left those
 	// copies in leaves, capped items there, which validate refuses). A split
 	// that does not help, or finds no memory, waits until the leaf doubles
-	// (split sets retry_at). The nodes a split makes are checked on, in turn.
+	// (split sets its retry). The nodes a split makes are checked on, in turn.
 	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
 		const node *n = &t->nodes[ni];
 		if ((n->flags & (NODE_FREE | NODE_WAITING)) || !wants_split(t, n)) continue;

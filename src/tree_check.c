@@ -33,9 +33,20 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 	if (guard > 40000) return vfail(v, "node links loop");
 	v->nodes++;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
+	if (n->flags & NODE_ODDMID) {
+		// Only a root doubling makes one: a level below 0, its slot in the
+		// table, a split point the cell's centre is not (else no flag).
+		if (n->level >= 0 || odd_slot(n) >= t->odd_mids_cap) return vfail(v, "node %u: odd split point out of the table", ni);
+		float centre[DIM];
+		cell_mid(n->lo, n->hi, centre);
+		if (!memcmp(centre, t->odd_mids[odd_slot(n)], sizeof centre))
+			return vfail(v, "node %u: flagged odd, its split point is its centre", ni);
+	}
+	float mid[DIM];
+	node_mid(t, n, mid);
 	for (int d = 0; d < DIM; ++d) {
 		if (!isfinite(n->lo[d]) || !isfinite(n->hi[d])) return vfail(v, "node %u: cell is not finite", ni);
-		if (!(n->lo[d] <= n->mid[d] && n->mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
+		if (!(n->lo[d] <= mid[d] && mid[d] <= n->hi[d])) return vfail(v, "node %u: split point outside its cell", ni);
 		if (isnan(n->bound.min[d]) || isnan(n->bound.max[d])) return vfail(v, "node %u: bound is NaN", ni);
 	}
 	if (t->node_waits && ni < t->node_waits_cap) {
@@ -94,10 +105,10 @@ static ort_result validate_node(const tree_t *t, uint32_t ni, vstate *v, int gua
 		if (!(n->flags & NODE_DIVIDED)) return vfail(v, "node %u has a child but is not divided", ni);
 		if (ci >= t->node_len) return vfail(v, "node %u: child out of range", ni);
 		const node *ch = &t->nodes[ci];
-		if (ch->parent != ni || ch->which != c) return vfail(v, "node %u: child %d links back wrong", ni, c);
+		if (ch->parent != ni) return vfail(v, "node %u: child %d links back wrong", ni, c);
 		if (ch->level != n->level + 1) return vfail(v, "node %u: level skips", ci);
 		float clo[DIM], chi[DIM];
-		child_cell(n, c, clo, chi);
+		child_cell(t, n, c, clo, chi);
 		if (memcmp(clo, ch->lo, sizeof clo) || memcmp(chi, ch->hi, sizeof chi))
 			return vfail(v, "node %u: cell is not its parent's quarter", ci);
 		if (node_depth(t, ch) > t->height) return vfail(v, "node %u deeper than the height bound", ci);
@@ -123,7 +134,7 @@ static uint64_t leaves_touched(const tree_t *t, uint32_t ni, const box_t *box)
 	uint64_t k = 0;
 	for (int c = 0; c < NCHILD; ++c) {
 		float lo[DIM], hi[DIM];
-		child_cell(n, c, lo, hi);
+		child_cell(t, n, c, lo, hi);
 		if (!cell_touches(lo, hi, box)) continue;
 		if (n->child[c] == NIL) return UINT64_MAX / 4; // a leaf the item should be in is missing
 		k += leaves_touched(t, n->child[c], box);

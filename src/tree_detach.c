@@ -400,7 +400,13 @@ static inline void det_write(tree_t *t, struct detached *d, uint32_t i, const bo
 	// A box move makes a box item (only a tree that has had spheres has any).
 	if (t->spheres) t->items[i].flags &= ~(uint32_t)ITEM_SPHERE;
 	d->box[i] = *box;
-	det_mark(d, i);
+	// Marks are on live items only (a removal attaches first; detached_check):
+	// with as many marks as live items, i's is set already (a world moving
+	// everything each frame, in every frame after its first).
+	if (d->marked < t->live)
+		det_mark(d, i);
+	else
+		assert(det_bit(d->mark, i));
 	d->order[p] = i;
 	d->order_pos = p + 1;
 }
@@ -522,6 +528,12 @@ static const char *detached_check(const tree_t *t)
 	int s = atomic_load_explicit(&((tree_t *)t)->det_state, memory_order_acquire);
 	uint32_t marks = 0, moved = 0;
 	for (uint32_t w = 0; w < d->cap / 64; ++w) {
+		// A mark is on a live item (detached_move_quick relies on it: as many
+		// marks as live items means every live item is marked).
+		for (uint64_t bits = d->mark[w]; bits; bits &= bits - 1) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			if (i >= t->item_len || !(t->items[i].flags & ITEM_LIVE)) return "detached: a mark on a free item slot";
+		}
 		marks += (uint32_t)__builtin_popcountll(d->mark[w]);
 		moved += (uint32_t)__builtin_popcountll(d->moved[w]);
 		if (d->home[w]) return "detached: an item left to re-home outside an attach";

@@ -10,11 +10,13 @@
 //
 //   items[]   one per handle: user data, generation, flags, where its entry
 //             is (16 bytes: the entry's chunk names its node).
-//   nodes[]   one per cell: its cell bounds, split point, parent, children,
-//             its entry list, and how many entries its whole subtree holds.
-//             What only some trees use (categories once there are filters,
-//             prune delays) sits in side arrays by node index (node_cats,
-//             node_waits), so a node is 80 bytes in 2D.
+//   nodes[]   one per cell: its cell bounds, parent, children, its entry
+//             list, and how many entries its whole subtree holds. What only
+//             some trees use (categories once there are filters, prune
+//             delays) sits in side arrays by node index (node_cats,
+//             node_waits), and what can be worked out is not stored (the
+//             split point, the index in the parent), so a node is 68 bytes
+//             in 2D (100 in 3D).
 //   chunks[]  fixed blocks of CHUNK_CAP entries; a node's entries are a chain
 //             of chunks. An entry is a copy of the item's box plus its index,
 //             so a traversal reads boxes from contiguous memory and touches
@@ -39,10 +41,17 @@
 // tests under half the entries it would by the loose cell. It sits first in
 // the node, with what a query reads next, so testing a child reads one line.
 //
-// A node stores lo, mid and hi per axis. The children's cells are exactly
-// [lo, mid] and [mid, hi] of their parent, so cells tile without rounding
-// gaps, and when the root grows the old root's bounds become the new root's
-// mid exactly.
+// A node stores lo and hi per axis; its split point mid is the centre
+// lo + (hi - lo) / 2 as cell_mid rounds it, the same every time (node_mid).
+// The children's cells are exactly [lo, mid] and [mid, hi] of their parent,
+// so cells tile without rounding gaps. When the root grows, the old root's
+// bounds become the new root's mid exactly, and its rounded new bounds need
+// not have that centre (about 3 doublings in 100 miss it): such a node is
+// flagged NODE_ODDMID and its mid kept in tree_t.odd_mids, one slot a
+// level, since each doubling makes the one node of a new, lower level.
+// Floats bound the doublings (from a cell 2^-149 wide to the quarter of
+// FLT_MAX root_next stops at: under 280), so the table stays small; storing
+// mid in every node cost 8 bytes a node (1.7 an object in S4).
 //
 // ## Invariants (checked by ortN_tree_validate)
 //
@@ -110,8 +119,14 @@
 extern uint64_t ORTHANT_NAME(work_churn);
 uint64_t ORTHANT_NAME(work_churn);
 #define WORK_CHURN(n) (ORTHANT_NAME(work_churn) += (uint64_t)(n))
+/// Pair records the broad phase's first update wrote: the walk's, and each
+/// record again when it was copied into the set (broadphase.c: bp_walk_first).
+extern uint64_t ORTHANT_NAME(work_first_records);
+uint64_t ORTHANT_NAME(work_first_records);
+#define WORK_FIRST_RECORDS(n) (ORTHANT_NAME(work_first_records) += (uint64_t)(n))
 #else
 #define WORK_CHURN(n) ((void)0)
+#define WORK_FIRST_RECORDS(n) ((void)0)
 #endif
 
 typedef ORTHANT_NAME(tree) tree_t;
@@ -122,10 +137,15 @@ typedef struct entry {
 	uint32_t item;
 } entry;
 
+/// The links come first. A walk reads the head chunk's next with its entries,
+/// and the head fills its slots from 0: with the links last, next sat apart
+/// from the few entries there, on a cache line of its own in 6 of the 8
+/// places a 2D chunk (88 bytes) starts in a line. Moved first, S5 (1 MiB
+/// cache model) lost 0.9 of 27.5 misses a box query, 0.6 of 12 a first-hit ray.
 typedef struct chunk {
-	entry e[CHUNK_CAP];
 	uint32_t next;  ///< next chunk of the node, or the next free chunk
 	uint32_t owner; ///< the node whose chain holds it (item_node reads it); stale while free
+	entry e[CHUNK_CAP];
 } chunk;
 
 enum node_flags {
@@ -135,6 +155,7 @@ enum node_flags {
 	NODE_OWNIDX = 8,      ///< its own list has an index (tree_ownidx.h)
 	NODE_SWEPT = 16,      ///< scratch bit of cap_fixup (tree_cap.c): leaf already swept
 	NODE_OWED = 32,       ///< its own-list index owes a settle (tree_ownidx.c: own_note)
+	NODE_ODDMID = 64,     ///< made by a root doubling, its mid is not its centre: tree_t.odd_mids
 };
 
 typedef struct node {
@@ -146,18 +167,20 @@ typedef struct node {
 	uint32_t head;  ///< first chunk (the only partly filled one), or NIL
 	uint32_t count; ///< entries held here
 	uint32_t child[NCHILD];
-	float lo[DIM], mid[DIM], hi[DIM];
-	uint32_t parent; ///< NIL for the root; next free node when free
+	float lo[DIM], hi[DIM]; ///< the cell; its split point is node_mid's
+	uint32_t parent; ///< NIL for the root; next free node when free (its index there: node_which)
 	int16_t level;  ///< depth + the root's level (the root's level falls as it grows)
 	uint8_t flags;
-	uint8_t which;     ///< index in the parent's child array
 	// Its prune delay is in tree_t.node_waits (prune_delay > 0 only).
 	/// A leaf splits once it holds more than bucket_size entries and at least
-	/// this many. A split that could not help (leaves: every entry would land
-	/// in one child) or could not get memory doubles it, so an unsplittable
-	/// pile is not rescanned on every insert.
-	uint32_t retry_at;
+	/// node_retry_at of them: 2^retry, or any number while retry is 0. A
+	/// split that could not help (leaves: every entry would land in one
+	/// child) or could not get memory sets it past twice the count
+	/// (node_retry_after), so an unsplittable pile is not rescanned on every
+	/// insert.
+	uint8_t retry;
 } node;
+_Static_assert(sizeof(node) == (DIM == 2 ? 68 : 100), "a node grew: S4's bytes an object count it (tree_int.h Layout)");
 
 enum item_flags {
 	ITEM_LIVE = 1,
@@ -234,6 +257,13 @@ struct ORTHANT_NAME(tree) {
 		uint16_t lifespan, countdown;
 	} *node_waits;
 	uint32_t node_waits_cap;
+	/// The split points of the nodes flagged NODE_ODDMID (made by root
+	/// doublings): slot -level - 1 (odd_slot). Only doublings make nodes of a
+	/// level below 0 and each makes one, so a slot has at most one owner; a
+	/// stale slot (its node pruned) is never read. Reserved with the nodes of
+	/// the doublings (odd_mids_reserve), NULL until the root first doubles.
+	float (*odd_mids)[DIM];
+	uint32_t odd_mids_cap;
 	/// Per-item spheres, NULL until the first sphere item; sized sphere_cap.
 	sphere_t *spheres;
 	uint32_t sphere_cap;
@@ -355,12 +385,11 @@ static inline uint64_t descent_nodes(const tree_t *t)
 	return (uint64_t)(t->height > t->def.max_depth ? t->height : t->def.max_depth) + 2;
 }
 
-static inline int child_of_point(const node *n, const float p[DIM])
+/// The slot of tree_t.odd_mids a NODE_ODDMID node's split point is in.
+static inline uint32_t odd_slot(const node *n)
 {
-	int c = 0;
-	for (int d = 0; d < DIM; ++d)
-		if (p[d] >= n->mid[d]) c |= 1 << d;
-	return c;
+	assert(n->level < 0);
+	return (uint32_t)(-(int32_t)n->level - 1);
 }
 
 /// Whether box's centre lies in n's half-open cell (where an insert from
@@ -380,17 +409,67 @@ static inline void cell_mid(const float lo[DIM], const float hi[DIM], float mid[
 	for (int d = 0; d < DIM; ++d) mid[d] = lo[d] + (hi[d] - lo[d]) * 0.5f;
 }
 
-static inline void child_cell(const node *n, int c, float lo[DIM], float hi[DIM])
+/// Node n's split point (see Layout): its cell's centre, or the old root's
+/// edge kept for a node a root doubling made.
+static inline void node_mid(const tree_t *t, const node *n, float mid[DIM])
+{
+	if (n->flags & NODE_ODDMID) {
+		assert(odd_slot(n) < t->odd_mids_cap);
+		memcpy(mid, t->odd_mids[odd_slot(n)], sizeof(float) * DIM);
+	} else {
+		cell_mid(n->lo, n->hi, mid);
+	}
+}
+
+/// Child c's cell within [lo, hi) split at mid.
+static inline void quadrant(const float lo[DIM], const float mid[DIM], const float hi[DIM], int c, float clo[DIM],
+                            float chi[DIM])
 {
 	for (int d = 0; d < DIM; ++d) {
-		if (c >> d & 1) {
-			lo[d] = n->mid[d];
-			hi[d] = n->hi[d];
-		} else {
-			lo[d] = n->lo[d];
-			hi[d] = n->mid[d];
-		}
+		clo[d] = c >> d & 1 ? mid[d] : lo[d];
+		chi[d] = c >> d & 1 ? hi[d] : mid[d];
 	}
+}
+
+static inline void child_cell(const tree_t *t, const node *n, int c, float lo[DIM], float hi[DIM])
+{
+	float mid[DIM];
+	node_mid(t, n, mid);
+	quadrant(n->lo, mid, n->hi, c, lo, hi);
+}
+
+static inline int child_of_point(const tree_t *t, const node *n, const float p[DIM])
+{
+	float mid[DIM];
+	node_mid(t, n, mid);
+	int c = 0;
+	for (int d = 0; d < DIM; ++d)
+		if (p[d] >= mid[d]) c |= 1 << d;
+	return c;
+}
+
+/// Node ni's index in its parent's child array.
+static inline int node_which(const tree_t *t, uint32_t ni)
+{
+	const node *p = &t->nodes[t->nodes[ni].parent];
+	int c = 0;
+	while (p->child[c] != ni) {
+		++c;
+		assert(c < NCHILD);
+	}
+	return c;
+}
+
+/// The count at which a leaf tries to split again (node.retry).
+static inline uint64_t node_retry_at(const node *n) { return n->retry ? (uint64_t)1 << n->retry : 0; }
+
+/// A leaf holding count entries could not split: the least power of two of
+/// at least twice the count (under four times it) as its next try.
+static inline uint8_t node_retry_after(uint32_t count)
+{
+	uint8_t e = 1;
+	while (((uint64_t)1 << e) < 2 * (uint64_t)count) ++e;
+	return e;
 }
 
 /// Leaves placement reports a pair (or a query hit) only from the leaf whose
@@ -436,10 +515,11 @@ static inline ort_handle make_handle(const tree_t *t, uint32_t index)
 /// The item index of a live handle, or NIL.
 static inline uint32_t handle_index(const tree_t *t, ort_handle h)
 {
-	if (h.id == 0 || h.id > t->item_len) return NIL;
-	const item *it = &t->items[h.id - 1];
+	uint32_t i = h.id - 1; // the null id wraps past every slot
+	if (i >= t->item_len) return NIL;
+	const item *it = &t->items[i];
 	if (!(it->flags & ITEM_LIVE) || (it->gen ^ t->salt) != h.gen) return NIL;
-	return h.id - 1;
+	return i;
 }
 
 /// A programmer error (a stale handle, a call a callback may not make): the
@@ -591,6 +671,7 @@ typedef struct root_plan {
 } root_plan;
 static bool root_plan_for(const tree_t *t, const box_t *box, root_plan *p);
 static void root_cover(tree_t *t, const box_t *box);
+static bool odd_mids_reserve(tree_t *t, uint32_t doublings);
 static ort_result root_grow(tree_t *t, const box_t *box);
 
 // The leaves placement's cap on copies (tree_cap.c).
@@ -603,9 +684,9 @@ static bool cap_note_reserve(tree_t *t, uint32_t n);
 static void cap_note(tree_t *t, uint32_t index, const box_t *box);
 static bool cap_split_entry(tree_t *t, const entry *e);
 static void cap_uncap(tree_t *t, uint32_t index);
-static inline bool cap_build_spans(const node *nd, const box_t *box);
-static inline unsigned cap_child_mask(const node *nd, const box_t *box);
-static inline bool cap_split_caps(const node *nd, const box_t *box, unsigned mask);
+static inline bool cap_build_spans(const tree_t *t, const node *nd, const box_t *box);
+static inline unsigned cap_child_mask(const tree_t *t, const node *nd, const box_t *box);
+static inline bool cap_split_caps(const tree_t *t, const node *nd, const box_t *box, unsigned mask);
 static void cap_build_split(tree_t *t, const node *nd, const box_t *boxes, const uint32_t *S, size_t at, uint32_t n,
                             uint32_t per[NCHILD]);
 static bool cap_build_fixup(tree_t *t, const box_t *boxes);

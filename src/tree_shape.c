@@ -19,29 +19,37 @@
 /// millions of boxes too big for the depth), so it splits
 /// on, until floats run out; split() refuses a pile of one box repeated, which
 /// no split could spread. A node already divided keeps its children.
-static bool can_split(const tree_t *t, const node *n)
+/// can_split for a node whose split point (node_mid) the caller has.
+static bool can_split_at(const tree_t *t, const node *n, const float mid[DIM])
 {
 	if (node_depth(t, n) >= t->def.max_depth && !(n->flags & NODE_DIVIDED) &&
 	    n->total <= (uint32_t)t->def.bucket_size * DEEP_SPLIT)
 		return false;
 	for (int d = 0; d < DIM; ++d) {
-		if (!(n->lo[d] < n->mid[d] && n->mid[d] < n->hi[d])) return false;
+		if (!(n->lo[d] < mid[d] && mid[d] < n->hi[d])) return false;
 		if ((n->hi[d] - n->lo[d]) * 0.5f < t->def.min_cell_size) return false;
 	}
 	return true;
 }
 
+static bool can_split(const tree_t *t, const node *n)
+{
+	float mid[DIM];
+	node_mid(t, n, mid);
+	return can_split_at(t, n, mid);
+}
+
 /// Whether leaf n is over-full and should split now.
 static bool wants_split(const tree_t *t, const node *n)
 {
-	return !(n->flags & NODE_DIVIDED) && n->count > (uint32_t)t->def.bucket_size && n->count >= n->retry_at &&
+	return !(n->flags & NODE_DIVIDED) && n->count > (uint32_t)t->def.bucket_size && n->count >= node_retry_at(n) &&
 	       can_split(t, n);
 }
 
-/// Child c's bounds: its cell, enlarged for loose placement.
-static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], float hi[DIM])
+/// Child c's bounds: its cell, enlarged for loose placement (mid: node_mid).
+static void child_bounds(const tree_t *t, const node *n, const float mid[DIM], int c, float lo[DIM], float hi[DIM])
 {
-	child_cell(n, c, lo, hi);
+	quadrant(n->lo, mid, n->hi, c, lo, hi);
 	if (t->def.placement != ORT_PLACEMENT_LOOSE) return;
 	float k = (t->def.looseness - 1.0f) * 0.5f;
 	for (int d = 0; d < DIM; ++d) {
@@ -53,20 +61,22 @@ static void child_bounds(const tree_t *t, const node *n, int c, float lo[DIM], f
 
 static void fitter_init(const tree_t *t, const node *n, fitter *f)
 {
-	f->can = can_split(t, n);
+	node_mid(t, n, f->mid);
+	f->can = can_split_at(t, n, f->mid);
 	f->tight = t->def.placement == ORT_PLACEMENT_TIGHT;
-	memcpy(f->mid, n->mid, sizeof f->mid);
-	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, c, f->lo[c], f->hi[c]);
+	for (int c = 0; c < NCHILD; ++c) child_bounds(t, n, f->mid, c, f->lo[c], f->hi[c]);
 }
 
 /// fitter_child for a single item: only the chosen child's bounds are computed.
 static int fit_child(const tree_t *t, const node *n, const box_t *box)
 {
-	if (!can_split(t, n)) return -1;
+	float mid[DIM];
+	node_mid(t, n, mid);
+	if (!can_split_at(t, n, mid)) return -1;
 	bool tight = t->def.placement == ORT_PLACEMENT_TIGHT;
-	int c = choose_child(tight, n->mid, box);
+	int c = choose_child(tight, mid, box);
 	float lo[DIM], hi[DIM];
-	child_bounds(t, n, c, lo, hi);
+	child_bounds(t, n, mid, c, lo, hi);
 	return child_takes(tight, lo, hi, box) ? c : -1;
 }
 
@@ -85,10 +95,8 @@ static uint32_t child_make(tree_t *t, uint32_t pi, int c)
 	uint32_t ci = node_new(t);
 	node *p = &t->nodes[pi];
 	node *n = &t->nodes[ci];
-	child_cell(p, c, n->lo, n->hi);
-	cell_mid(n->lo, n->hi, n->mid);
+	child_cell(t, p, c, n->lo, n->hi);
 	n->parent = pi;
-	n->which = (uint8_t)c;
 	n->level = (int16_t)(p->level + 1);
 	p->child[c] = ci;
 	int depth = node_depth(t, n);
@@ -230,6 +238,8 @@ static void split(tree_t *t, uint32_t ni)
 		// strips that all touch the fullest child still splits, and they go
 		// capped (else re-inserted strips pile up in a leaf, scanned whole).
 		uint32_t per[NCHILD] = {0}, stay = n->count;
+		fitter cells; // (leaves: its lo and hi are the children's cells)
+		fitter_init(t, n, &cells);
 		box_t meet;
 		leaves_meet_init(&meet);
 		ENTRY_LOOP(t, n, ch, k)
@@ -237,13 +247,11 @@ static void split(tree_t *t, uint32_t ni)
 			const box_t *b = &t->chunks[ch].e[k].box;
 			unsigned touched = 0;
 			for (int c = 0; c < NCHILD; ++c) {
-				float lo[DIM], hi[DIM];
-				child_cell(n, c, lo, hi);
-				if (cell_touches(lo, hi, b)) per[c]++, touched++;
+				if (cell_touches(cells.lo[c], cells.hi[c], b)) per[c]++, touched++;
 			}
-			if (touched < 2 || !cap_build_spans(n, b)) continue;
+			if (touched < 2 || !cap_build_spans(t, n, b)) continue;
 			stay--; // capped by the split (cap_split_caps): its touches do not count
-			unsigned mask = cap_child_mask(n, b);
+			unsigned mask = cap_child_mask(t, n, b);
 			for (int c = 0; c < NCHILD; ++c) per[c] -= (mask >> c) & 1u;
 		}
 		useful = leaves_split_helps(per, stay, NULL);
@@ -253,7 +261,7 @@ static void split(tree_t *t, uint32_t ni)
 			ENTRY_LOOP(t, n, ch, k)
 			{
 				const box_t *b = &t->chunks[ch].e[k].box;
-				if (!cap_split_caps(n, b, cap_child_mask(n, b))) leaves_meet_add(&meet, b);
+				if (!cap_split_caps(t, n, b, cap_child_mask(t, n, b))) leaves_meet_add(&meet, b);
 			}
 			useful = leaves_split_helps(per, stay, &meet);
 		}
@@ -264,12 +272,12 @@ static void split(tree_t *t, uint32_t ni)
 	if (!useful || !nodes_reserve(t, NCHILD) || !chunks_reserve(t, chunks_needed) ||
 	    (leaves && !cap_note_reserve(t, t->nodes[ni].count))) {
 		n = &t->nodes[ni];
-		n->retry_at = n->count > UINT32_MAX / 2 ? UINT32_MAX : n->count * 2;
+		n->retry = node_retry_after(n->count);
 		return;
 	}
 	n = &t->nodes[ni];
 	n->flags |= NODE_DIVIDED;
-	n->retry_at = 0;
+	n->retry = 0;
 	own_drop(t, ni); // every entry leaves; those that stay come back as appends
 	uint32_t src = n->head, count = n->count;
 	n->head = NIL;
@@ -290,9 +298,7 @@ static void split(tree_t *t, uint32_t ni)
 				t->items[e.item].addr = NIL; // the first copy becomes its home
 				int copies = 0;
 				for (int c = 0; c < NCHILD; ++c) {
-					float lo[DIM], hi[DIM];
-					child_cell(&t->nodes[ni], c, lo, hi);
-					if (!cell_touches(lo, hi, &e.box)) continue;
+					if (!cell_touches(f.lo[c], f.hi[c], &e.box)) continue;
 					uint32_t ci = t->nodes[ni].child[c];
 					if (ci == NIL) ci = child_make(t, ni, c);
 					entry_append(t, ci, &e.box, e.item);
@@ -406,7 +412,7 @@ static bool merge(tree_t *t, uint32_t ni)
 	}
 	n = &t->nodes[ni];
 	n->flags &= (uint8_t)~NODE_DIVIDED;
-	n->retry_at = 0;
+	n->retry = 0;
 	// The subtree is one node now: its categories are exactly its entries'.
 	uint64_t cats = 0;
 	ENTRY_LOOP(t, n, ch, k) cats |= item_cat(t, t->chunks[ch].e[k].item);
@@ -433,7 +439,7 @@ static void prune(tree_t *t, uint32_t ni)
 {
 	node *n = &t->nodes[ni];
 	assert(n->total == 0 && n->parent != NIL);
-	t->nodes[n->parent].child[n->which] = NIL;
+	t->nodes[n->parent].child[node_which(t, ni)] = NIL;
 	empty_free(t, ni);
 }
 
@@ -510,7 +516,6 @@ static void root_set(tree_t *t, const float lo[DIM], const float hi[DIM])
 	node *n = &t->nodes[r];
 	memcpy(n->lo, lo, sizeof n->lo);
 	memcpy(n->hi, hi, sizeof n->hi);
-	cell_mid(lo, hi, n->mid);
 	t->root = r;
 	t->height = 0;
 }
@@ -641,7 +646,7 @@ static bool root_plan_for(const tree_t *t, const box_t *box, root_plan *p)
 	} else {
 		const node *r = &t->nodes[t->root];
 		memcpy(lo, r->lo, sizeof lo);
-		memcpy(mid, r->mid, sizeof mid);
+		node_mid(t, r, mid);
 		memcpy(hi, r->hi, sizeof hi);
 		empty = r->total == 0;
 	}
@@ -674,8 +679,10 @@ static void root_cover(tree_t *t, const box_t *box)
 	for (;;) {
 		uint32_t old = t->root;
 		const node *r = &t->nodes[old];
+		float mid[DIM];
+		node_mid(t, r, mid);
 		root_step s;
-		int step = root_next(t, r->lo, r->mid, r->hi, r->total == 0, box, &s);
+		int step = root_next(t, r->lo, mid, r->hi, r->total == 0, box, &s);
 		if (step == ROOT_HOLDS) return;
 		assert(step != ROOT_OVERFLOW);
 		if (step == ROOT_RESTART) {
@@ -687,20 +694,40 @@ static void root_cover(tree_t *t, const box_t *box)
 		node *o = &t->nodes[old];
 		node *n = &t->nodes[nr];
 		memcpy(n->lo, s.lo, sizeof n->lo);
-		memcpy(n->mid, s.mid, sizeof n->mid);
 		memcpy(n->hi, s.hi, sizeof n->hi);
 		n->level = (int16_t)(o->level - 1);
 		n->flags = NODE_DIVIDED;
+		float centre[DIM];
+		cell_mid(s.lo, s.hi, centre);
+		if (memcmp(centre, s.mid, sizeof centre) != 0) {
+			// The old root's edge is not the new cell's rounded centre:
+			// keep it (odd_mids_reserve made the slot).
+			n->flags |= NODE_ODDMID;
+			memcpy(t->odd_mids[odd_slot(n)], s.mid, sizeof s.mid);
+		}
 		n->total = o->total;
 		node_cats_set(t, nr, node_cats(t, old));
 		n->bound = o->bound;
 		n->child[s.which] = old;
 		o->parent = nr;
-		o->which = (uint8_t)s.which;
 		t->root = nr;
 		t->height++;
 		if (t->height > t->def.max_depth) fold_deep(t, nr);
 	}
+}
+
+/// Room in tree_t.odd_mids for the slots of `doublings` more root doublings
+/// (one a level below the root's): false without memory, nothing changed.
+static bool odd_mids_reserve(tree_t *t, uint32_t doublings)
+{
+	int level = t->root == NIL ? 0 : t->nodes[t->root].level;
+	uint64_t need = (uint64_t)(level < 0 ? -level : 0) + doublings;
+	if (need <= t->odd_mids_cap) return true;
+	uint64_t want = need < 16 ? 16 : need * 2;
+	size_t w = sizeof *t->odd_mids;
+	if (!array_resize(t, (void **)&t->odd_mids, t->odd_mids_cap * w, (size_t)want * w)) return false;
+	t->odd_mids_cap = (uint32_t)want;
+	return true;
 }
 
 /// root_cover for a caller that reserves nothing else.
@@ -708,7 +735,7 @@ static ort_result root_grow(tree_t *t, const box_t *box)
 {
 	root_plan p;
 	if (!root_plan_for(t, box, &p)) return ORT_ERROR_OUT_OF_RANGE;
-	if (!nodes_reserve(t, p.nodes)) return ORT_ERROR_OUT_OF_MEMORY;
+	if (!odd_mids_reserve(t, p.doublings) || !nodes_reserve(t, p.nodes)) return ORT_ERROR_OUT_OF_MEMORY;
 	root_cover(t, box);
 	return ORT_OK;
 }

@@ -242,6 +242,180 @@ static void test_box_check_each_coord(void **state)
 	TU(tree_destroy)(t);
 }
 
+// ---- a root doubled many times ----------------------------------------------------
+
+/// A node seen by tree_visit_nodes.
+typedef struct seen_node {
+	box_t cell;
+	int depth;
+} seen_node;
+
+typedef struct seen_nodes {
+	seen_node *v;
+	int n, cap;
+} seen_nodes;
+
+static void seen_add(void *ctx, const box_t *cell, const box_t *bounds, int depth, int entries)
+{
+	(void)bounds, (void)entries;
+	seen_nodes *s = ctx;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
+		assert_non_null(s->v);
+	}
+	s->v[s->n++] = (seen_node){*cell, depth};
+}
+
+/// The split points the tree's cells show that are not their cell's centre
+/// lo + (hi - lo) * 0.5f (root doublings make them: the old root's edge), each
+/// written to odd[] (up to max): how many. A child's face inside its parent's
+/// cell is the parent's split point on that axis.
+static int odd_split_points(const tree_t *t, float *odd, int max)
+{
+	seen_nodes s = {0};
+	TU(tree_visit_nodes)(t, seen_add, &s);
+	int k = 0;
+	for (int p = 0; p < s.n; ++p)
+		for (int c = 0; c < s.n; ++c) {
+			const box_t *pc = &s.v[p].cell, *cc = &s.v[c].cell;
+			bool inside = true;
+			for (int d = 0; d < DIM; ++d) inside = inside && cc->min[d] >= pc->min[d] && cc->max[d] <= pc->max[d];
+			if (s.v[c].depth != s.v[p].depth + 1 || !inside) continue;
+			for (int d = 0; d < DIM; ++d) {
+				float centre = pc->min[d] + (pc->max[d] - pc->min[d]) * 0.5f;
+				float mid = cc->min[d] != pc->min[d] ? cc->min[d] : cc->max[d];
+				if (mid != centre && memcmp(&mid, &centre, sizeof mid) && k < max) odd[k++] = mid;
+			}
+		}
+	free(s.v);
+	return k;
+}
+
+/// The root doubled towards boxes ever farther out, in every direction, from
+/// awkward starts (a region of odd bounds, a speck far from the origin, a
+/// speck of 1e-30 at it), to near the coordinate limit: about 3 doublings in
+/// 100 leave a split point that is not the cell's rounded centre, which the
+/// tree keeps aside. Validate holds after every insert, queries and pairs
+/// match brute force, moves back in and removes keep it valid; and one ulp
+/// of change to any copy of such a split point in the tree's memory (its
+/// table, the cells that share it) is caught by validate.
+static void test_root_doublings(void **state)
+{
+	(void)state;
+	int odd_total = 0;
+	for (int pi = 0; pi < NPLACEMENTS; ++pi)
+		for (int start = 0; start < 3; ++start) {
+			TU_CONTEXT("root doublings, %s, start %d", placement_names[pi], start);
+			static tu_alloc al;
+			memset(&al, 0, sizeof al);
+			al.zeroed = true; // the search below reads every byte, slack included (valgrind)
+			def_t def = TU(tree_default_def)();
+			def.placement = placements[pi];
+			def.bucket_size = 4;
+			def.allocator = tu_allocator(&al);
+			box_t first;
+			for (int d = 0; d < DIM; ++d) {
+				first.min[d] = start == 1 ? 1.0e6f + 0.1f * (float)(d + 1) : start == 2 ? 0.0f : 0.3f;
+				first.max[d] = first.min[d] + (start == 1 ? 1e-3f : start == 2 ? 1e-30f : 0.01f);
+			}
+			if (start == 0) {
+				def.use_region = true;
+				for (int d = 0; d < DIM; ++d) {
+					def.region.min[d] = -0.3f - 0.011f * (float)d;
+					def.region.max[d] = 0.7f + 1e-3f * (float)d;
+				}
+			}
+			tree_t *t;
+			assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+			model m;
+			tu_model_init(&m, 64);
+			tu_rng r = tu_rng_make(77 + (uint64_t)(pi * 3 + start));
+			ort_handle h;
+			assert_int_equal(TU(tree_insert)(t, first, NULL, &h), ORT_OK);
+			tu_model_add(&m, h, first);
+			// Outwards by a factor of about 1.3 a box, turning through the
+			// directions: every axis grows down and up.
+			double reach = 1.0;
+			for (int i = 0; reach < 1e29; ++i) {
+				reach *= 1.1 + 0.4 * (double)tu_float(&r, 0.0f, 1.0f);
+				box_t b;
+				for (int d = 0; d < DIM; ++d) {
+					double sign = ((i >> d) & 1) ? -1.0 : 1.0;
+					double c = (d == i % DIM ? sign * reach : sign * reach * (double)tu_float(&r, 0.0f, 1.0f));
+					double side = reach * (double)tu_float(&r, 1e-4f, 0.3f);
+					b.min[d] = (float)(c - side);
+					b.max[d] = (float)(c + side);
+				}
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &h), ORT_OK);
+				tu_model_add(&m, h, b);
+				tu_check_valid(t);
+			}
+			float odd[64];
+			int nodd = odd_split_points(t, odd, 64);
+			odd_total += nodd;
+			for (int q = 0; q < 40; ++q) {
+				box_t qb;
+				double scale = pow(10.0, (double)tu_float(&r, -3.0f, 29.0f));
+				for (int d = 0; d < DIM; ++d) {
+					float c = tu_float(&r, -1.0f, 1.0f) * (float)scale;
+					qb.min[d] = c - (float)scale * 0.5f;
+					qb.max[d] = c + (float)scale * 0.5f;
+				}
+				tu_check_box_query(t, &m, qb);
+			}
+			tu_check_pairs(t, &m);
+			// One ulp off in a float of the tree's memory equal to an odd split
+			// point (the tree's own header is trusted, as in test_corrupt):
+			// each such point is held at least twice, in the table and as the
+			// old root's cell face, and both changes are caught. (Other
+			// copies, say in the pair finder's scratch, may pass.)
+			al.paused = true;
+			char msg[256];
+			int changed = 0;
+			for (int k = 0; k < nodd && k < 8; ++k) {
+				int caught = 0;
+				for (int b = 0; b < al.nblocks; ++b) {
+					if (al.blocks[b].p == (void *)t) continue;
+					float *f = al.blocks[b].p;
+					for (size_t x = 0; x < al.blocks[b].size / sizeof(float); ++x) {
+						if (memcmp(&f[x], &odd[k], sizeof(float)) != 0) continue;
+						float old = f[x];
+						f[x] = nextafterf(old, INFINITY);
+						caught += TU(tree_validate)(t, msg, sizeof msg) == ORT_ERROR_CORRUPT;
+						f[x] = old;
+						changed++;
+					}
+				}
+				if (caught < 2) TU_FAIL("odd split point %g: %d one-ulp changes caught\n", (double)odd[k], caught);
+			}
+			al.paused = false;
+			printf("root doublings %-6s start %d: %d boxes, %d odd split points, %d copies changed\n",
+			       placement_names[pi], start, m.n, nodd, changed);
+			tu_check_valid(t);
+			// Back in near the first box, then half of them removed.
+			for (int i = 1; i < m.n; i += 2) {
+				box_t b = first;
+				float off = tu_float(&r, 0.0f, 5.0f);
+				for (int d = 0; d < DIM; ++d) b.min[d] += off, b.max[d] += off;
+				assert_int_equal(TU(tree_move)(t, m.handle[i], b), ORT_OK);
+				m.box[i] = b;
+				tu_check_valid(t);
+			}
+			for (int i = m.n; i-- > 0;)
+				if (i % 3 == 0) {
+					assert_int_equal(TU(tree_remove)(t, m.handle[i]), ORT_OK);
+					tu_model_remove_at(&m, i);
+					tu_check_valid(t);
+				}
+			tu_check_pairs(t, &m);
+			tu_check_box_query(t, &m, tu_cube(-1e30f, 1e30f));
+			tu_model_free(&m);
+			TU(tree_destroy)(t);
+		}
+	if (odd_total == 0) TU_FAIL("no doubling left a split point off its cell's centre: the table went untested\n");
+}
+
 // ---- the packed tree changed from its own callbacks ----------------------------------
 
 typedef struct reenter {
@@ -355,6 +529,11 @@ enum scene_kind {
 	K_PLATE_STACKS,
 	K_RODS,
 	K_RODS_MIXED,
+	K_CLUSTERS,
+	K_TILES,
+	K_SIZES,
+	K_SHELL,
+	K_DIAGONAL,
 	KINDS
 };
 static const char *const kind_names[] = {"uniform",
@@ -371,7 +550,12 @@ static const char *const kind_names[] = {"uniform",
                                          "plates stacked",
                                          "plate stacks apart",
                                          "rods crossing",
-                                         "rods and small boxes"};
+                                         "rods and small boxes",
+                                         "dense clusters",
+                                         "touching tiles",
+                                         "power-law sizes",
+                                         "circle or sphere shell",
+                                         "diagonal line"};
 
 /// The pile kinds (plates on) are made in every order of the axes: turn t
 /// of TURNS puts the kind's axis d on axis turns[t][d].
@@ -520,6 +704,54 @@ static box_t scene_box(int kind, tu_rng *r, int i, int n)
 			}
 		}
 		break;
+	// Shaped like data users bring:
+	case K_CLUSTERS: { // 16 normal blobs (sigma 2) of tiny boxes, the rest empty
+		tu_rng cr = tu_rng_make(900 + (uint64_t)(i % 16));
+		for (int d = 0; d < DIM; ++d) {
+			float u1 = tu_float(r, 1e-7f, 1.0f), u2 = tu_float(r, 0.0f, 6.2831853f);
+			b.min[d] = tu_float(&cr, 50.0f, 950.0f) + 2.0f * sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			b.max[d] = b.min[d] + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case K_TILES: { // a lattice of boxes whose faces touch exactly (tile maps, voxels)
+		int per = (int)ceil(pow((double)n, 1.0 / DIM) - 1e-9), at = i;
+		float step = 1000.0f / (float)per;
+		for (int d = 0; d < DIM; ++d, at /= per) {
+			b.min[d] = (float)(at % per) * step;
+			b.max[d] = (float)(at % per + 1) * step;
+		}
+		break;
+	}
+	case K_SIZES: { // sides from a power law: most tiny, a few across much of the region
+		float len = 0.5f / tu_float(r, 1e-6f, 1.0f);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = tu_float(r, 0.0f, 1000.0f);
+			b.max[d] = fminf(b.min[d] + len, 1000.0f);
+		}
+		break;
+	}
+	case K_SHELL: { // tiny boxes on a circle or sphere of radius 400 (a scanned surface)
+		float v[DIM], len = 0.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float u1 = tu_float(r, 1e-7f, 1.0f), u2 = tu_float(r, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+		}
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = 500.0f + 400.0f * v[d] / sqrtf(len);
+			b.max[d] = b.min[d] + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case K_DIAGONAL: { // tiny boxes along the region's diagonal, across every centre line
+		float at = tu_float(r, 0.0f, 1000.0f);
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = at;
+			b.max[d] = at + tu_float(r, 0.01f, 0.05f);
+		}
+		break;
+	}
 	default: break;
 	}
 	return b;
@@ -536,7 +768,7 @@ static double work_bound(int n, size_t k) { return 24.0 * ((double)n * log2((dou
 /// that miss the other set's bounds it was 1.16.
 static double pile_work_bound(int kind, int n, size_t k)
 {
-	if (DIM == 2 || kind < K_PLATES) return work_bound(n, k);
+	if (DIM == 2 || kind < K_PLATES || kind > K_RODS_MIXED) return work_bound(n, k);
 	double lg = log2((double)n);
 	return 2.0 * (double)n * lg * lg + 24.0 * (double)k;
 }
@@ -558,7 +790,7 @@ static void test_pairs_work(void **state)
 	box_t *b = malloc(sizeof *b * N);
 	for (int kt = 0; kt < KINDS * TURNS; ++kt) {
 		int kind = kt / TURNS, turn = kt % TURNS;
-		if (turn && kind < K_PLATES) continue; // the pile kinds in every order of the axes
+		if (turn && (kind < K_PLATES || kind > K_RODS_MIXED)) continue; // the pile kinds in every order of the axes
 		int n = kind == K_DUPLICATES ? N / 8 : N;
 		tu_rng rng = tu_rng_make(40 + (uint64_t)kind);
 		for (int i = 0; i < n; ++i) b[i] = turn_box(scene_box(kind, &rng, i, n), turn);
@@ -674,13 +906,63 @@ static void test_rods_pairs_work(void **state)
 	free(b);
 }
 
+/// find_pairs on one family of parallel rods (long on one axis, in every
+/// turn of the axes) on integer faces, many of them equal: rods that touch,
+/// rods with no extent across (segments) and duplicates, so pairs meet on
+/// the lines a grid over the two thin axes might put between them (the 3D
+/// stream's grid reports a pair only in the cell of its overlap's low
+/// corner). The pairs are brute force's, in every placement and the packed
+/// tree.
+static void test_parallel_rods_pairs(void **state)
+{
+	(void)state;
+	const int N = tu_size(3000, 400);
+	box_t *b = malloc(sizeof *b * N);
+	for (int turn = 0; turn < TURNS; ++turn) {
+		tu_rng rng = tu_rng_make(77);
+		for (int i = 0; i < N; ++i) {
+			box_t x;
+			x.min[0] = (float)tu_int(&rng, 0, 10);
+			x.max[0] = (float)tu_int(&rng, 990, 1000);
+			for (int d = 1; d < DIM; ++d) {
+				x.min[d] = (float)tu_int(&rng, 0, 99);
+				x.max[d] = x.min[d] + (float)tu_int(&rng, 0, 2);
+			}
+			b[i] = i % 50 == 49 ? b[i - 1] : turn_box(x, turn); // a duplicate now and then
+		}
+		size_t k = 0;
+		for (int i = 0; i < N; ++i)
+			for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+		for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
+			TU_CONTEXT("parallel rods, turn %d, %s", turn, pi < NPLACEMENTS ? placement_names[pi] : "packed");
+			if (pi < NPLACEMENTS) {
+				model m;
+				tree_t *t = fill_tree(pi, true, b, N, &m);
+				tu_check_pairs(t, &m);
+				TU(tree_destroy)(t);
+				tu_model_free(&m);
+			} else {
+				packed_t *p = fill_packed(b, N);
+				size_t got = 0;
+				assert_int_equal(TU(packed_find_pairs)(p, count_id_pair, &got), ORT_OK);
+				if (got != k) TU_FAIL("packed: %zu pairs, brute force %zu\n", got, k);
+				TU(packed_destroy)(p);
+			}
+		}
+	}
+	free(b);
+}
+
 /// How much more work crossing rods may cost at 4N than at N, each over
 /// (n log2 n + k), in the leaves placement (its rods are one pile of all n
-/// in the root: the streamed 3D sweep). At N = 12000 in 3D: 1.08 (4.59 at
-/// N, 4.97 at 4N); before a streamed cross trimmed its sets once and sorted
-/// by radix, 1.21 (5.18 and 6.26), the growth that made the 3D rods under
-/// leaves 5.6 times the uniform scene's find_pairs at n = 100000.
-#define RODS_GROWTH 1.15
+/// in the root: the streamed 3D sweep). At N = 12000 in 3D: 0.76 (1.85 at
+/// N, 1.40 at 4N), each family of parallel rods put on a grid over its thin
+/// axes; before, split on planes until a sweep was cheap, 1.08 (4.59 and
+/// 4.97: the depth that took grew with the families' density), and before a
+/// streamed cross trimmed its sets once and sorted by radix, 1.21 (5.18 and
+/// 6.26), the growth that made the 3D rods under leaves 5.6 times the
+/// uniform scene's find_pairs at n = 100000.
+#define RODS_GROWTH (DIM == 3 ? 0.9 : 1.15)
 
 /// The work of find_pairs on n crossing rods (turn 0) in the leaves
 /// placement over (n log2 n + k), its pairs brute force's.
@@ -711,16 +993,21 @@ static double rods_leaves_work(int n)
 
 /// find_pairs on crossing rods in the leaves placement at N and 4N: the
 /// pairs are brute force's, and the work over (n log2 n + k) grows by at
-/// most RODS_GROWTH (an extra log factor would add log(4N)/log(N), 1.15
-/// at N = 12000: the streamed sweep's per-level passes over what its planes
-/// split grew so).
+/// most RODS_GROWTH: it must not grow at all (an extra log factor would add
+/// log(4N)/log(N), 1.15 at N = 12000, and the streamed sweep's per-level
+/// passes over what its planes split grew by 1.08).
 static void test_rods_pairs_growth(void **state)
 {
 	(void)state;
 	const int N = tu_size(12000, 1000);
 	double w1 = rods_leaves_work(N), w4 = rods_leaves_work(4 * N);
 #ifdef ORTHANT_COUNT_WORK
-	if (w4 > RODS_GROWTH * w1) TU_FAIL("rods under leaves: %.2f (n log n + k) at %d, %.2f at %d\n", w1, N, w4, 4 * N);
+	// Shrunk past half (valgrind, coverage, ThreadSanitizer) the rods are too
+	// few for a 3D family to be put on a grid (1500: 2.75, then 3.24 at 6000):
+	// the counts are the same in every build, so the release and ASan runs
+	// (N 12000 and 6000) hold the bound for them.
+	if (tu_shrink() <= 2 && w4 > RODS_GROWTH * w1)
+		TU_FAIL("rods under leaves: %.2f (n log n + k) at %d, %.2f at %d\n", w1, N, w4, 4 * N);
 #else
 	(void)w1, (void)w4;
 #endif
@@ -1144,7 +1431,8 @@ static void test_nearest_work(void **state)
 	int over = 0;
 	for (int kind = 0; kind <= KINDS; ++kind) {
 		int n = N;
-		tu_rng rng = tu_rng_make(90 + (uint64_t)kind);
+		// The centre scene's seed stays what its bound was set on (105) as kinds are added.
+		tu_rng rng = tu_rng_make(kind < KINDS ? 90 + (uint64_t)kind : 105);
 		for (int i = 0; i < n; ++i) b[i] = near_scene_box(kind, &rng, i, n);
 		const char *name = kind < KINDS ? kind_names[kind] : "boxes holding the centre";
 		for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
@@ -1221,7 +1509,7 @@ static void test_packed_batch_work(void **state)
 	int over = 0;
 	for (int kind = 0; kind <= KINDS; ++kind) {
 		int n = N; // duplicates too: every box at one distance from any point, only ids part them
-		tu_rng rng = tu_rng_make(90 + (uint64_t)kind);
+		tu_rng rng = tu_rng_make(kind < KINDS ? 90 + (uint64_t)kind : 105); // as test_nearest_work
 		for (int i = 0; i < n; ++i) b[i] = near_scene_box(kind, &rng, i, n);
 		const char *name = kind < KINDS ? kind_names[kind] : "boxes holding the centre";
 		TU_CONTEXT("packed batch work, %s", name);
@@ -1591,6 +1879,132 @@ static void test_churn_work(void **state)
 	if (over) TU_FAIL("%d scenes over c m log n in removes and inserts\n", over);
 }
 
+// ---- the broad phase's first update -------------------------------------------------
+
+#ifdef ORTHANT_COUNT_WORK
+/// Pair records the first update wrote (the counting build: src/tree_int.h).
+extern uint64_t TU(work_first_records);
+#endif
+
+/// Box i of a first-update scene: uniform boxes (half a pair an item),
+/// duplicates (groups of 8 identical boxes) or crossing rods packed tightly
+/// (half along axis 0, half along axis 1, in a 50-wide slab: about 80 pairs
+/// an item at n = 2000, past the 32 an item at which the first update's walk
+/// used to stop and start over with a count and a fill).
+static box_t first_box(int scene, tu_rng *r, int i)
+{
+	box_t b;
+	for (int d = 0; d < DIM; ++d) {
+		if (scene == 1) {
+			tu_rng g = tu_rng_make(500 + (uint64_t)(i / 8) * DIM + (uint64_t)d);
+			b.min[d] = tu_float(&g, 0.0f, 300.0f);
+			b.max[d] = b.min[d] + 2.0f;
+		} else if (scene == 2) {
+			b.min[d] = d < 2 ? tu_float(r, 0.0f, 50.0f) : 0.0f;
+			b.max[d] = b.min[d] + (d == i % 2 ? 20.0f : 0.05f);
+		} else {
+			b.min[d] = tu_float(r, 0.0f, DIM == 2 ? 120.0f : 40.0f);
+			b.max[d] = b.min[d] + 2.0f;
+		}
+	}
+	return b;
+}
+
+typedef struct first_seen {
+	tu_list keys;
+	const box_t *b;
+	int bad; ///< begun pairs whose boxes miss, or of an item with itself
+} first_seen;
+
+static void first_begun(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)ua, (void)ub;
+	first_seen *s = ctx;
+	uint32_t x = a.id - 1, y = b.id - 1;
+	if (x == y || !tu_overlap(&s->b[x], &s->b[y])) s->bad++;
+	tu_push(&s->keys, x < y ? (uint64_t)x << 32 | y : (uint64_t)y << 32 | x);
+}
+
+static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *ub)
+{
+	(void)a, (void)b, (void)ua, (void)ub;
+	++*(size_t *)ctx;
+	return true;
+}
+
+static int first_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/// Box tests of the first update over find_pairs' on the same tree: its
+/// walk is find_pairs' walk, run once, and the estimate's box queries (for
+/// 1 item in 31 here) add at most 21% (2D duplicates, tight).
+#define FIRST_TESTS_C 1.3
+
+/// The first update_pairs on uniform boxes, duplicates and crossing rods
+/// (past the old pile limit), every placement: its pairs are brute force's
+/// (as many, distinct, each overlapping); it tests at most FIRST_TESTS_C
+/// times the boxes find_pairs does on the same tree (the old limit stopped
+/// the walk on the rods and began a packed count and fill); and it writes
+/// each pair's record once (the count's estimate held, so the walk wrote
+/// into the set itself; a wrong one costs one copy).
+static void test_first_update_work(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	box_t *b = malloc(sizeof *b * N);
+	for (int scene = 0; scene < 3; ++scene) {
+		tu_rng r = tu_rng_make(90 + (uint64_t)scene);
+		for (int i = 0; i < N; ++i) b[i] = first_box(scene, &r, i);
+		size_t k = 0;
+		for (int i = 0; i < N; ++i)
+			for (int j = i + 1; j < N; ++j) k += tu_overlap(&b[i], &b[j]);
+		if (scene == 2) assert_true(k > 32u * N); // past the old limit
+		for (int pi = 0; pi < NPLACEMENTS; ++pi) {
+			TU_CONTEXT("first update work, scene %d, %s", scene, placement_names[pi]);
+			tree_t *t = make_tree(pi, true);
+			for (int i = 0; i < N; ++i) {
+				ort_handle h;
+				assert_int_equal(TU(tree_insert)(t, b[i], NULL, &h), ORT_OK);
+				assert_int_equal(h.id, i + 1); // a fresh tree's slots, in order
+			}
+#ifdef ORTHANT_COUNT_WORK
+			TU(work_box_tests) = 0;
+#endif
+			size_t found = 0;
+			assert_int_equal(TU(tree_find_pairs)(t, ORT_MASK_ALL, first_count, &found), ORT_OK);
+			assert_int_equal(found, k);
+#ifdef ORTHANT_COUNT_WORK
+			uint64_t find_tests = TU(work_box_tests);
+			TU(work_box_tests) = 0;
+			TU(work_first_records) = 0;
+#endif
+			first_seen s = {{0}, b, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, first_begun, NULL, &s), ORT_OK);
+			assert_int_equal(s.bad, 0);
+			assert_int_equal(s.keys.n, k);
+			qsort(s.keys.v, s.keys.n, sizeof *s.keys.v, first_cmp);
+			for (size_t j = 1; j < s.keys.n; ++j)
+				if (s.keys.v[j - 1] == s.keys.v[j]) TU_FAIL("pair reported twice\n");
+			assert_int_equal(TU(tree_pair_count)(t), (int)k);
+#ifdef ORTHANT_COUNT_WORK
+			uint64_t tests = TU(work_box_tests), records = TU(work_first_records);
+			print_message("first update %d %-6s k %7zu: box tests %9llu (find_pairs %9llu), records %7llu\n", scene,
+			              placement_names[pi], k, (unsigned long long)tests, (unsigned long long)find_tests,
+			              (unsigned long long)records);
+			if ((double)tests > FIRST_TESTS_C * (double)find_tests)
+				TU_FAIL("%llu box tests, find_pairs %llu\n", (unsigned long long)tests, (unsigned long long)find_tests);
+			if (records != k) TU_FAIL("%llu records written for %zu pairs\n", (unsigned long long)records, k);
+#endif
+			free(s.keys.v);
+			TU(tree_destroy)(t);
+		}
+	}
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1598,10 +2012,12 @@ int main(void)
 	    cmocka_unit_test(test_nearest_far_point),
 	    cmocka_unit_test(test_coord_limit_exact),
 	    cmocka_unit_test(test_box_check_each_coord),
+	    cmocka_unit_test(test_root_doublings),
 	    cmocka_unit_test(test_packed_reentry),
 	    cmocka_unit_test(test_pairs_work),
 	    cmocka_unit_test(test_rods_pairs_work),
 	    cmocka_unit_test(test_rods_pairs_growth),
+	    cmocka_unit_test(test_parallel_rods_pairs),
 	    cmocka_unit_test(test_pinwheel_pairs_work),
 	    cmocka_unit_test(test_pairs_stop_in_pile),
 	    cmocka_unit_test(test_query_work),
@@ -1611,6 +2027,7 @@ int main(void)
 	    cmocka_unit_test(test_pinwheel_query_work),
 	    cmocka_unit_test(test_pile_nearest_growth),
 	    cmocka_unit_test(test_churn_work),
+	    cmocka_unit_test(test_first_update_work),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("adversarial"), tests, NULL, NULL);
 }

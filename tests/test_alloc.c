@@ -88,7 +88,7 @@ static void do_insert(run *u, box_t b)
 
 static void do_build(run *u, int n)
 {
-	box_t *boxes = malloc(sizeof *boxes * (size_t)n);
+	box_t *boxes = calloc((size_t)n, sizeof *boxes); // calloc: at -O1 gcc cannot see the loop fill every box
 	ort_handle *hs = malloc(sizeof *hs * (size_t)n);
 	for (int k = 0; k < n; ++k) boxes[k] = spread_box(&u->r, k * 3);
 	long before = u->a.refused;

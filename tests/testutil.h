@@ -261,6 +261,7 @@ typedef struct tu_alloc {
 	int nblocks_peak; ///< the most blocks live at once
 	size_t live_peak; ///< the most bytes live at once (a test may lower it to live to start over)
 	size_t asked;     ///< bytes asked for, in all
+	bool zeroed;      ///< hand out zeroed blocks (for a test that reads every byte the tree holds)
 	tu_block blocks[TU_BLOCKS_MAX]; ///< a freed block's place goes to the last one
 } tu_alloc;
 
@@ -277,6 +278,7 @@ static inline void *tu_alloc_fn(void *ctx, size_t size)
 	if (a->nblocks == TU_BLOCKS_MAX) TU_FAIL("test allocator: more than %d blocks live at once\n", TU_BLOCKS_MAX);
 	void *p = malloc(size ? size : 1);
 	if (!p) abort();
+	if (a->zeroed) memset(p, 0, size);
 	a->blocks[a->nblocks++] = (tu_block){p, size};
 	if (a->nblocks > a->nblocks_peak) a->nblocks_peak = a->nblocks;
 	a->live += size;
