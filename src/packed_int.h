@@ -182,6 +182,19 @@ static inline box_t pk_lane_box(const pblock *b, int k)
 	return r;
 }
 
+/// Lane l of block c's squared distance from point, in double: no more
+/// than any of its boxes' dist2_point_box (k nearest, one or batched).
+static inline double pk_lane_d2(const pblock *c, uint32_t l, const float point[DIM])
+{
+	double d2 = 0.0;
+	for (int d = 0; d < DIM; ++d) {
+		double lo = c->lo[d][l], hi = c->hi[d][l], x = point[d];
+		double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
+		d2 += gap * gap;
+	}
+	return d2;
+}
+
 static inline void pk_lane_set(pblock *b, int k, const box_t *box, uint32_t first, uint32_t own, uint32_t child)
 {
 	for (int d = 0; d < DIM; ++d) {

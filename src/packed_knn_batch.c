@@ -120,19 +120,6 @@ static inline double kb_dist2(const float pt[DIM], const box_t *b)
 	return s;
 }
 
-/// A lane's squared distance from pt in double, as packed_nearest measures
-/// it: no more than any of its boxes' kb_dist2.
-static inline double kb_lane_d2(const pblock *c, uint32_t l, const float pt[DIM])
-{
-	double s = 0.0;
-	for (int d = 0; d < DIM; ++d) {
-		double lo = c->lo[d][l], hi = c->hi[d][l], x = pt[d];
-		double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-		s += gap * gap;
-	}
-	return s;
-}
-
 /// What a search lets in, from the k-th it holds.
 ///
 /// A box enters when its d2 < cut (below lim_up, and before beyond once k are
@@ -179,7 +166,7 @@ static inline bool kb_lane_out(const kb_gate *g, const pblock *c, uint32_t l, fl
 {
 	if (!(f <= g->ncut)) return true;
 	if (!(f >= g->near)) return false; // the common case, decided
-	double d2 = kb_lane_d2(c, l, pt);
+	double d2 = pk_lane_d2(c, l, pt);
 	if (!(d2 < g->cut)) return true;
 	if (c->least[l] <= g->id) return false;
 	// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp below dist

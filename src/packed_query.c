@@ -2,6 +2,7 @@
 // (near-first) and k nearest (best-first). They only read the tree, so any
 // number of threads may query it at once while nobody builds it.
 #include <float.h>
+#include <limits.h>
 
 #include "knn_heap.h"
 #include "packed_int.h"
@@ -230,6 +231,178 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 }
 
 // ---- k nearest ----------------------------------------------------------------
+//
+// Depth first, nearest child first (cheap: a small stack, no heap), until
+// ties take over: boxes that all hold the point are parted by their ids
+// alone, and crossing rods put a number of them that grows with n at
+// distance 0 from a rod's corner, spread over leaves whose boxes mostly do
+// not hold it. Depth first, each leaf at distance 0 was opened while its
+// least id was below the k-th's, which stays high until the search has seen
+// most of them: 2D rods tested 99, 239 and 326 boxes and lanes a search at
+// 25k, 100k and 400k. So once more than PK_KNN_TIES leaves were searched for
+// ties alone, the lanes not yet searched go to a best-first frontier ordered
+// by (squared distance, least id), in a fixed array (KNN_LOCAL lanes: no
+// allocation), and a leaf there is scanned lazily: its ids ascend
+// (packed_int.h: pblock.own), and once its next id ranks after the
+// frontier's top (the same distance, a lower least id) it goes back on the
+// frontier keyed by that id. Lanes at one distance thus give up their boxes
+// in id order, as one merged run, and the search stops at the k-th id (94,
+// 137 and 197 at those sizes; best-first from the start read 77, 106, 179
+// but cost a uniform scene's search a third more instructions). A frontier
+// that fills up searches the lane it cannot take depth first on its own, so
+// the answer never depends on the frontier's size.
+
+/// The state of one k nearest search.
+typedef struct pk_knn {
+	const packed_t *p;
+	const float *point;
+	double limit2;
+	double beyond;  ///< knn_beyond of the worst of k found: nothing that far can enter
+	double tie_low; ///< below this no distance is reported as the k-th's: the id check is skipped
+	uint32_t stop;  ///< with the k-th at distance 0 its id: no item with a greater id can enter
+	knn_best *best; ///< the k best so far, a max-heap: best[0] the worst of them
+	int n, k;
+} pk_knn;
+
+/// Whether a lane at squared distance at, of ids `least` or more, holds
+/// nothing that may enter: beyond the limit or the k-th, or (k found) no
+/// nearer than the k-th as reported with every id above the k-th's.
+static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
+{
+	if (at > s->limit2 || at >= s->beyond) return true;
+	// (float)sqrt(at) >= dist needs sqrt(at) within half an ulp below dist
+	// (relative 2^-24 for normal floats): tie_low is a cheap filter before
+	// the exact test.
+	return at >= s->tie_low && least > s->best[0].id && (float)sqrt(at) >= s->best[0].dist;
+}
+
+/// Offer box e to the k best.
+static inline void pk_knn_offer(pk_knn *s, uint32_t e)
+{
+	double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
+	if (d2 > s->limit2 || d2 >= s->beyond) return;
+	knn_best c = knn_make(d2, s->p->ids[e]);
+	if (s->n < s->k) {
+		s->best[s->n] = c;
+		knn_sift_up(s->best, s->n++);
+	} else if (knn_before(&c, &s->best[0])) {
+		s->best[0] = c;
+		knn_sift_down(s->best, s->n, 0);
+	} else {
+		return;
+	}
+	if (s->n == s->k) {
+		float dist = s->best[0].dist;
+		s->beyond = knn_beyond(dist);
+		s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
+		if (dist == 0.0f) s->stop = s->best[0].id;
+	}
+}
+
+/// A lane on the frontier: at squared distance at, its items from `from` on
+/// (a leaf scanned in part: its next one), whose ids are `least` or more.
+typedef struct pk_near {
+	double at;
+	uint32_t least, block, lane, from;
+} pk_near;
+
+static inline bool pk_near_before(const pk_near *a, const pk_near *b)
+{
+	return a->at < b->at || (a->at == b->at && a->least < b->least);
+}
+
+KNN_HEAP(pk_frontier, pk_near, pk_near_before)
+
+/// Leaves a depth-first search may search for ties alone before it starts
+/// over best-first.
+#define PK_KNN_TIES 2
+
+/// Search lane `lane` of block bi (at squared distance at) and all below it,
+/// depth first, nearest child first (of equal distances the least id
+/// first). Leaves searched only for a tie (at distance 0, or no nearer than
+/// the k-th with a least id below its) are counted: past `ties` of them it
+/// stops and hands what it has not searched to the frontier fr (which
+/// must be empty), returning false.
+static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties, pk_frontier *fr)
+{
+	const pblock *blocks = s->p->blocks;
+	pk_visit stack[PK_STACK];
+	int top = 0;
+	stack[top++] = (pk_visit){bi, lane, at};
+	while (top > 0) {
+		pk_visit v = stack[--top];
+		const pblock *b = &blocks[v.block];
+		if (pk_knn_out(s, v.at, b->least[v.lane])) continue;
+		uint32_t ci = b->child[v.lane];
+		if (ci == NIL && (v.at == 0.0 || v.at >= s->tie_low) && --ties < 0) {
+			static_assert(PK_STACK <= KNN_LOCAL, "a depth-first stack fits the frontier");
+			assert(fr->n == 0);
+			for (int i = 0; i <= top; ++i) {
+				pk_visit w = i < top ? stack[i] : v;
+				const pblock *wb = &blocks[w.block];
+				pk_frontier_push(&s->p->def.allocator, fr,
+				                 (pk_near){w.at, wb->least[w.lane], w.block, (uint32_t)w.lane, wb->first[w.lane]});
+			}
+			return false;
+		}
+		uint32_t e = b->first[v.lane], end = e + b->own[v.lane];
+		for (; e < end && s->p->ids[e] <= s->stop; ++e) pk_knn_offer(s, e);
+		WORK_TESTS(e - b->first[v.lane]);
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
+		double d2[NCHILD];
+		unsigned m = 0;
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			d2[l] = pk_lane_d2(c, l, s->point);
+			if (!pk_knn_out(s, d2[l], c->least[l])) m |= 1u << l;
+		}
+		top = pk_push_near_first(stack, top, ci, d2, m, c->least);
+	}
+	return true;
+}
+
+/// Best-first from the lanes on fr.
+static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
+{
+	const pblock *blocks = s->p->blocks;
+	const ort_allocator *never = &s->p->def.allocator; // pushes only below KNN_LOCAL: none allocates
+	while (fr->n > 0) {
+		pk_near v = pk_frontier_pop(fr);
+		// Nothing after it is nearer. Equal distances are still visited: they
+		// may hold a tie with a lower id.
+		if (v.at > s->limit2 || v.at >= s->beyond) break;
+		if (pk_knn_out(s, v.at, v.least)) continue; // the k-th found since it was offered
+		const pblock *b = &blocks[v.block];
+		uint32_t ci = b->child[v.lane];
+		uint32_t e = v.from, end = b->first[v.lane] + b->own[v.lane];
+		// A leaf yields to the frontier's top at its distance once its next
+		// id is above the top's least (none when the frontier is full).
+		uint32_t yield = UINT32_MAX;
+		if (ci == NIL && fr->n > 0 && fr->n < KNN_LOCAL && fr->data[0].at == v.at) yield = fr->data[0].least;
+		assert(e == end || s->p->ids[e] >= v.least);
+		for (; e < end && s->p->ids[e] <= s->stop; ++e) {
+			if (s->p->ids[e] > yield) {
+				pk_frontier_push(never, fr, (pk_near){v.at, s->p->ids[e], v.block, v.lane, e});
+				break;
+			}
+			pk_knn_offer(s, e);
+		}
+		WORK_TESTS(e - v.from);
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			double d2 = pk_lane_d2(c, l, s->point);
+			if (pk_knn_out(s, d2, c->least[l])) continue;
+			if (fr->n < KNN_LOCAL)
+				pk_frontier_push(never, fr, (pk_near){d2, c->least[l], ci, l, c->first[l]});
+			else
+				pk_knn_dfs(s, ci, (int)l, d2, INT_MAX, NULL);
+		}
+	}
+	assert(fr->data == fr->local);
+}
 
 ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM], int k, float max_distance,
                                         ort_id_neighbor *out, int *found)
@@ -239,78 +412,22 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
 	if ((uint32_t)k > p->count) k = (int)p->count;
 	if (k == 0) return ORT_OK;
-	double limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance;
 	knn_best local[64];
-	knn_best *best = local;
+	pk_knn s = {p, point, isinf(max_distance) ? INFINITY : (double)max_distance * max_distance, INFINITY, INFINITY,
+	            UINT32_MAX, local, 0, k};
 	if (k > 64) {
-		best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *best);
-		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
+		s.best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *s.best);
+		if (!s.best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
-	int n = 0;
-	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
-	double tie_low = INFINITY; ///< below this no distance is reported as the k-th's: the id check is skipped
-	uint32_t stop = UINT32_MAX; ///< with the k-th at distance 0 its id: no item with a greater id can enter
-	pk_visit stack[PK_STACK];
-	int top = 0;
-	const pblock *blocks = p->blocks;
-	double at[NCHILD];
-	box_t rb = pk_lane_box(&blocks[0], 0);
-	at[0] = dist2_point_box(point, &rb);
-	top = pk_push_near_first(stack, top, 0, at, 1u, NULL);
-	while (top > 0) {
-		pk_visit v = stack[--top];
-		// Equal distances are still visited: they may hold a tie with a lower
-		// id, unless every id there is above the k-th's (all at distance 0
-		// when the boxes hold the point: ids alone part them).
-		if (v.at > limit2 || v.at >= beyond) continue;
-		const pblock *b = &blocks[v.block];
-		if (v.at >= tie_low && b->least[v.lane] > best[0].id && (float)sqrt(v.at) >= best[0].dist) continue;
-		uint32_t e = b->first[v.lane], end = e + b->own[v.lane];
-		for (; e < end; ++e) {
-			// A lane's ids ascend (packed_int.h: pblock.own): once the k-th is at
-			// distance 0, nothing after one above its id can enter.
-			if (p->ids[e] > stop) break;
-			double d2 = dist2_point_box(point, &p->boxes[e]);
-			if (d2 > limit2 || d2 >= beyond) continue;
-			knn_best c = knn_make(d2, p->ids[e]);
-			if (n < k) {
-				best[n] = c;
-				knn_sift_up(best, n++);
-			} else if (knn_before(&c, &best[0])) {
-				best[0] = c;
-				knn_sift_down(best, n, 0);
-			}
-			if (n == k) {
-				beyond = knn_beyond(best[0].dist);
-				// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp
-				// below dist (relative 2^-24 for normal floats): a cheap filter
-				// before the exact test.
-				double dist = best[0].dist;
-				tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
-				if (best[0].dist == 0.0f) stop = best[0].id;
-			}
-		}
-		WORK_TESTS(e - b->first[v.lane]);
-		uint32_t ci = b->child[v.lane];
-		if (ci == NIL) continue;
-		const pblock *c = &blocks[ci];
-		WORK_TESTS(c->kids);
-		unsigned m = 0;
-		double worst = limit2;
-		for (uint32_t l = 0; l < c->kids; ++l) {
-			double d2 = 0.0;
-			for (int d = 0; d < DIM; ++d) {
-				double lo = c->lo[d][l], hi = c->hi[d][l], x = point[d];
-				double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-				d2 += gap * gap;
-			}
-			if (d2 > worst || d2 >= beyond) continue;
-			if (d2 >= tie_low && c->least[l] > best[0].id && (float)sqrt(d2) >= best[0].dist) continue;
-			at[l] = d2;
-			m |= 1u << l;
-		}
-		top = pk_push_near_first(stack, top, ci, at, m, c->least);
-	}
+	box_t rb = pk_lane_box(&p->blocks[0], 0);
+	// Depth first while few leaves are searched for ties alone (a uniform
+	// scene's search, at a fraction of the best-first one's cost); past
+	// PK_KNN_TIES of them, what is left best-first.
+	pk_frontier fr;
+	pk_frontier_init(&fr);
+	if (!pk_knn_dfs(&s, 0, 0, dist2_point_box(point, &rb), PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
+	knn_best *best = s.best;
+	int n = s.n;
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, best[i].dist};
 	*found = n;
