@@ -276,11 +276,11 @@ static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
 	return at >= s->tie_low && least > s->best[0].id && (float)sqrt(at) >= s->best[0].dist;
 }
 
-/// Offer box e to the k best.
-static inline void pk_knn_offer(pk_knn *s, uint32_t e)
+/// Offer box e, at squared distance d2 (below the limit and beyond), to the
+/// k best; true when k are held after (the bounds may have moved: the
+/// caller reloads what it keeps in registers).
+static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
 {
-	double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
-	if (d2 > s->limit2 || d2 >= s->beyond) return;
 	knn_best c = knn_make(d2, s->p->ids[e]);
 	if (s->n < s->k) {
 		s->best[s->n] = c;
@@ -289,14 +289,14 @@ static inline void pk_knn_offer(pk_knn *s, uint32_t e)
 		s->best[0] = c;
 		knn_sift_down(s->best, s->n, 0);
 	} else {
-		return;
+		return false;
 	}
-	if (s->n == s->k) {
-		float dist = s->best[0].dist;
-		s->beyond = knn_beyond(dist);
-		s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
-		if (dist == 0.0f) s->stop = s->best[0].id;
-	}
+	if (s->n < s->k) return false;
+	float dist = s->best[0].dist;
+	s->beyond = knn_beyond(dist);
+	s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
+	if (dist == 0.0f) s->stop = s->best[0].id;
+	return true;
 }
 
 /// A lane on the frontier: at squared distance at, its items from `from` on
@@ -323,9 +323,11 @@ KNN_HEAP(pk_frontier, pk_near, pk_near_before)
 /// the k-th with a least id below its) are counted: past `ties` of them it
 /// stops and hands what it has not searched to the frontier fr (which
 /// must be empty), returning false.
-static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties, pk_frontier *fr)
+__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties, pk_frontier *fr)
 {
 	const pblock *blocks = s->p->blocks;
+	const box_t *boxes = s->p->boxes;
+	const uint32_t *ids = s->p->ids;
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	stack[top++] = (pk_visit){bi, lane, at};
@@ -346,7 +348,17 @@ static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int t
 			return false;
 		}
 		uint32_t e = b->first[v.lane], end = e + b->own[v.lane];
-		for (; e < end && s->p->ids[e] <= s->stop; ++e) pk_knn_offer(s, e);
+		// The bounds in registers: stores to the k best may alias the state.
+		double limit2 = s->limit2, beyond = s->beyond;
+		uint32_t stop = s->stop;
+		for (; e < end && ids[e] <= stop; ++e) {
+			double d2 = dist2_point_box(s->point, &boxes[e]);
+			if (d2 > limit2 || d2 >= beyond) continue;
+			if (pk_knn_offer(s, e, d2)) {
+				beyond = s->beyond;
+				stop = s->stop;
+			}
+		}
 		WORK_TESTS(e - b->first[v.lane]);
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
@@ -386,7 +398,8 @@ static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
 				pk_frontier_push(never, fr, (pk_near){v.at, s->p->ids[e], v.block, v.lane, e});
 				break;
 			}
-			pk_knn_offer(s, e);
+			double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
+			if (d2 <= s->limit2 && d2 < s->beyond) pk_knn_offer(s, e, d2);
 		}
 		WORK_TESTS(e - v.from);
 		if (ci == NIL) continue;
