@@ -1823,7 +1823,13 @@ static void test_pile_nearest_growth(void **state)
 #ifdef ORTHANT_COUNT_WORK
 			print_message("%-12s %-6s 10 nearest: n %6d %6.1f tests, 4n %6.1f (x%.2f); uniform %.1f, %.1f (x%.2f)\n",
 			              names[k], place, n, w1, w4, w4 / w1, u1, u4, u4 / u1);
-			// The trees' ratios to their uniform scene are not held yet (PILE_KNN_UNIFORM).
+			// Shrunk past half (valgrind, coverage) the scenes are too small
+			// for the bound (trees at 750 -> 3000: rods 1.68 to 1.85, 3D pinwheel
+			// under leaves 2.01; packed rods at 6250: 1.69); the counts are
+			// the same in every build, so the release and ASan runs hold it
+			// for them. The trees' ratios to their uniform scene are not held
+			// yet (PILE_KNN_UNIFORM).
+			if (tu_shrink() > 2) continue;
 			if (w4 > PILE_KNN_GROWTH * w1 ||
 			    (pi == NPLACEMENTS && (w1 > PILE_KNN_UNIFORM * u1 || w4 > PILE_KNN_UNIFORM * u4))) {
 				print_message("  over: growth bound %.2f, %.1f times uniform\n", PILE_KNN_GROWTH, PILE_KNN_UNIFORM);
