@@ -238,7 +238,7 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 // distance 0 from a rod's corner, spread over leaves whose boxes mostly do
 // not hold it. Depth first, each leaf at distance 0 was opened while its
 // least id was below the k-th's, which stays high until the search has seen
-// most of them: 2D rods tested 99, 239 and 326 boxes and lanes a search at
+// most of them: 2D rods tested 99, 186 and 351 boxes and lanes a search at
 // 25k, 100k and 400k. So once more than PK_KNN_TIES leaves were searched for
 // ties alone, the lanes not yet searched go to a best-first frontier ordered
 // by (squared distance, least id), in a fixed array (KNN_LOCAL lanes: no
@@ -247,7 +247,7 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 // frontier's top (the same distance, a lower least id) it goes back on the
 // frontier keyed by that id. Lanes at one distance thus give up their boxes
 // in id order, as one merged run, and the search stops at the k-th id (94,
-// 137 and 197 at those sizes; best-first from the start read 77, 106, 179
+// 137 and 213 at those sizes; best-first from the start read 77, 106, 179
 // but cost a uniform scene's search a third more instructions). A frontier
 // that fills up searches the lane it cannot take depth first on its own, so
 // the answer never depends on the frontier's size.
