@@ -197,11 +197,30 @@ static void pk_place(pk_build *b, uint32_t lo, uint32_t m, uint64_t *key, int ib
 /// them (a first build leaves scratch untouched, its pages not faulted in:
 /// pk_sort_buffers), else in scratch[lo, hi), which nothing of the build
 /// reads again once the items are in a leaf or a node's own run.
+/// Lanes up to this many items are put in id order by insertion.
+#define PK_BY_ID_INSERT 24
+
 static void pk_by_id(pk_build *b, uint32_t lo, uint32_t hi)
 {
 	uint32_t k = lo + 1, m = hi - lo;
 	while (k < hi && b->ids[k - 1] < b->ids[k]) ++k;
 	if (k >= hi) return;
+	if (m <= PK_BY_ID_INSERT) {
+		// A bucket's worth: insertion from the first out of order, moving
+		// boxes and ids in place (no keys, no second pass).
+		for (; k < hi; ++k) {
+			uint32_t id = b->ids[k], j = k;
+			if (b->ids[j - 1] < id) continue;
+			box_t bx = b->boxes[k];
+			for (; j > lo && b->ids[j - 1] > id; --j) {
+				b->ids[j] = b->ids[j - 1];
+				b->boxes[j] = b->boxes[j - 1];
+			}
+			b->ids[j] = id;
+			b->boxes[j] = bx;
+		}
+		return;
+	}
 	uint64_t local[64], *key = m <= 64 ? local : b->scratch + lo;
 	for (uint32_t i = 0; i < m; ++i) key[i] = (uint64_t)b->ids[lo + i] << 32 | i;
 	pk_msd(key, m, 64);
