@@ -204,6 +204,23 @@ static bool bp_grow_array(tree_t *t, void **arr, uint32_t *cap, size_t elem, uin
 	return bp_resize(t, arr, cap, elem, want);
 }
 
+/// Pairs past which the room made for a set grows by a sixteenth, not a
+/// quarter: 50M pairs (10k identical boxes) with a quarter to spare held
+/// 300 MB of records and links never used.
+#define BP_ROOM_BIG (1u << 20)
+
+/// The room made for a set (or its sort keys) of n pairs: a quarter to spare
+/// up to BP_ROOM_BIG pairs, a sixteenth of what is past it (a moving world's
+/// count wanders above its first one, and growing later would allocate in
+/// what is already a steady state; the wander of a huge set is a smaller
+/// share of it).
+static uint64_t bp_set_room(uint64_t n)
+{
+	uint64_t spare = n <= BP_ROOM_BIG ? n / 4 : BP_ROOM_BIG / 4 + (n - BP_ROOM_BIG) / 16;
+	uint64_t want = n + spare + 64;
+	return want < BP_MAX_PAIRS ? want : BP_MAX_PAIRS;
+}
+
 // ---- the index: per-item lists of refs -----------------------------------------------
 
 static inline void bp_link_in(struct broadphase *bp, uint32_t p, int side, uint32_t it)
@@ -259,7 +276,15 @@ static bool bp_index_reserve(tree_t *t, uint32_t pair_cap)
 			return false;
 		bp->head_cap = need;
 	}
-	return bp->link_cap >= pair_cap || bp_resize(t, (void **)&bp->links, &bp->link_cap, sizeof(bp_link), pair_cap);
+	if (bp->link_cap >= pair_cap) return true;
+	if (bp->linked && bp->len) return bp_resize(t, (void **)&bp->links, &bp->link_cap, sizeof(bp_link), pair_cap);
+	// No index built: the links hold nothing to keep, so nothing is copied.
+	bp_link *links = mem_alloc(t, (size_t)pair_cap * sizeof *links);
+	if (!links) return false;
+	mem_free(t, bp->links, (size_t)bp->link_cap * sizeof *bp->links);
+	bp->links = links;
+	bp->link_cap = pair_cap;
+	return true;
 }
 
 /// Build the index over the whole set in one pass (a no-op while linked).
@@ -299,7 +324,7 @@ static bool bp_pair_reserve(tree_t *t)
 	struct broadphase *bp = t->bp;
 	uint64_t need = (uint64_t)bp->len + 1;
 	if (!bp_grow_array(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), need)) return false;
-	return !bp->linked || bp_index_reserve(t, bp->cap);
+	return !bp->linked || need <= bp->link_cap || bp_index_reserve(t, bp->cap);
 }
 
 /// Add the pair (a, b) at the end of the set; room reserved, index built.
@@ -345,8 +370,11 @@ static inline void bp_report_pub(ORTHANT_NAME(pair_event_fn) * fn, void *ctx, co
 static inline void bp_report(const tree_t *t, ORTHANT_NAME(pair_event_fn) * fn, void *ctx, const bp_rec *r)
 {
 	if (!fn) return;
-	bp_pub e = bp_public(t, r);
-	fn(ctx, e.a, e.b, e.user_a, e.user_b);
+	// Not through bp_public: the record it builds on the stack, read back
+	// for the call, was the hottest instruction of the first update's
+	// report of 12.5M pairs (100k 2D crossing rods, perf).
+	uint32_t a = rec_item(r, 0), b = rec_item(r, 1);
+	fn(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);
 }
 
 // ---- the tree's hooks ------------------------------------------------------------------
@@ -652,7 +680,7 @@ static bool bp_keys_reserve(tree_t *t, uint64_t n, uint32_t keep)
 {
 	struct broadphase *bp = t->bp;
 	if (n <= bp->key_cap) return true;
-	uint64_t want = n + n / 4 + 64; // the count of a moving world wanders
+	uint64_t want = bp_set_room(n); // the count of a moving world wanders
 	if (want < 2 * (uint64_t)bp->key_cap) want = 2 * (uint64_t)bp->key_cap;
 	if (want > BP_MAX_PAIRS) want = BP_MAX_PAIRS;
 	if (n > want) return false;
@@ -873,46 +901,64 @@ static bool bp_sample_partner(void *ctx, ort_handle h, void *user)
 
 /// The pairs of an attached tree estimated from the partners of every
 /// step-th item slot (from half a step), by a box query each, scaled to all
-/// items and halved (each pair has two items). A query the tree cannot
-/// finish (out of memory for its stack) counts what it found.
-static uint64_t bp_estimate_at(tree_t *t, uint32_t step)
+/// items and halved (each pair has two items), into *e, and three standard
+/// errors of it into *err (from the spread of the samples' partner counts;
+/// none when every item was sampled, or every sample met as many). A query
+/// the tree cannot finish (out of memory for its stack) counts what it
+/// found.
+static void bp_estimate_at(tree_t *t, uint32_t step, uint64_t *e, uint64_t *err)
 {
 	bp_sample s = {t, 0, {{0}, {0}}, 0};
 	uint64_t sampled = 0;
+	double squares = 0.0;
 	for (uint32_t i = step / 2; i < t->item_len; i += step) {
 		if (!(t->items[i].flags & ITEM_LIVE)) continue;
 		s.self = i;
 		s.box = entry_at(t, t->items[i].addr)->box;
+		uint64_t before = s.met;
 		(void)ORTHANT_NAME(tree_query_box)(t, s.box, ORT_MASK_ALL, bp_sample_partner, &s);
+		double c = (double)(s.met - before);
+		squares += c * c;
 		sampled++;
 	}
-	if (!sampled) return 0;
-	double e = (double)s.met * (double)t->live / (2.0 * (double)sampled);
-	return e < (double)BP_MAX_PAIRS ? (uint64_t)e : BP_MAX_PAIRS;
+	*e = *err = 0;
+	if (!sampled) return;
+	double m = (double)sampled, live = (double)t->live, mean = (double)s.met / m;
+	// The variance of the partner counts, and that of their mean over m
+	// samples of the live items (none when none is left out).
+	double var = sampled > 1 ? (squares - m * mean * mean) / (m - 1.0) : mean * mean;
+	double left = live > m ? (live - m) / live : 0.0, se = var > 0.0 ? sqrt(var / m * left) : 0.0;
+	double est = mean * live / 2.0, off = 3.0 * se * live / 2.0;
+	*e = est < (double)BP_MAX_PAIRS ? (uint64_t)est : BP_MAX_PAIRS;
+	*err = off < (double)BP_MAX_PAIRS ? (uint64_t)off : BP_MAX_PAIRS;
 }
 
-/// The first update's estimate of its pair count: 64 items evenly spaced
-/// first; when those say more than 2 pairs an item (where a copy of the
-/// records would cost what the walk does), one in BP_SAMPLE_STEP. A scene
-/// of few pairs an item pays 64 queries (3D crossing rods at 20k, 0.08 pairs
-/// an item: one in 64 cost 15% of the walk), and its estimate, at most 2 an
+/// The count the first update makes room for: bp_estimate_at's estimate
+/// raised by its error and a 32nd (the samples are evenly spaced slots, not
+/// drawn at random). From 64 items evenly spaced first; when those say more
+/// than 2 pairs an item (where a copy of the records would cost what the
+/// walk does) and their error is over an eighth, one in BP_SAMPLE_STEP
+/// (100k 2D crossing rods: 64 samples estimate 3% high with an error of
+/// 12%, and one in 64, 1562 long queries, cost 28 ms of a 330 ms update).
+/// 10k identical boxes: every sample meets every other item, so the room
+/// is the count and a 32nd, where a fixed eighth more (and a quarter on
+/// top, the set's spare) held 40% more than the set's need. A scene of few
+/// pairs an item pays 64 queries (3D crossing rods at 20k, 0.08 pairs an
+/// item: one in 64 cost 15% of the walk), and its estimate, at most 2 an
 /// item, costs bounded memory whatever the truth. Deterministic; only where
 /// the first update puts its records depends on it, never what it finds.
 static uint64_t bp_estimate(tree_t *t)
 {
 	uint32_t step = t->item_len / 64 > 1 ? t->item_len / 64 : 1;
-	uint64_t e = bp_estimate_at(t, step);
-	if (step > BP_SAMPLE_STEP && e > 2 * (uint64_t)t->live) e = bp_estimate_at(t, BP_SAMPLE_STEP);
-	return e;
-}
-
-/// The set's room when made for n pairs: a quarter to spare, as the
-/// all-pairs update leaves (a moving world's count wanders above its first
-/// one, and growing later would allocate in what is already a steady state).
-static uint64_t bp_set_room(uint64_t n)
-{
-	uint64_t want = n + n / 4 + 64;
-	return want < BP_MAX_PAIRS ? want : BP_MAX_PAIRS;
+	uint64_t e, err;
+	bp_estimate_at(t, step, &e, &err);
+	if (step > BP_SAMPLE_STEP && e > 2 * (uint64_t)t->live && err > e / 8)
+		bp_estimate_at(t, BP_SAMPLE_STEP, &e, &err);
+	// At most the eighth the room once had (few samples of a small tree can
+	// say more): a count past the room costs a copy, never an answer, and
+	// the links are reserved for all of the room.
+	uint64_t margin = err + e / 32 < e / 8 ? err + e / 32 : e / 8, high = e + margin;
+	return high < BP_MAX_PAIRS ? high : BP_MAX_PAIRS;
 }
 
 /// The first update's walk into blocks, then the set made from them: *n
@@ -924,12 +970,11 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 	struct broadphase *bp = t->bp;
 	bp_blocks k = {0};
 	k.t = t;
-	// The set's room for the estimate, and an eighth more for its error
-	// (a few percent on even scenes, from 64 samples and up). A detached
-	// tree walked (the packed tree refused its boxes: bp_snap_build) is not
-	// queried: a query would attach it.
+	// The set's room for the estimate raised by its error (bp_estimate).
+	// A detached tree walked (the packed tree refused its boxes:
+	// bp_snap_build) is not queried: a query would attach it.
 	bool attached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_ATTACHED;
-	uint64_t e = attached ? bp_estimate(t) : 0, first = bp_set_room(e + e / 8);
+	uint64_t first = bp_set_room(attached ? bp_estimate(t) : 0);
 	if (bp->cap >= first) { // an earlier set's room holds the estimate: block 0
 		k.at[0] = k.cur = bp->pairs;
 		k.cap[0] = bp->cap;
@@ -946,10 +991,13 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 	uint64_t len = bp_blocks_len(&k);
 	assert(len < BP_MAX_PAIRS);
 	WORK_FIRST_RECORDS(len);
-	// Block 0 is the set when it holds every record and is at most half as
-	// large again (the estimate was not too high by more than a tenth):
-	// then nothing is copied. Else the set is made at its size.
-	if (k.nb == 1 && k.cap[0] <= len + len / 2 + 64) {
+	// Block 0 is the set when it holds every record and is at most the room
+	// made for half as many again (the estimate raised by its error was not
+	// too high by more than that): then nothing is copied. Else the set is
+	// made at its size. Its unwritten part costs no page; the links are
+	// reserved for all of it (below), so that a count wandering up within
+	// the set's room allocates nothing in the steady state.
+	if (k.nb == 1 && k.cap[0] <= bp_set_room(len + len / 2)) {
 		if (k.at[0] != bp->pairs) {
 			mem_free(t, bp->pairs, (size_t)bp->cap * sizeof *bp->pairs);
 			bp->pairs = k.at[0];
@@ -1127,11 +1175,14 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	uint32_t n_new = c.n;
 	// The set is rebuilt in place from the keys, keeping its contents until
 	// then (on the first update: it holds the new set already). The first
-	// update leaves a quarter to spare (bp_set_room; a pile excepted, sized by
-	// its count, and the walk, which sized it).
+	// update leaves bp_set_room's spare (a pile excepted, sized by its
+	// count, and the walk, which sized it). The links are reserved for the
+	// whole array: sized for the count's room alone (smaller when the walk's
+	// estimate was high), a count that later wandered past it grew them in
+	// the steady state (the soak).
 	if (first ? !bp_stage_in_set(t, pile || walked ? n_new : bp_set_room(n_new), n_new)
 	          : n_new > bp->cap &&
-	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), (uint64_t)n_new + n_new / 4 + 64))
+	                !bp_resize(t, (void **)&bp->pairs, &bp->cap, sizeof(bp_rec), bp_set_room(n_new)))
 		return ORT_ERROR_OUT_OF_MEMORY;
 	// The index is built later, when needed, but its memory is taken now: a
 	// removal made from a callback of this update cannot then fail for it.

@@ -140,6 +140,21 @@ static inline bool sweep_node(const tree_t *t, const sweep *w, float tmax, const
 	return sweep_hits(w, tmax, lo, hi, enter);
 }
 
+/// Prefetch the lines of chunk c that hold its links and its first fill
+/// entries (a full 2D chunk's 88 bytes span two or three lines, 3D's 232 four
+/// or five; a head chunk's empty slots are not read). The ray walk waits on
+/// memory more than it computes: S5's rays ran 15 % (every hit) and 17 %
+/// (first hit) faster with the prefetches of sweep_descend and sweep_own, 3D
+/// uniform rays 10 %, at 8 % more instructions.
+static inline void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
+{
+	const char *p = (const char *)&t->chunks[c];
+	size_t end = offsetof(chunk, e) + fill * sizeof(entry);
+	assert(fill >= 1 && fill <= CHUNK_CAP);
+	for (size_t o = 0; o < end; o += 64) __builtin_prefetch(p + o);
+	__builtin_prefetch(p + end - 1);
+}
+
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
 	const sweep *w;
@@ -175,6 +190,7 @@ static inline bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		uint8_t hit_k[CHUNK_CAP];
 		float hit_t[CHUNK_CAP];
 		int nh = 0;
+		if (it.next != NIL) chunk_prefetch(t, it.next, CHUNK_CAP); // the chain's next, while this one is tested
 		const entry *es = t->chunks[c].e;
 		for (uint32_t k = it.from; k < fill; ++k) {
 			const entry *e = &es[k];
@@ -242,7 +258,15 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
 			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
-			if (cn->head != NIL) __builtin_prefetch(&t->chunks[cn->head]);
+			// What its pop reads first, fetched while the nodes above it on
+			// the stack are walked: its entries, and (when a child holds
+			// anything: total > count) its children, whose bounds it tests.
+			// A prefetch reads nothing: should a callback's deferred change
+			// move a pool, a fetch is wasted, no more.
+			if (cn->head != NIL) chunk_prefetch(t, cn->head, head_fill(cn->count));
+			if (cn->total > cn->count)
+				for (int g = 0; g < NCHILD; ++g)
+					if (cn->child[g] != NIL) __builtin_prefetch(&t->nodes[cn->child[g]]);
 			assert(top < cap);
 			size_t j = top++;
 			for (; j > kids && stack[j - 1].enter < enter; --j) stack[j] = stack[j - 1];

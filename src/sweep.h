@@ -1049,7 +1049,6 @@ static int stream_split_plane(sweep_stream *s, const uint32_t *v, uint32_t n, co
 
 /// One axis of the grid: g cells over [lo, lo + g / inv).
 typedef struct stream_grid_axis {
-	int d;
 	uint32_t g;
 	float lo, inv;
 } stream_grid_axis;
@@ -1084,7 +1083,7 @@ static bool stream_grid_self(sweep_stream *s, const uint32_t *v, uint32_t n, uin
 	double cells = (double)(n / STREAM_GRID), gu = sqrt(cells * (share[w] + 1e-9) / (share[u] + 1e-9));
 	gu = gu < 1.0 ? 1.0 : gu > cells ? cells : gu;
 	double gw = cells / gu < 1.0 ? 1.0 : cells / gu;
-	stream_grid_axis au = {u, (uint32_t)gu, sh->lo[u], 0.0f}, aw = {w, (uint32_t)gw, sh->lo[w], 0.0f};
+	stream_grid_axis au = {(uint32_t)gu, sh->lo[u], 0.0f}, aw = {(uint32_t)gw, sh->lo[w], 0.0f};
 	uint64_t g = (uint64_t)au.g * aw.g;
 	if (g < 4) return false;
 	au.inv = (float)(au.g / span[u]);

@@ -500,6 +500,25 @@ static __attribute__((noinline)) ort_result move_item(tree_t *t, ort_handle h, b
 /// Moves looked ahead in the previous round's log (move_ahead).
 #define MOVE_AHEAD 16u
 
+/// The fetches of a move's misses ahead of time, for three moves to come
+/// (item slots, NIL for none; a slot that is not a live item is skipped, so a
+/// wrong guess costs a few wasted fetches): item a's item record, the entry
+/// and chunk of item b (whose item was fetched earlier), the node of item c
+/// (whose chunk was).
+static inline void move_fetch(const tree_t *t, uint32_t a, uint32_t b, uint32_t c)
+{
+	if (a < t->item_len) __builtin_prefetch(&t->items[a]);
+	if (b < t->item_len && (t->items[b].flags & ITEM_LIVE) && t->items[b].addr != NIL) {
+		uint32_t addr = t->items[b].addr;
+		__builtin_prefetch(&t->chunks[addr / CHUNK_CAP]);
+		__builtin_prefetch(entry_at(t, addr));
+	}
+	if (c < t->item_len && (t->items[c].flags & ITEM_LIVE)) {
+		uint32_t ni = item_node(t, c);
+		if (ni != NIL) __builtin_prefetch(&t->nodes[ni]);
+	}
+}
+
 /// A per-item move of item slot i while a broad phase runs: a game moves its
 /// objects in the same order every frame, an order that has nothing to do
 /// with the item slots, so each move misses the caches on its item, its
@@ -516,25 +535,9 @@ static __attribute__((noinline)) ort_result move_item(tree_t *t, ort_handle h, b
 static void move_ahead(tree_t *t, uint32_t i)
 {
 	uint32_t p = t->mlog_pos, len = t->mlog_len;
-	if (p + MOVE_AHEAD < len) {
-		uint32_t a = t->mlog[p + MOVE_AHEAD];
-		if (a < t->item_len) __builtin_prefetch(&t->items[a]);
-	}
-	if (p + MOVE_AHEAD / 2 < len) {
-		uint32_t b = t->mlog[p + MOVE_AHEAD / 2];
-		if (b < t->item_len && (t->items[b].flags & ITEM_LIVE) && t->items[b].addr != NIL) {
-			uint32_t addr = t->items[b].addr;
-			__builtin_prefetch(&t->chunks[addr / CHUNK_CAP]);
-			__builtin_prefetch(entry_at(t, addr));
-		}
-	}
-	if (p + MOVE_AHEAD / 4 < len) {
-		uint32_t c = t->mlog[p + MOVE_AHEAD / 4];
-		if (c < t->item_len && (t->items[c].flags & ITEM_LIVE)) {
-			uint32_t ni = item_node(t, c);
-			if (ni != NIL) __builtin_prefetch(&t->nodes[ni]);
-		}
-	}
+	move_fetch(t, p + MOVE_AHEAD < len ? t->mlog[p + MOVE_AHEAD] : NIL,
+	           p + MOVE_AHEAD / 2 < len ? t->mlog[p + MOVE_AHEAD / 2] : NIL,
+	           p + MOVE_AHEAD / 4 < len ? t->mlog[p + MOVE_AHEAD / 4] : NIL);
 	if (p == t->mlog_cap) {
 		if (p >= t->item_len && p > 0) {
 			t->mlog_len = p; // a round longer than the items: start over

@@ -32,6 +32,21 @@
 // (a world moving everything keeps doing so). A frame that moves only a few
 // after all is attached by moving those few, not by the walk below.
 //
+// Before the array exists, in the frame after the first update (which made
+// the pair set by the tree's own walk) or after a clear, a world whose
+// objects all move cannot yet be told from one that moves a few: per-item
+// moves wait instead (det_wait_move). Each is checked, touched for the broad
+// phase and logged with its box in call order, a write at the end of a list
+// where ortN_tree_move would read the item's node and entry from scattered
+// memory and perhaps re-home it (S3's first frame: 25k such moves, 5.4
+// cache misses each, before the quarter filled the array). Once a quarter of
+// the items are touched (the next update finds every pair), the array is
+// filled from the entries and the waiting boxes written over it
+// (det_convert); the tree is detached as after a big batch. If something
+// else comes first (an incremental update, a query, another mutation), the
+// attach makes the waiting moves in call order, as ortN_tree_move would
+// have, fetching each one's item, entry and node ahead from the list.
+//
 // Attaching: one walk of the nodes and their entries in pool order: an entry
 // of a marked item moves in place when its node keeps it (the rules of
 // ortN_tree_move, against the node's bounds computed once per node); the
@@ -82,6 +97,14 @@ struct detached {
 	uint32_t *order;
 	uint32_t order_len; ///< entries of the previous round
 	uint32_t order_pos; ///< entries of this round so far
+	/// [wait_cap]: per-item moves waiting while there is no valid array (and
+	/// no marks), in call order: each item live, a box item, touched for the
+	/// broad phase. A repeat of an item is a second entry (the last wins).
+	struct det_wait {
+		uint32_t item;
+		box_t box;
+	} *wait;
+	uint32_t wait_len, wait_cap;
 };
 
 static inline bool det_bit(const uint64_t *bits, uint32_t i) { return bits[i >> 6] >> (i & 63) & 1; }
@@ -106,6 +129,7 @@ static void detached_free(tree_t *t)
 	mem_free(t, d->box, (size_t)d->cap * sizeof *d->box);
 	mem_free(t, d->mark, det_bits_bytes(d->cap));
 	mem_free(t, d->order, (size_t)d->cap * sizeof *d->order);
+	mem_free(t, d->wait, (size_t)d->wait_cap * sizeof *d->wait);
 	mem_free(t, d, sizeof *d);
 	t->det = NULL;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
@@ -113,14 +137,23 @@ static void detached_free(tree_t *t)
 
 /// Room for every item slot (a quarter to spare). False, as it was, without
 /// memory. New marks are clear.
-static bool det_reserve(tree_t *t)
+/// The detached mode's header, made when first wanted (no arrays yet).
+/// NULL without memory.
+static struct detached *det_get(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (!d) {
-		if (!(d = mem_alloc(t, sizeof *d))) return false;
+		if (!(d = mem_alloc(t, sizeof *d))) return NULL;
 		memset(d, 0, sizeof *d);
 		t->det = d;
 	}
+	return d;
+}
+
+static bool det_reserve(tree_t *t)
+{
+	struct detached *d = det_get(t);
+	if (!d) return false;
 	if (d->cap >= t->item_len) return true;
 	// Only an invalid array with no marks grows (slots are added only by
 	// inserts, which invalidate it after attaching and flushing): nothing to
@@ -200,12 +233,31 @@ static void det_node(tree_t *t, struct detached *d, uint32_t ni)
 /// costs a few times what the walk spends on one entry.
 #define DET_FEW_SHARE 16
 
-/// Write every marked item's box into the tree (the walk, then the re-homes).
-static ort_result det_apply(tree_t *t)
+/// Waiting moves looked ahead to fetch their item, entry and node early.
+#define DET_WAIT_AHEAD 16u
+
+/// The waiting moves, made in call order as ortN_tree_move makes them (their
+/// touches were made when they waited). One that cannot get memory to
+/// re-home stops the run: it and the rest wait for the next attach.
+static ort_result det_apply_waits(tree_t *t, struct detached *d)
 {
-	struct detached *d = t->det;
-	if (!d || d->marked == 0) return ORT_OK;
-	t->det_attaching = true;
+	ort_result r = ORT_OK;
+	uint32_t k = 0, n = d->wait_len;
+	for (; k < n; ++k) {
+		uint32_t a = k + DET_WAIT_AHEAD, b = k + DET_WAIT_AHEAD / 2, c = k + DET_WAIT_AHEAD / 4;
+		move_fetch(t, a < n ? d->wait[a].item : NIL, b < n ? d->wait[b].item : NIL, c < n ? d->wait[c].item : NIL);
+		const struct det_wait *w = &d->wait[k];
+		if ((r = move_now(t, make_handle(t, w->item), w->box, NULL)) != ORT_OK) break;
+	}
+	memmove(d->wait, d->wait + k, (size_t)(n - k) * sizeof *d->wait);
+	d->wait_len = n - k;
+	return r;
+}
+
+/// det_apply's first step: the marked items' boxes (the walk, then the
+/// re-homes).
+static ort_result det_apply_marks(tree_t *t, struct detached *d)
+{
 	// Few marked (a frame that moved less than the last): each takes
 	// ortN_tree_move's steps, where the walk would read every entry.
 	bool few = (uint64_t)d->marked * DET_FEW_SHARE < t->live;
@@ -225,6 +277,20 @@ static ort_result det_apply(tree_t *t)
 			} // else it stays marked: it waits for the next attach
 			det_bit_clear(d->home, i);
 		}
+	return r;
+}
+
+/// Write every marked item's box into the tree (the walk, then the re-homes),
+/// then make the waiting moves (none wait while items are marked, but a
+/// failed attach may leave marks that a later move's wait would follow: the
+/// marks' boxes are the older).
+static ort_result det_apply(tree_t *t)
+{
+	struct detached *d = t->det;
+	if (!d || (d->marked == 0 && d->wait_len == 0)) return ORT_OK;
+	t->det_attaching = true;
+	ort_result r = d->marked ? det_apply_marks(t, d) : ORT_OK;
+	if (r == ORT_OK && d->wait_len) r = det_apply_waits(t, d);
 	own_settle_pending(t);
 	t->det_attaching = false;
 	return r;
@@ -299,23 +365,28 @@ static void detached_clear(tree_t *t)
 	struct detached *d = t->det;
 	if (!d) return;
 	if (d->marked || d->moved_count) memset(d->mark, 0, det_bits_bytes(d->cap));
-	d->marked = d->moved_count = 0;
+	d->marked = d->moved_count = d->wait_len = 0;
 	d->valid = false;
 	atomic_store_explicit(&t->det_state, DET_ATTACHED, memory_order_relaxed);
 }
 
-/// Fill the dense array from the entries (attached tree): a walk in pool
-/// order, each item's box taken at the entry it names as its own.
+/// Fill the dense array from the entries (entries that hold every item's
+/// box but its waiting moves'): a walk in pool order, each item's box taken
+/// at the entry it names as its own. Only leaves items have more than one
+/// entry (all with one box); loose and tight ones have one, so the walk does
+/// not read the item to tell (a scattered read an entry: 64k of S3's 100k
+/// entries missed a 1 MiB cache on it).
 static void det_fill(tree_t *t, struct detached *d)
 {
 	assert(d->marked == 0);
+	bool copies = t->def.placement == ORT_PLACEMENT_LEAVES;
 	for (uint32_t ni = 0; ni < t->node_len; ++ni) {
 		const node *n = &t->nodes[ni];
 		if (n->flags & NODE_FREE) continue;
 		ENTRY_LOOP(t, n, c, j)
 		{
 			const entry *e = &t->chunks[c].e[j];
-			if (t->items[e->item].addr == c * CHUNK_CAP + j) d->box[e->item] = e->box;
+			if (!copies || t->items[e->item].addr == c * CHUNK_CAP + j) d->box[e->item] = e->box;
 		}
 	}
 	d->valid = true;
@@ -450,6 +521,65 @@ static inline bool detached_move_quick(tree_t *t, ort_handle h, const box_t *box
 	return true;
 }
 
+/// The waiting moves (det_wait_move) become the detached mode's: the array
+/// filled from the entries (each waiting item's old box), the waiting boxes
+/// written over it in call order, each item marked and logged for the next
+/// round's fetches, and the broad phase told every item is touched (a
+/// quarter is, so its next update finds every pair anyway). False, with
+/// the moves still waiting, without memory for the array.
+static bool det_convert(tree_t *t)
+{
+	struct detached *d = t->det;
+	assert(d && d->wait_len && !d->valid && d->marked == 0);
+	if (!det_reserve(t)) return false;
+	det_fill(t, d);
+	uint32_t n = d->wait_len, logged = n < d->cap ? n : d->cap;
+	for (uint32_t k = 0; k < n; ++k) {
+		const struct det_wait *w = &d->wait[k];
+		if (k + DET_AHEAD < n) __builtin_prefetch(&d->box[d->wait[k + DET_AHEAD].item], 1);
+		d->box[w->item] = w->box;
+		det_mark(d, w->item);
+		if (k < logged) d->order[k] = w->item;
+	}
+	d->order_pos = logged;
+	d->wait_len = 0;
+	if (t->bp) t->bp->all = true; // the touched items keep their flag until the update clears it
+	assert(d->marked > 0 && atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED);
+	return true;
+}
+
+/// Waiting moves a round may hold: past a quarter of the items touched they
+/// become the array's (det_convert), so only repeats of one item fill it.
+static uint32_t det_wait_limit(const tree_t *t) { return t->live / BP_ALL_SHARE + 64; }
+
+/// detached_move before the array exists (see the top of the file): item h
+/// (a live box item, outside every callback) waits with its new box. False,
+/// changing nothing, when the move takes ortN_tree_move's own steps (a sphere,
+/// marks left by a failed attach, a full list, no memory); true with *r set
+/// otherwise.
+static bool det_wait_move(tree_t *t, ort_handle h, const box_t *box, ort_result *r)
+{
+	uint32_t i = handle_index(t, h);
+	if (i == NIL || (t->items[i].flags & (ITEM_DOOMED | ITEM_PENDING | ITEM_SPHERE))) return false;
+	struct detached *d = det_get(t);
+	if (!d || d->marked) return false;
+	if ((*r = box_check(box)) != ORT_OK) return true;
+	if (d->wait_len == d->wait_cap) {
+		uint64_t want = d->wait_cap ? (uint64_t)d->wait_cap * 2 : 64, limit = det_wait_limit(t);
+		if (d->wait_cap >= limit) return false;
+		if (want > limit) want = limit;
+		if (!array_resize(t, (void **)&d->wait, (size_t)d->wait_cap * sizeof *d->wait, (size_t)want * sizeof *d->wait))
+			return false;
+		d->wait_cap = (uint32_t)want;
+	}
+	if (!bp_reserve_touch(t, i)) return false;
+	move_ahead(t, i); // the log ortN_tree_move's own steps keep (tree.c)
+	d->wait[d->wait_len++] = (struct det_wait){i, *box};
+	if (atomic_load_explicit(&t->det_state, memory_order_relaxed) != DET_DETACHED)
+		atomic_store_explicit(&t->det_state, DET_DETACHED, memory_order_release);
+	return true;
+}
+
 /// ortN_tree_move while most items are moving: when the tree is detached
 /// already, or the broad phase expects its next update to find every pair (a
 /// quarter or more moved since its last update, or the last update found
@@ -464,12 +594,17 @@ static bool detached_move(tree_t *t, ort_handle h, const box_t *box, const spher
 	if (sph || in_callback(t)) return false;
 	if (!d || !d->valid) {
 		// No dense array (the first update took the tree's own walk, or
-		// a change since made it stale): it is filled once a quarter of the
-		// items have moved one by one this round, when the next update will
-		// find every pair anyway; the rest of the round's moves are writes.
-		// A world that moves few never pays for the fill. (Not while the
-		// deferred queue applies: its waiting items have no entries yet.)
-		if (!t->bp || t->pending_len || !bp_expects_all(t) || !bp_wants_all(t) || !detached_boxes(t)) return false;
+		// a change since made it stale): until a quarter of the items have
+		// moved one by one this round, each move waits (det_wait_move); then
+		// the array is filled and the waiting boxes written over it
+		// (detached_boxes), when the next update will find every pair
+		// anyway, and the rest of the round's moves are writes. A world that
+		// moves few never pays for the fill: the next update makes its
+		// waiting moves. (Not while the deferred queue applies: its waiting
+		// items have no entries yet.)
+		if (!t->bp || t->pending_len || !bp_expects_all(t)) return false;
+		if (!bp_wants_all(t)) return det_wait_move(t, h, box, r);
+		if (!detached_boxes(t)) return false;
 		d = t->det;
 	}
 	bool detached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_DETACHED;
@@ -506,6 +641,8 @@ static const box_t *detached_boxes(tree_t *t)
 {
 	struct detached *d = t->det;
 	if (d && d->valid) return d->box;
+	// Waiting moves become the array's (never beside marks: det_wait_move).
+	if (d && d->wait_len && !d->marked && det_convert(t)) return d->box;
 	if (detached_read(t) != ORT_OK || !det_reserve(t)) return NULL;
 	det_fill(t, t->det);
 	return t->det->box;
@@ -515,7 +652,7 @@ static const box_t *detached_boxes(tree_t *t)
 /// updates for a while): the dense array goes too, unless boxes wait in it.
 static void detached_release(tree_t *t)
 {
-	if (!t->det || t->det->marked || t->det->moved_count) return;
+	if (!t->det || t->det->marked || t->det->moved_count || t->det->wait_len) return;
 	detached_free(t);
 }
 
@@ -540,7 +677,13 @@ static const char *detached_check(const tree_t *t)
 	}
 	if (marks != d->marked) return "detached: mark count differs from the marks";
 	if (moved != d->moved_count) return "detached: moved count differs from the moved bits";
-	if ((s == DET_ATTACHED) != (marks == 0)) return "detached: state differs from the marks";
+	if ((s == DET_ATTACHED) != (marks == 0 && d->wait_len == 0)) return "detached: state differs from the marks";
+	if (d->wait_len && (marks || d->valid)) return "detached: moves wait beside marks or a valid array";
+	for (uint32_t k = 0; k < d->wait_len; ++k) {
+		uint32_t i = d->wait[k].item;
+		if (i >= t->item_len || (t->items[i].flags & (ITEM_LIVE | ITEM_SPHERE | ITEM_PENDING)) != ITEM_LIVE)
+			return "detached: a waiting move of a free, sphere or pending item";
+	}
 	if (!d->valid) return NULL;
 	if (d->cap < t->item_len) return "detached: dense array shorter than the items";
 	for (uint32_t i = 0; i < t->item_len; ++i) {

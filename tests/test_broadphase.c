@@ -576,7 +576,8 @@ static void test_identical(void **state)
 			tu_model_add(&w.m, h, b);
 		}
 		pairset set = {{0}, 0};
-		for (int f = 0; f < 24; ++f) {
+		const int frames = tu_size(24, 8); // twice each kind of frame at the least
+		for (int f = 0; f < frames; ++f) {
 			int moves = (int[]){3, N / 3, 2 * N, 0}[f % 4];
 			for (int k = 0; k < moves && w.m.n > 0; ++k) {
 				int i = tu_int(&r, 0, w.m.n - 1);
@@ -1659,6 +1660,148 @@ static void test_detached_single_moves(void **state)
 	}
 }
 
+/// A counted tree (counted_tree) of n small box items (bulk_world, no
+/// spheres: the model's boxes are the exact bounds from the first update on),
+/// room for cap.
+static tree_t *box_world(ort_placement p, tu_alloc *a, tu_rng *r, world *w, int n, int cap, int filtered)
+{
+	tree_t *t = counted_tree(p, a);
+	bulk_world(t, w, r, n, cap, 0, 1.5f, filtered);
+	return t;
+}
+
+/// update_pairs, its events replayed against brute force, the tree valid and
+/// every box the model's.
+static void update_all_checked(tree_t *t, const world *w, pairset *set, const char *what)
+{
+	assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, set), ORT_OK);
+	assert_int_equal(set->errors, 0);
+	compare(&set->keys, w, what);
+	tu_check_valid(t);
+	expect_boxes(t, w);
+}
+
+/// Per-item moves before the dense array exists (tree_detach.c: they wait,
+/// each logged with its box): after an all-pairs update that left no valid
+/// array (the first update, or a batch of every item and then an insert),
+/// moves one at a time: a quarter and more (the waiting moves become the
+/// array's, the update finds every pair), a few (an incremental update makes
+/// them), a few read back by get_box, queries and validate before the update,
+/// a few with repeats, a removal of a waiting item and an insert among them;
+/// and waits whose memory runs out part way (the list, the array, a re-home while
+/// the waits are made), which leaves every accepted move in place and the
+/// tree whole once memory is back.
+static void test_waiting_moves(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p) {
+		int N = 400;
+		tu_alloc a;
+		tu_rng r = tu_rng_make(330 + (uint64_t)p);
+		world w;
+		tree_t *t = box_world((ort_placement)p, &a, &r, &w, N, 2 * N, N / 8);
+		pairset set = {{0}, 0};
+		int frames = tu_size(24, 12), *at = malloc(sizeof *at * 4 * N);
+		ort_handle *hs = malloc(sizeof *hs * 4 * N);
+		box_t *bs = malloc(sizeof *bs * 4 * N);
+		for (int f = 0; f < frames; ++f) {
+			TU_CONTEXT("waiting moves, %s, frame %d", ort_placement_string((ort_placement)p), f);
+			if (f > 0) {
+				int n = bulk_batch(&w, &r, at, all_shuffled(&w, &r, at), hs, bs, 20);
+				assert_int_equal(TU(tree_move_many)(t, hs, bs, n), ORT_OK);
+			}
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			compare(&set.keys, &w, "events of the all-pairs update");
+			if (f > 0) world_insert(t, &w, small_box(&r, 100.0f), NULL); // the array is no longer valid
+			int kind = f % 4, n = all_shuffled(&w, &r, at);
+			int m = kind == 0 ? tu_int(&r, w.m.n / 4 + 1, w.m.n) : tu_int(&r, 1, 30);
+			bool starve = kind != 3 && f % 3 == 1;
+			if (starve) {
+				a.fail_at = a.calls + 1 + f % 5;
+				a.fail_rest = true;
+			}
+			for (int k = 0; k < m; ++k) {
+				int i = at[k % n];
+				box_t b = stepped(w.m.box[i], &r, k % 7 == 0 ? 60.0f : 3.0f);
+				ort_result got = TU(tree_move)(t, w.m.handle[i], b);
+				if (got == ORT_OK)
+					w.m.box[i] = b;
+				else
+					assert_true(starve && got == ORT_ERROR_OUT_OF_MEMORY);
+				if (kind == 3 && k % 5 == 0) world_step(t, &w, &r, i, 3.0f); // the same item again
+			}
+			if (starve) {
+				// A read attaches: a re-home without memory fails it, and the
+				// moves not yet made keep waiting.
+				box_t got;
+				ort_result read = TU(tree_get_box)(t, w.m.handle[at[0]], &got);
+				assert_true(read == ORT_OK || read == ORT_ERROR_OUT_OF_MEMORY);
+				if (read == ORT_OK) assert_memory_equal(&got, &w.m.box[at[0]], sizeof got);
+				a.fail_at = 0;
+				a.fail_rest = false;
+			}
+			if (kind == 2) {
+				expect_boxes(t, &w);
+				bulk_queries(t, &w, &r);
+				tu_check_valid(t);
+			}
+			if (kind == 3) {
+				world_remove(t, &w, at[0]);
+				world_insert(t, &w, small_box(&r, 100.0f), NULL);
+				world_step(t, &w, &r, at[1] < w.m.n ? at[1] : 0, 3.0f);
+			}
+			update_all_checked(t, &w, &set, "events after waiting moves");
+		}
+		free(hs), free(bs), free(at);
+		world_end(t, &w, &set.keys);
+		assert_int_equal(a.live, 0);
+	}
+}
+
+/// Waiting moves on a fresh tree (its first update made the set by the
+/// tree's walk) whose memory runs out at each of its next allocations: the
+/// waiting list, the header, the array at the quarter, a re-home when a read
+/// makes the waiting moves. A refused move changes nothing, an accepted one
+/// is kept, and once memory is back the boxes and the events are brute
+/// force's.
+static void test_waiting_moves_memory(void **state)
+{
+	(void)state;
+	for (int p = 0; p < ORT_PLACEMENT_COUNT; ++p)
+		for (long fail = 1; fail <= 12; ++fail) {
+			TU_CONTEXT("waiting moves without memory, %s, allocation %ld", ort_placement_string((ort_placement)p), fail);
+			int N = 300;
+			tu_alloc a;
+			tu_rng r = tu_rng_make(350 + (uint64_t)(p * 16 + fail));
+			world w;
+			tree_t *t = box_world((ort_placement)p, &a, &r, &w, N, N, 0);
+			pairset set = {{0}, 0};
+			assert_int_equal(TU(tree_update_pairs)(t, on_begin, on_end, &set), ORT_OK);
+			int *at = malloc(sizeof *at * (size_t)N);
+			int n = all_shuffled(&w, &r, at);
+			a.fail_at = a.calls + fail;
+			a.fail_rest = fail % 2 == 0; // every one from then on, or that one alone
+			for (int k = 0; k < n / 2; ++k) {
+				int i = at[k];
+				box_t b = stepped(w.m.box[i], &r, k % 5 == 0 ? 80.0f : 3.0f);
+				ort_result got = TU(tree_move)(t, w.m.handle[i], b);
+				if (got == ORT_OK)
+					w.m.box[i] = b;
+				else
+					assert_int_equal(got, ORT_ERROR_OUT_OF_MEMORY);
+			}
+			box_t got;
+			ort_result read = TU(tree_get_box)(t, w.m.handle[at[0]], &got);
+			assert_true(read == ORT_OK || read == ORT_ERROR_OUT_OF_MEMORY);
+			a.fail_at = 0;
+			a.fail_rest = false;
+			update_all_checked(t, &w, &set, "events after waiting moves short of memory");
+			free(at);
+			world_end(t, &w, &set.keys);
+			assert_int_equal(a.live, 0);
+		}
+}
+
 /// Removes the first item of its pair that is still in the world, once a
 /// frame, from inside update_pairs (the removal waits for the reports to end).
 typedef struct plain_cb {
@@ -1860,7 +2003,7 @@ static void test_all_pairs_keys(void **state)
 
 // ---- the first update's memory ---------------------------------------------------------
 
-enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SCENES };
+enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SAME, FIRST_SCENES };
 
 /// Box i of a first-update scene: uniform small boxes (about half a pair an
 /// item), duplicates (groups of 8 identical boxes: 3.5 pairs an item), or
@@ -1870,11 +2013,18 @@ enum { FIRST_UNIFORM, FIRST_DUPS, FIRST_RODS, FIRST_PILE, FIRST_HIDDEN, FIRST_SC
 /// stop and start over), or those packed rods hidden from the count's
 /// estimate: the items it samples at n = 2000 (every 31st slot from the
 /// 15th, broadphase.c: bp_estimate) lie apart, alone, so it guesses no pairs
-/// and the walk fills several blocks, copied into the set.
+/// and the walk fills several blocks, copied into the set; or identical
+/// boxes (2M pairs at 2000: past the 1M at which the set's spare room
+/// shrinks from a quarter to a sixteenth).
 static box_t first_box(int scene, tu_rng *r, int i)
 {
 	box_t b;
-	if (scene == FIRST_DUPS) {
+	if (scene == FIRST_SAME) {
+		for (int d = 0; d < DIM; ++d) {
+			b.min[d] = 10.0f;
+			b.max[d] = 12.0f;
+		}
+	} else if (scene == FIRST_DUPS) {
 		tu_rng g = tu_rng_make(1000 + (uint64_t)(i / 8));
 		for (int d = 0; d < DIM; ++d) {
 			b.min[d] = tu_float(&g, 0.0f, 400.0f);
@@ -1946,17 +2096,21 @@ static bool first_count(void *ctx, ort_handle a, ort_handle b, void *ua, void *u
 /// The first update of a tree writes its pair set without growing an array
 /// by doubling: the bytes it asks for, holds after and holds at its peak are
 /// bounded per pair and per item, in a fixed number of allocations, for
-/// uniform boxes, duplicates and crossing rods, sparse and packed past the
-/// walk's old pile limit. The bounds: the walk's blocks at most 16 bytes a
-/// pair (the first sized from the count's estimate, the others each as
-/// large as all before it), the set 8 bytes a pair with room for a quarter
-/// again (half again when the estimate's block became the set: kept only
-/// while at most that), the index's links 16 bytes a pair with the same
-/// room (reserved, built by the first incremental update past 2 pairs an
-/// item), the heads 4 bytes an item slot.
-/// Growing the set by doubling asked for 72 bytes a pair on rods and held
-/// 54. The pairs match brute force, and so do those of an incremental update
-/// after a few moves (which builds the index when the first update did not).
+/// uniform boxes, duplicates, crossing rods, sparse and packed past the
+/// walk's old pile limit, and identical boxes. The bounds: the walk's blocks
+/// at most 16 bytes a pair (the first sized from the count's estimate raised
+/// by its error, the others each as large as all before it), the set 8 bytes
+/// a pair with room for a quarter again (a sixteenth of what is past 1M
+/// pairs; half again when the estimate's block became the set: kept only
+/// while at most that), the index's links 16 bytes a pair for all of the
+/// set's array (reserved, built by the first incremental update past 2
+/// pairs an item; sized for the count alone, a count wandering up later
+/// grew them in the steady state), the heads 4 bytes an item slot. Growing
+/// the set by doubling asked for 72 bytes a pair on rods and held 54; a
+/// block for the estimate and an eighth held 34 (33.75 on 50M pairs of
+/// identical boxes, now 1/32 over the count there). The pairs match brute force, and so do those of an
+/// incremental update after a few moves (which builds the index when the
+/// first update did not).
 static void test_first_update_memory(void **state)
 {
 	(void)state;
@@ -1967,6 +2121,10 @@ static void test_first_update_memory(void **state)
 			// Where every instruction costs many (tu_shrink), the packed rods'
 			// 160,000 pairs are walked in one placement, not three.
 			if (tu_shrink() > 1 && scene >= FIRST_PILE && pl > 0) continue;
+			// 2M pairs of identical boxes: one placement (their tree is one pile
+			// in any), and only in the optimised run: the brute-force set and
+			// its checks were most of this suite's time under ASan and valgrind.
+			if (scene == FIRST_SAME && (pl > 0 || tu_shrink() > 1)) continue;
 			TU_CONTEXT("first update, scene %d, %s", scene, ort_placement_string(places[pl]));
 			tu_alloc a;
 			world w;
@@ -1978,6 +2136,7 @@ static void test_first_update_memory(void **state)
 			if (scene == FIRST_RODS) assert_true(pairs > 10u * N); // the scene is what it says
 			if (scene == FIRST_DUPS) assert_true(pairs > 3u * N);
 			if (scene == FIRST_PILE || scene == FIRST_HIDDEN) assert_true(pairs > 32u * N);
+			if (scene == FIRST_SAME) assert_true(pairs > (1u << 20));
 			// find_pairs first: the walk's own memory (lists, sweep keys),
 			// which the tree keeps, is not the update's.
 			uint64_t found = 0;
@@ -1992,8 +2151,19 @@ static void test_first_update_memory(void **state)
 			compare(&ev.keys, &w, "first update");
 			assert_int_equal(TU(tree_pair_count)(t), (int)pairs);
 			size_t slack = 64 * 1024 + 8 * (size_t)N; // the first block, heads, the snapshot's record
-			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack || a.live - live > 36 * pairs + slack ||
-			    a.live_peak - live > 52 * pairs + slack)
+			print_message("first update, scene %d, %s: %llu pairs, bytes a pair: asked %.2f, held %.2f, peak %.2f\n",
+			              scene, ort_placement_string(places[pl]), (unsigned long long)pairs,
+			              (double)(a.asked - asked) / (double)pairs, (double)(a.live - live) / (double)pairs,
+			              (double)(a.live_peak - live) / (double)pairs);
+			// Held: 24 bytes a pair with a quarter's room is 30, and the
+			// estimate's error and margin (at most an eighth) on it (at most
+			// 36.0 here, 2D and 3D, slack included: rods, whose 64 samples
+			// of 2000 items say little); identical boxes, 2M pairs, 28.7
+			// (their estimate is exact, and the spare is 256k pairs and a
+			// sixteenth of the rest).
+			size_t held = scene == FIRST_SAME ? 29 : 35;
+			if (a.calls - calls > 48 || a.asked - asked > 52 * pairs + slack ||
+			    a.live - live > held * pairs + slack || a.live_peak - live > 52 * pairs + slack)
 				TU_FAIL("%llu pairs: %ld allocations, %zu bytes asked, %zu held, %zu at the peak\n",
 				        (unsigned long long)pairs, a.calls - calls, a.asked - asked, a.live - live, a.live_peak - live);
 			// Hidden from the estimate: blocks, then the set (the copy's path).
@@ -2079,10 +2249,24 @@ int main(void)
 	    cmocka_unit_test(test_move_many_bulk),
 	    cmocka_unit_test(test_move_many_detached),
 	    cmocka_unit_test(test_detached_single_moves),
+	    cmocka_unit_test(test_waiting_moves),
+	    cmocka_unit_test(test_waiting_moves_memory),
 	    cmocka_unit_test(test_detached_plain_moves),
 	    cmocka_unit_test(test_all_pairs_keys),
 	    cmocka_unit_test(test_first_update_memory),
 	    cmocka_unit_test(test_first_update_refused),
 	};
+#ifdef TEST_TSAN
+	(void)tests;
+	// Under ThreadSanitizer (scripts/tsan.sh) only the frames run on workers:
+	// every other test here is serial, has nothing to race and costs ten
+	// times over; the two ctest runs of scripts/test.sh run them all.
+	const struct CMUnitTest on_workers[] = {
+	    cmocka_unit_test(test_churn_tasks),
+	    cmocka_unit_test(test_move_many),
+	};
+	return cmocka_run_group_tests_name(TU_GROUP("broadphase on workers"), on_workers, NULL, NULL);
+#else
 	return cmocka_run_group_tests_name(TU_GROUP("broadphase"), tests, NULL, NULL);
+#endif
 }
