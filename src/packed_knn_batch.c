@@ -208,10 +208,11 @@ static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_u
 		if (kb_lane_out(&g, b, lane, stack[top].d2, pt)) continue;
 		double cut = g.cut; // in a register through the loop
 		uint32_t e = b->first[lane], end = e + b->own[lane];
+		bool by_id = b->ordered >> lane & 1u;
 		for (; e < end; ++e) {
-			// A lane's ids ascend (packed_int.h: pblock.own): once the k-th is at
-			// distance 0, nothing after one above its id can enter.
-			if (p->ids[e] > g.id && g.dist == 0.0f) break;
+			// An ordered lane's ids ascend (packed_int.h: pblock.ordered): once
+			// the k-th is at distance 0, nothing after one above its id can enter.
+			if (by_id && p->ids[e] > g.id && g.dist == 0.0f) break;
 			double d2 = kb_dist2(pt, &boxes[e]);
 			if (!(d2 < cut) || p->ids[e] == skip) continue;
 			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {

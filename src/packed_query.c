@@ -232,34 +232,40 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 
 // ---- k nearest ----------------------------------------------------------------
 //
-// Depth first, nearest child first (cheap: a small stack, no heap), until
-// ties take over: boxes that all hold the point are parted by their ids
-// alone, and crossing rods put a number of them that grows with n at
-// distance 0 from a rod's corner, spread over leaves whose boxes mostly do
-// not hold it. Depth first, each leaf at distance 0 was opened while its
-// least id was below the k-th's, which stays high until the search has seen
-// most of them: 2D rods tested 99, 186 and 351 boxes and lanes a search at
-// 25k, 100k and 400k. So once more than PK_KNN_TIES leaves were searched for
-// ties alone, the lanes not yet searched go to a best-first frontier ordered
-// by (squared distance, least id), in a fixed array (KNN_LOCAL lanes: no
-// allocation), and a leaf there is scanned lazily: its ids ascend
-// (packed_int.h: pblock.own), and once its next id ranks after the
-// frontier's top (the same distance, a lower least id) it goes back on the
-// frontier keyed by that id. Lanes at one distance thus give up their boxes
-// in id order, as one merged run, and the search stops at the k-th id (94,
-// 137 and 213 at those sizes; best-first from the start read 77, 106, 179
-// but cost a uniform scene's search a third more instructions). A frontier
-// that fills up searches the lane it cannot take depth first on its own, so
-// the answer never depends on the frontier's size.
+// One search serves ortN_packed_nearest and every point of
+// ortN_packed_nearest_batch (pk_knn_search). Depth first, nearest child
+// first (cheap: a small stack, no heap), until ties take over: boxes that
+// all hold the point are parted by their ids alone, and crossing rods put a
+// number of them that grows with n at distance 0 from a rod's corner,
+// spread over a pile's leaves whose boxes mostly do not hold it. Depth
+// first, each leaf at distance 0 was opened while its least id was below
+// the k-th's, which stays high until the search has seen most of them: 2D
+// rods tested 99, 186 and 351 boxes and lanes a search at 25k, 100k and
+// 400k. So once more than PK_KNN_TIES ordered leaves (a pile's, where ties
+// pile up: packed_int.h pblock.ordered) were searched for ties alone, the
+// lanes not yet searched go to a best-first frontier ordered by (squared
+// distance, least id), in a fixed array (KNN_LOCAL lanes: no allocation),
+// and an ordered leaf there is scanned lazily: its ids ascend, and once its
+// next id ranks after the frontier's top (the same distance, a lower least
+// id) it goes back on the frontier keyed by that id. Lanes at one distance
+// thus give up their boxes in id order, as one merged run, and the search
+// stops at the k-th id (94, 137 and 213 at those sizes; best-first from the
+// start read 77, 106, 179 but cost a uniform scene's search a third more
+// instructions). The grid's leaves are not ordered (ordering them cost a
+// uniform scene's build 14 % more): they never start the best-first search
+// and are scanned whole. A frontier that fills up searches the lane it
+// cannot take depth first on its own, so the answer never depends on the
+// frontier's size.
 
 /// The state of one k nearest search.
 typedef struct pk_knn {
 	const packed_t *p;
 	const float *point;
-	double limit2;
-	double beyond;  ///< knn_beyond of the worst of k found: nothing that far can enter
+	double lim;     ///< a box enters only below this squared distance (the limit's next double up)
+	double cut;     ///< the lesser of lim and knn_beyond of the worst of k found
 	double tie_low; ///< below this no distance is reported as the k-th's: the id check is skipped
 	uint32_t stop;  ///< with the k-th at distance 0 its id: no item with a greater id can enter
+	uint32_t skip;  ///< an id never offered (NIL: none)
 	knn_best *best; ///< the k best so far, a max-heap: best[0] the worst of them
 	int n, k;
 } pk_knn;
@@ -267,21 +273,27 @@ typedef struct pk_knn {
 /// Whether a lane at squared distance at, of ids `least` or more, holds
 /// nothing that may enter: beyond the limit or the k-th, or (k found) no
 /// nearer than the k-th as reported with every id above the k-th's.
-static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
+static inline bool pk_knn_tie_out(const pk_knn *s, double at, uint32_t least)
 {
-	if (at > s->limit2 || at >= s->beyond) return true;
 	// (float)sqrt(at) >= dist needs sqrt(at) within half an ulp below dist
 	// (relative 2^-24 for normal floats): tie_low is a cheap filter before
 	// the exact test.
 	return at >= s->tie_low && least > s->best[0].id && (float)sqrt(at) >= s->best[0].dist;
 }
 
-/// Offer box e, at squared distance d2 (below the limit and beyond), to the
-/// k best; true when k are held after (the bounds may have moved: the
-/// caller reloads what it keeps in registers).
+static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
+{
+	return !(at < s->cut) || pk_knn_tie_out(s, at, least);
+}
+
+/// Offer box e, at squared distance d2 (below the cut), to the k best; true
+/// when k are held after (the bounds may have moved: the caller reloads
+/// what it keeps in registers).
 static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
 {
-	knn_best c = knn_make(d2, s->p->ids[e]);
+	uint32_t id = s->p->ids[e];
+	if (id == s->skip) return false;
+	knn_best c = knn_make(d2, id);
 	if (s->n < s->k) {
 		s->best[s->n] = c;
 		knn_sift_up(s->best, s->n++);
@@ -293,14 +305,39 @@ static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
 	}
 	if (s->n < s->k) return false;
 	float dist = s->best[0].dist;
-	s->beyond = knn_beyond(dist);
+	double beyond = knn_beyond(dist);
+	s->cut = beyond < s->lim ? beyond : s->lim;
 	s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
 	if (dist == 0.0f) s->stop = s->best[0].id;
 	return true;
 }
 
+/// Offer lane `lane` of block b's own items from e on; returns where it
+/// stopped. by_id (an ordered lane) stops at the first id above s->stop,
+/// since none after it can enter; an unordered lane is scanned whole.
+__attribute__((always_inline)) static inline uint32_t pk_knn_scan(pk_knn *s, const pblock *b, int lane, uint32_t e,
+                                                                  bool by_id)
+{
+	const box_t *boxes = s->p->boxes;
+	const uint32_t *ids = s->p->ids;
+	uint32_t end = b->first[lane] + b->own[lane];
+	// The bounds in registers: stores to the k best may alias the state.
+	double cut = s->cut;
+	uint32_t stop = by_id ? s->stop : UINT32_MAX;
+	for (; e < end && (!by_id || ids[e] <= stop); ++e) {
+		double d2 = dist2_point_box(s->point, &boxes[e]);
+		if (!(d2 < cut)) continue;
+		if (pk_knn_offer(s, e, d2)) {
+			cut = s->cut;
+			stop = by_id ? s->stop : UINT32_MAX;
+		}
+	}
+	return e;
+}
+
 /// A lane on the frontier: at squared distance at, its items from `from` on
-/// (a leaf scanned in part: its next one), whose ids are `least` or more.
+/// (an ordered leaf scanned in part: its next one), whose ids are `least`
+/// or more.
 typedef struct pk_near {
 	double at;
 	uint32_t least, block, lane, from;
@@ -313,30 +350,31 @@ static inline bool pk_near_before(const pk_near *a, const pk_near *b)
 
 KNN_HEAP(pk_frontier, pk_near, pk_near_before)
 
-/// Leaves a depth-first search may search for ties alone before it starts
-/// over best-first.
+/// Ordered leaves a depth-first search may search for ties alone before it
+/// starts over best-first.
 #define PK_KNN_TIES 2
 
 /// Search lane `lane` of block bi (at squared distance at) and all below it,
 /// depth first, nearest child first (of equal distances the least id
-/// first). Leaves searched only for a tie (at distance 0, or no nearer than
-/// the k-th with a least id below its) are counted: past `ties` of them it
-/// stops and hands what it has not searched to the frontier fr (which
-/// must be empty), returning false.
-__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties, pk_frontier *fr)
+/// first). Ordered leaves searched only for a tie (at distance 0, or no
+/// nearer than the k-th with a least id below its) are counted: past `ties`
+/// of them it stops and hands what it has not searched to the frontier fr
+/// (which must be empty), returning false.
+__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties,
+                                                             pk_frontier *fr)
 {
 	const pblock *blocks = s->p->blocks;
-	const box_t *boxes = s->p->boxes;
-	const uint32_t *ids = s->p->ids;
 	pk_visit stack[PK_STACK];
 	int top = 0;
 	stack[top++] = (pk_visit){bi, lane, at};
 	while (top > 0) {
 		pk_visit v = stack[--top];
+		if (!(v.at < s->cut)) continue; // the distance first: the block is read for a lane in reach
 		const pblock *b = &blocks[v.block];
-		if (pk_knn_out(s, v.at, b->least[v.lane])) continue;
+		if (pk_knn_tie_out(s, v.at, b->least[v.lane])) continue;
 		uint32_t ci = b->child[v.lane];
-		if (ci == NIL && (v.at == 0.0 || v.at >= s->tie_low) && --ties < 0) {
+		bool by_id = b->ordered >> v.lane & 1u;
+		if (ci == NIL && by_id && (v.at == 0.0 || v.at >= s->tie_low) && --ties < 0) {
 			static_assert(PK_STACK <= KNN_LOCAL, "a depth-first stack fits the frontier");
 			assert(fr->n == 0);
 			for (int i = 0; i <= top; ++i) {
@@ -347,18 +385,9 @@ __attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t
 			}
 			return false;
 		}
-		uint32_t e = b->first[v.lane], end = e + b->own[v.lane];
-		// The bounds in registers: stores to the k best may alias the state.
-		double limit2 = s->limit2, beyond = s->beyond;
-		uint32_t stop = s->stop;
-		for (; e < end && ids[e] <= stop; ++e) {
-			double d2 = dist2_point_box(s->point, &boxes[e]);
-			if (d2 > limit2 || d2 >= beyond) continue;
-			if (pk_knn_offer(s, e, d2)) {
-				beyond = s->beyond;
-				stop = s->stop;
-			}
-		}
+		// Until the k-th is at distance 0 no id stops a scan (the common case).
+		uint32_t e = b->first[v.lane];
+		e = by_id && s->stop != UINT32_MAX ? pk_knn_scan(s, b, v.lane, e, true) : pk_knn_scan(s, b, v.lane, e, false);
 		WORK_TESTS(e - b->first[v.lane]);
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
@@ -378,28 +407,34 @@ __attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t
 static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
 {
 	const pblock *blocks = s->p->blocks;
+	const uint32_t *ids = s->p->ids;
 	const ort_allocator *never = &s->p->def.allocator; // pushes only below KNN_LOCAL: none allocates
 	while (fr->n > 0) {
 		pk_near v = pk_frontier_pop(fr);
 		// Nothing after it is nearer. Equal distances are still visited: they
 		// may hold a tie with a lower id.
-		if (v.at > s->limit2 || v.at >= s->beyond) break;
+		if (!(v.at < s->cut)) break;
 		if (pk_knn_out(s, v.at, v.least)) continue; // the k-th found since it was offered
 		const pblock *b = &blocks[v.block];
 		uint32_t ci = b->child[v.lane];
 		uint32_t e = v.from, end = b->first[v.lane] + b->own[v.lane];
-		// A leaf yields to the frontier's top at its distance once its next
-		// id is above the top's least (none when the frontier is full).
-		uint32_t yield = UINT32_MAX;
-		if (ci == NIL && fr->n > 0 && fr->n < KNN_LOCAL && fr->data[0].at == v.at) yield = fr->data[0].least;
-		assert(e == end || s->p->ids[e] >= v.least);
-		for (; e < end && s->p->ids[e] <= s->stop; ++e) {
-			if (s->p->ids[e] > yield) {
-				pk_frontier_push(never, fr, (pk_near){v.at, s->p->ids[e], v.block, v.lane, e});
-				break;
+		assert(e == end || ids[e] >= v.least);
+		if (b->ordered >> v.lane & 1u) {
+			// An ordered leaf yields to the frontier's top at its distance once
+			// its next id is above the top's least (none when the frontier is
+			// full).
+			uint32_t yield = UINT32_MAX;
+			if (ci == NIL && fr->n > 0 && fr->n < KNN_LOCAL && fr->data[0].at == v.at) yield = fr->data[0].least;
+			for (; e < end && ids[e] <= s->stop; ++e) {
+				if (ids[e] > yield) {
+					pk_frontier_push(never, fr, (pk_near){v.at, ids[e], v.block, v.lane, e});
+					break;
+				}
+				double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
+				if (d2 < s->cut) pk_knn_offer(s, e, d2);
 			}
-			double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
-			if (d2 <= s->limit2 && d2 < s->beyond) pk_knn_offer(s, e, d2);
+		} else {
+			e = pk_knn_scan(s, b, (int)v.lane, e, false);
 		}
 		WORK_TESTS(e - v.from);
 		if (ci == NIL) continue;
@@ -417,6 +452,20 @@ static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
 	assert(fr->data == fr->local);
 }
 
+static int pk_knn_search(const packed_t *p, const float point[DIM], int k, double lim, uint32_t skip, knn_best *best)
+{
+	assert(k >= 1 && p->count > 0);
+	pk_knn s = {p, point, lim, lim, INFINITY, UINT32_MAX, skip, best, 0, k};
+	box_t rb = pk_lane_box(&p->blocks[0], 0);
+	// Depth first while few ordered leaves are searched for ties alone (a
+	// uniform scene's search, at a fraction of the best-first one's cost);
+	// past PK_KNN_TIES of them, what is left best-first.
+	pk_frontier fr;
+	pk_frontier_init(&fr);
+	if (!pk_knn_dfs(&s, 0, 0, dist2_point_box(point, &rb), PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
+	return s.n;
+}
+
 ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM], int k, float max_distance,
                                         ort_id_neighbor *out, int *found)
 {
@@ -426,21 +475,13 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	if ((uint32_t)k > p->count) k = (int)p->count;
 	if (k == 0) return ORT_OK;
 	knn_best local[64];
-	pk_knn s = {p, point, isinf(max_distance) ? INFINITY : (double)max_distance * max_distance, INFINITY, INFINITY,
-	            UINT32_MAX, local, 0, k};
+	knn_best *best = local;
 	if (k > 64) {
-		s.best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *s.best);
-		if (!s.best) return ORT_ERROR_OUT_OF_MEMORY;
+		best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *best);
+		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
-	box_t rb = pk_lane_box(&p->blocks[0], 0);
-	// Depth first while few leaves are searched for ties alone (a uniform
-	// scene's search, at a fraction of the best-first one's cost); past
-	// PK_KNN_TIES of them, what is left best-first.
-	pk_frontier fr;
-	pk_frontier_init(&fr);
-	if (!pk_knn_dfs(&s, 0, 0, dist2_point_box(point, &rb), PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
-	knn_best *best = s.best;
-	int n = s.n;
+	double lim = isinf(max_distance) ? INFINITY : nextafter((double)max_distance * max_distance, INFINITY);
+	int n = pk_knn_search(p, point, k, lim, NIL, best);
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, best[i].dist};
 	*found = n;
