@@ -41,20 +41,6 @@
 /// is amortised over many seeded ones.
 #define KB_JOB_MIN 256
 
-/// (next float up from dist)^2: knn_beyond without the library call.
-/// dist is a reported distance: >= 0, possibly +inf.
-static inline double kb_beyond(float dist)
-{
-	if (!(dist < INFINITY)) return INFINITY;
-	uint32_t u;
-	memcpy(&u, &dist, sizeof u);
-	u += 1; // dist >= 0: the next representable float up
-	float up;
-	memcpy(&up, &u, sizeof up);
-	double d = up;
-	return d * d;
-}
-
 /// What the jobs of one batch share.
 typedef struct kb_batch {
 	const packed_t *p;
@@ -99,7 +85,7 @@ static void kb_job(void *ctx, int job, tk_out *unused)
 			n = pk_knn_search(kb->p, pt, kb->kk, bound2, skip, best);
 			// Complete when k were found and nothing at bound2 or beyond (all
 			// the search did not see) ranks before the k-th.
-			if (n < kb->kk || kb_beyond(best[0].dist) > bound2)
+			if (n < kb->kk || knn_beyond(best[0].dist) > bound2)
 				n = pk_knn_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
 		} else {
 			n = pk_knn_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);

@@ -255,7 +255,9 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 // uniform scene's build 14 % more): they never start the best-first search
 // and are scanned whole. A frontier that fills up searches the lane it
 // cannot take depth first on its own, so the answer never depends on the
-// frontier's size.
+// frontier's size. Depth first, a block's lanes are measured at once in
+// float (SSE) and again in double only near the cut (pk_knn_bound); boxes
+// and the frontier's lanes in double.
 
 /// The state of one k nearest search.
 typedef struct pk_knn {
@@ -264,6 +266,8 @@ typedef struct pk_knn {
 	double lim;     ///< a box enters only below this squared distance (the limit's next double up)
 	double cut;     ///< the lesser of lim and knn_beyond of the worst of k found
 	double tie_low; ///< below this no distance is reported as the k-th's: the id check is skipped
+	float ncut;     ///< pk_node_cut(cut): a lane whose float distance is above it is beyond the cut
+	float near;     ///< a lane whose float distance is below it is let in (negative: none is)
 	uint32_t stop;  ///< with the k-th at distance 0 its id: no item with a greater id can enter
 	uint32_t skip;  ///< an id never offered (NIL: none)
 	knn_best *best; ///< the k best so far, a max-heap: best[0] the worst of them
@@ -286,6 +290,91 @@ static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
 	return !(at < s->cut) || pk_knn_tie_out(s, at, least);
 }
 
+/// The least float >= v (v >= 0; +inf past FLT_MAX).
+static inline float pk_float_up(double v)
+{
+	float f = (float)v;
+	if ((double)f < v) {
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		u += 1;
+		memcpy(&f, &u, sizeof f);
+	}
+	return f;
+}
+
+/// A node's cut in float: a lane is kept while its float distance is at most
+/// this. The float distance of a lane (a rounded difference per axis, squared
+/// and summed: relative error under 2^-21, or under 2^-147 absolute where the
+/// squares are subnormal) may come out above the exact one, so the cut is
+/// widened past both; a lane kept that need not be costs work, never a result.
+static inline float pk_node_cut(double cut) { return pk_float_up(cut * (1.0 + 0x1p-20) + 0x1p-140); }
+
+/// Each lane's squared distance from pt, in float, all lanes at once:
+/// per axis max(lo - x, x - hi, 0), squared, summed. Unused lanes (inverted
+/// bounds) come out infinite.
+static inline void pk_lanes_d2f(const pblock *c, const float pt[DIM], float out[NCHILD])
+{
+#if defined(__SSE2__)
+	for (int h = 0; h < NCHILD; h += 4) {
+		__m128 acc = _mm_setzero_ps();
+		for (int d = 0; d < DIM; ++d) {
+			__m128 x = _mm_set1_ps(pt[d]);
+			__m128 g = _mm_max_ps(_mm_sub_ps(_mm_loadu_ps(&c->lo[d][h]), x), _mm_sub_ps(x, _mm_loadu_ps(&c->hi[d][h])));
+			g = _mm_max_ps(g, _mm_setzero_ps());
+			acc = _mm_add_ps(acc, _mm_mul_ps(g, g));
+		}
+		_mm_storeu_ps(&out[h], acc);
+	}
+#else
+	for (int l = 0; l < NCHILD; ++l) {
+		float acc = 0.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float g = c->lo[d][l] - pt[d], h = pt[d] - c->hi[d][l];
+			g = g > h ? g : h;
+			g = g > 0.0f ? g : 0.0f;
+			acc += g * g;
+		}
+		out[l] = acc;
+	}
+#endif
+}
+
+/// The bounds from the k-th held, or (none yet) the limit's.
+///
+/// Lanes are measured in float (pk_lanes_d2f), which may come out above or
+/// below the exact distance (pk_node_cut): a float distance below `near` is
+/// below both cut and tie_low whatever its rounding, and one from `near` up
+/// to ncut is measured again in double and asked exactly (pk_knn_lane_out).
+/// Far from the point, near-ties all fall in that band; without the second
+/// look every one of them would be opened.
+static inline void pk_knn_bound(pk_knn *s)
+{
+	double cut = s->lim;
+	if (s->n == s->k) {
+		float dist = s->best[0].dist;
+		double beyond = knn_beyond(dist);
+		cut = beyond < cut ? beyond : cut;
+		s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
+		if (dist == 0.0f) s->stop = s->best[0].id;
+	}
+	s->cut = cut;
+	s->ncut = pk_node_cut(cut);
+	// tie_low is dist^2 (1 - 2^-22), and cut at most (next float up from
+	// dist)^2 <= dist^2 (1 + 2^-22), so a margin of 2^-17 below the cut clears
+	// both. A k-th under FLT_MIN (tie_low 0) measures every lane again.
+	s->near = s->n == s->k && s->best[0].dist < FLT_MIN ? -1.0f : (float)(cut * (1.0 - 0x1p-17) - 0x1p-139);
+}
+
+/// Whether lane l of block c, at float distance f from the point, holds
+/// nothing that may enter (pk_knn_out, decided in float where it can be).
+static inline bool pk_knn_lane_out(const pk_knn *s, const pblock *c, uint32_t l, float f)
+{
+	if (!(f <= s->ncut)) return true;
+	if (!(f >= s->near)) return false; // the common case, decided
+	return pk_knn_out(s, pk_lane_d2(c, l, s->point), c->least[l]);
+}
+
 /// Offer box e, at squared distance d2 (below the cut), to the k best; true
 /// when k are held after (the bounds may have moved: the caller reloads
 /// what it keeps in registers).
@@ -304,11 +393,7 @@ static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
 		return false;
 	}
 	if (s->n < s->k) return false;
-	float dist = s->best[0].dist;
-	double beyond = knn_beyond(dist);
-	s->cut = beyond < s->lim ? beyond : s->lim;
-	s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
-	if (dist == 0.0f) s->stop = s->best[0].id;
+	pk_knn_bound(s);
 	return true;
 }
 
@@ -354,51 +439,66 @@ KNN_HEAP(pk_frontier, pk_near, pk_near_before)
 /// starts over best-first.
 #define PK_KNN_TIES 2
 
-/// Search lane `lane` of block bi (at squared distance at) and all below it,
+/// A lane on the depth-first stack, at float distance at.
+typedef struct pk_knn_visit {
+	uint32_t block, lane;
+	float at;
+} pk_knn_visit;
+
+/// Search lane `lane` of block bi (at float distance at) and all below it,
 /// depth first, nearest child first (of equal distances the least id
-/// first). Ordered leaves searched only for a tie (at distance 0, or no
-/// nearer than the k-th with a least id below its) are counted: past `ties`
+/// first). Ordered leaves searched only for a tie (at distance 0, or about
+/// as far as the k-th with a least id below its) are counted: past `ties`
 /// of them it stops and hands what it has not searched to the frontier fr
-/// (which must be empty), returning false.
-__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, int lane, double at, int ties,
+/// (which must be empty), measured in double, returning false.
+__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, uint32_t lane, float at, int ties,
                                                              pk_frontier *fr)
 {
 	const pblock *blocks = s->p->blocks;
-	pk_visit stack[PK_STACK];
+	pk_knn_visit stack[PK_STACK];
 	int top = 0;
-	stack[top++] = (pk_visit){bi, lane, at};
+	stack[top++] = (pk_knn_visit){bi, lane, at};
 	while (top > 0) {
-		pk_visit v = stack[--top];
-		if (!(v.at < s->cut)) continue; // the distance first: the block is read for a lane in reach
+		pk_knn_visit v = stack[--top];
 		const pblock *b = &blocks[v.block];
-		if (pk_knn_tie_out(s, v.at, b->least[v.lane])) continue;
+		// Asked again: the k-th may have been found since it was pushed.
+		if (pk_knn_lane_out(s, b, v.lane, v.at)) continue;
 		uint32_t ci = b->child[v.lane];
 		bool by_id = b->ordered >> v.lane & 1u;
-		if (ci == NIL && by_id && (v.at == 0.0 || v.at >= s->tie_low) && --ties < 0) {
+		if (ci == NIL && by_id && (v.at == 0.0f || v.at >= s->near) && --ties < 0) {
 			static_assert(PK_STACK <= KNN_LOCAL, "a depth-first stack fits the frontier");
 			assert(fr->n == 0);
 			for (int i = 0; i <= top; ++i) {
-				pk_visit w = i < top ? stack[i] : v;
+				pk_knn_visit w = i < top ? stack[i] : v;
 				const pblock *wb = &blocks[w.block];
 				pk_frontier_push(&s->p->def.allocator, fr,
-				                 (pk_near){w.at, wb->least[w.lane], w.block, (uint32_t)w.lane, wb->first[w.lane]});
+				                 (pk_near){pk_lane_d2(wb, w.lane, s->point), wb->least[w.lane], w.block, w.lane,
+				                           wb->first[w.lane]});
 			}
 			return false;
 		}
 		// Until the k-th is at distance 0 no id stops a scan (the common case).
 		uint32_t e = b->first[v.lane];
-		e = by_id && s->stop != UINT32_MAX ? pk_knn_scan(s, b, v.lane, e, true) : pk_knn_scan(s, b, v.lane, e, false);
+		e = by_id && s->stop != UINT32_MAX ? pk_knn_scan(s, b, (int)v.lane, e, true)
+		                                   : pk_knn_scan(s, b, (int)v.lane, e, false);
 		WORK_TESTS(e - b->first[v.lane]);
 		if (ci == NIL) continue;
 		const pblock *c = &blocks[ci];
 		WORK_TESTS(c->kids);
-		double d2[NCHILD];
-		unsigned m = 0;
+		float f[NCHILD];
+		pk_lanes_d2f(c, s->point, f);
+		// Push the lanes let in, farthest first (of equal distances the
+		// greater least id first), so the nearest pops next.
+		int first = top;
 		for (uint32_t l = 0; l < c->kids; ++l) {
-			d2[l] = pk_lane_d2(c, l, s->point);
-			if (!pk_knn_out(s, d2[l], c->least[l])) m |= 1u << l;
+			if (pk_knn_lane_out(s, c, l, f[l])) continue;
+			int j = top++;
+			for (; j > first && (stack[j - 1].at < f[l] || (stack[j - 1].at == f[l] && c->least[stack[j - 1].lane] < c->least[l]));
+			     --j)
+				stack[j] = stack[j - 1];
+			stack[j] = (pk_knn_visit){ci, l, f[l]};
 		}
-		top = pk_push_near_first(stack, top, ci, d2, m, c->least);
+		assert(top <= PK_STACK);
 	}
 	return true;
 }
@@ -446,7 +546,7 @@ static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
 			if (fr->n < KNN_LOCAL)
 				pk_frontier_push(never, fr, (pk_near){d2, c->least[l], ci, l, c->first[l]});
 			else
-				pk_knn_dfs(s, ci, (int)l, d2, INT_MAX, NULL);
+				pk_knn_dfs(s, ci, l, (float)d2, INT_MAX, NULL);
 		}
 	}
 	assert(fr->data == fr->local);
@@ -455,14 +555,17 @@ static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
 static int pk_knn_search(const packed_t *p, const float point[DIM], int k, double lim, uint32_t skip, knn_best *best)
 {
 	assert(k >= 1 && p->count > 0);
-	pk_knn s = {p, point, lim, lim, INFINITY, UINT32_MAX, skip, best, 0, k};
-	box_t rb = pk_lane_box(&p->blocks[0], 0);
+	pk_knn s = {.p = p, .point = point, .lim = lim, .tie_low = INFINITY, .stop = UINT32_MAX, .skip = skip, .best = best,
+	            .k = k};
+	pk_knn_bound(&s);
+	float root[NCHILD];
+	pk_lanes_d2f(&p->blocks[0], point, root);
 	// Depth first while few ordered leaves are searched for ties alone (a
 	// uniform scene's search, at a fraction of the best-first one's cost);
 	// past PK_KNN_TIES of them, what is left best-first.
 	pk_frontier fr;
 	pk_frontier_init(&fr);
-	if (!pk_knn_dfs(&s, 0, 0, dist2_point_box(point, &rb), PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
+	if (!pk_knn_dfs(&s, 0, 0, root[0], PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
 	return s.n;
 }
 
