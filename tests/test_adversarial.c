@@ -1763,7 +1763,8 @@ static void test_pinwheel_query_work(void **state)
 /// Tests per 10 nearest search (an item's high corner, as the adversarial
 /// benchmark draws them) on pile kind `pile` (scn_pile_box; -1: the
 /// benchmark's uniform scene) of n boxes, in placement pi (NPLACEMENTS: the
-/// packed tree); each answer brute force's.
+/// packed tree: the larger of ortN_packed_nearest's and the batch's, whose
+/// rows must be the same); each answer brute force's.
 static double pile_knn_work(int pile, int n, int pi)
 {
 	enum { Q = 48 };
@@ -1790,9 +1791,34 @@ static double pile_knn_work(int pile, int n, int pi)
 	}
 	double work = 0.0;
 	tu_rng qr = tu_rng_make(5);
+	float pts[Q][DIM];
 	for (int q = 0; q < Q; ++q) {
 		TU_CONTEXT("pile nearest, pile %d, n %d, placement %d, query %d", pile, n, pi, q);
-		work += checked_nearest(t, &m, p, b, n, b[tu_int(&qr, 0, n - 1)].max);
+		memcpy(pts[q], b[tu_int(&qr, 0, n - 1)].max, sizeof pts[q]);
+		work += checked_nearest(t, &m, p, b, n, pts[q]);
+	}
+	if (p) {
+		// The batch: the same search for each point (packed_query.c
+		// pk_knn_search), in its own order and bounds.
+		ort_id_neighbor rows[Q][NEAR_K], one[NEAR_K];
+		int found;
+#ifdef ORTHANT_COUNT_WORK
+		uint64_t before = TU(work_box_tests);
+#endif
+		assert_int_equal(TU(packed_nearest_batch)(p, (const float(*)[DIM])pts, Q, NEAR_K, INFINITY, NULL, &rows[0][0],
+		                                          NULL),
+		                 ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+		double batch = (double)(TU(work_box_tests) - before);
+		if (batch > work) work = batch;
+#endif
+		for (int q = 0; q < Q; ++q) {
+			assert_int_equal(TU(packed_nearest)(p, pts[q], NEAR_K, INFINITY, one, &found), ORT_OK);
+			for (int j = 0; j < NEAR_K; ++j)
+				if (rows[q][j].id != one[j].id || rows[q][j].distance != one[j].distance)
+					TU_FAIL("pile %d, n %d, batch point %d #%d: id %u, alone id %u\n", pile, n, q, j, rows[q][j].id,
+					        one[j].id);
+		}
 	}
 	if (t) {
 		tu_check_valid(t);
@@ -1805,7 +1831,8 @@ static double pile_knn_work(int pile, int n, int pi)
 }
 
 /// 10 nearest on the pile scenes and crossing rods at N and 4N, in every
-/// placement and the packed tree: every answer brute force's, and the
+/// placement and the packed tree (one by one and batched): every answer
+/// brute force's, and the
 /// boxes, entries and lanes tested a search (the counting build) grow from
 /// N to 4N by at most PILE_KNN_GROWTH and (the packed tree) stay within
 /// PILE_KNN_UNIFORM times the uniform scene's at each size.
