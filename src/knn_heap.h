@@ -107,11 +107,19 @@ static inline bool knn_before(const knn_best *a, const knn_best *b)
 
 /// The squared distance from which nothing can rank before a candidate at
 /// reported distance dist: sqrt(d2) >= the next float up rounds above dist.
-/// A node or item at least this far is pruned with one compare.
+/// A node or item at least this far is pruned with one compare. dist is a
+/// reported distance, >= 0 (never -0: a square root of a sum of squares) or
+/// +inf: the next float up is its bits plus one, without the library call.
 static inline double knn_beyond(float dist)
 {
-	double up = nextafterf(dist, INFINITY);
-	return up * up;
+	if (!(dist < INFINITY)) return INFINITY;
+	uint32_t u;
+	memcpy(&u, &dist, sizeof u);
+	u += 1;
+	float up;
+	memcpy(&up, &u, sizeof up);
+	double d = up;
+	return d * d;
 }
 
 static inline knn_best knn_make(double d2, uint32_t id)

@@ -143,7 +143,7 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 			uint32_t c = b->child[k];
 			box_t lb = pk_lane_box(b, (int)k);
 			if (k >= b->kids) {
-				if (c != NIL || b->own[k] != 0 || pk_overlap(&lb, &lb))
+				if (c != NIL || b->own[k] != 0 || pk_overlap(&lb, &lb) || (b->ordered >> k & 1u))
 					res = pk_fail(msg, msg_size, "an unused lane that is not empty", i);
 				continue;
 			}
@@ -152,6 +152,7 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 				break;
 			}
 			if (c == NIL && b->own[k] == 0) res = pk_fail(msg, msg_size, "an empty leaf", i);
+			if (c != NIL && !(b->ordered >> k & 1u)) res = pk_fail(msg, msg_size, "a node's own run not ordered", i);
 			if (c != NIL && b->own[k] == 0 && p->blocks[c].kids == 1)
 				res = pk_fail(msg, msg_size, "a node with one child and no items", i);
 			if (c != NIL) {
@@ -178,6 +179,8 @@ ort_result ORTHANT_NAME(packed_validate)(const packed_t *p, char *msg, size_t ms
 			for (uint32_t e = b->first[k]; e < at && res == ORT_OK; ++e) {
 				if (!pk_box_holds(&lb, &p->boxes[e])) res = pk_fail(msg, msg_size, "bounds miss an item", i);
 				if (p->ids[e] < b->least[k]) res = pk_fail(msg, msg_size, "an item's id below its lane's least", i);
+				if ((b->ordered >> k & 1u) && e > b->first[k] && p->ids[e] <= p->ids[e - 1])
+					res = pk_fail(msg, msg_size, "an ordered lane's own ids not ascending", i);
 			}
 			uint32_t c = b->child[k];
 			if (c == NIL || res != ORT_OK) continue;

@@ -91,16 +91,6 @@ static uint32_t pk_lower(const pk_build *b, uint32_t lo, uint32_t hi, uint64_t b
 	return lo;
 }
 
-/// A leaf owning items [lo, hi).
-static box_t pk_leaf(const pk_build *b, uint32_t lo, uint32_t hi, pk_lane_out *ln)
-{
-	box_t bounds = pk_empty_box();
-	if (pk_blocks(b))
-		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
-	*ln = (pk_lane_out){lo, hi - lo, NIL};
-	return bounds;
-}
-
 // ---- piles -------------------------------------------------------------------
 //
 // A run of items the grid cannot spread out is laid out by count instead: more
@@ -174,6 +164,82 @@ static void pk_msd(uint64_t *a, uint32_t n, int top)
 		if (end[k] - i > 1) pk_msd(a + i, end[k] - i, shift);
 }
 
+/// Items [lo, lo + m), whose sorted keys key[0, m) hold in their `ib` low
+/// bits the place (from lo) each item is at, move to their keys' places:
+/// item k goes where its key is, cycle by cycle (a place done holds its own
+/// number, so the keys end with places in order).
+static void pk_place(pk_build *b, uint32_t lo, uint32_t m, uint64_t *key, int ib)
+{
+	uint64_t low = ((uint64_t)1 << ib) - 1u;
+	for (uint32_t i = 0; i < m; ++i) {
+		uint32_t k = (uint32_t)(key[i] & low);
+		if (k == i) continue;
+		box_t tb = b->boxes[lo + i];
+		uint32_t tid = b->ids[lo + i];
+		uint32_t j = i;
+		while (k != i) {
+			b->boxes[lo + j] = b->boxes[lo + k];
+			b->ids[lo + j] = b->ids[lo + k];
+			key[j] = (key[j] & ~low) | j;
+			j = k;
+			k = (uint32_t)(key[k] & low);
+		}
+		b->boxes[lo + j] = tb;
+		b->ids[lo + j] = tid;
+		key[j] = (key[j] & ~low) | j;
+	}
+}
+
+/// Put a pile's leaf [lo, hi) in ascending id order (packed_int.h:
+/// pblock.ordered: what k nearest relies on to stop early). Piles of
+/// duplicates (their centres all equal: never reordered) need no move; the
+/// rest are sorted by their keys, on the stack up to 64 of them (a first
+/// build leaves scratch untouched, its pages not faulted in:
+/// pk_sort_buffers), else in scratch[lo, hi), which nothing of the build
+/// reads again once the items are in a leaf.
+/// Leaves up to this many items are put in id order by insertion.
+#define PK_BY_ID_INSERT 24
+
+static void pk_by_id(pk_build *b, uint32_t lo, uint32_t hi)
+{
+	uint32_t k = lo + 1, m = hi - lo;
+	while (k < hi && b->ids[k - 1] < b->ids[k]) ++k;
+	if (k >= hi) return;
+	if (m <= PK_BY_ID_INSERT) {
+		// A bucket's worth: insertion from the first out of order, moving
+		// boxes and ids in place (no keys, no second pass).
+		for (; k < hi; ++k) {
+			uint32_t id = b->ids[k], j = k;
+			if (b->ids[j - 1] < id) continue;
+			box_t bx = b->boxes[k];
+			for (; j > lo && b->ids[j - 1] > id; --j) {
+				b->ids[j] = b->ids[j - 1];
+				b->boxes[j] = b->boxes[j - 1];
+			}
+			b->ids[j] = id;
+			b->boxes[j] = bx;
+		}
+		return;
+	}
+	uint64_t local[64], *key = m <= 64 ? local : b->scratch + lo;
+	for (uint32_t i = 0; i < m; ++i) key[i] = (uint64_t)b->ids[lo + i] << 32 | i;
+	pk_msd(key, m, 64);
+	pk_place(b, lo, m, key, 32);
+}
+
+/// A leaf owning items [lo, hi): a pile's (`pile`), put in id order, or
+/// the grid's, left in the order of their keys (pblock.ordered says which).
+static box_t pk_leaf(pk_build *b, uint32_t lo, uint32_t hi, bool pile, pk_lane_out *ln)
+{
+	box_t bounds = pk_empty_box();
+	if (pk_blocks(b)) {
+		if (pile) pk_by_id(b, lo, hi);
+		for (uint32_t k = lo; k < hi; ++k) pk_grow(&bounds, &b->boxes[k]);
+	}
+	*ln = (pk_lane_out){lo, hi - lo, NIL, pile};
+	return bounds;
+}
+
 /// How a part of a pile stands: not in order (PK_RAW), with all centres
 /// equal (PK_FLAT), or else in order, its codes in sort_b above that many
 /// low bits of places.
@@ -242,26 +308,7 @@ static void pk_pile_order(pk_build *b, uint32_t lo, uint32_t hi, pk_order *ord)
 		key[lo + i] = code << ib | i;
 	}
 	pk_msd(key + lo, m, 64);
-	// Item k moves to the place of its key, cycle by cycle; a place done
-	// holds its own number.
-	uint64_t low = ((uint64_t)1 << ib) - 1u;
-	for (uint32_t i = 0; i < m; ++i) {
-		uint32_t k = (uint32_t)(key[lo + i] & low);
-		if (k == i) continue;
-		box_t tb = b->boxes[lo + i];
-		uint32_t tid = b->ids[lo + i];
-		uint32_t j = i;
-		while (k != i) {
-			b->boxes[lo + j] = b->boxes[lo + k];
-			b->ids[lo + j] = b->ids[lo + k];
-			key[lo + j] = (key[lo + j] & ~low) | j;
-			j = k;
-			k = (uint32_t)(key[lo + k] & low);
-		}
-		b->boxes[lo + j] = tb;
-		b->ids[lo + j] = tid;
-		key[lo + j] = (key[lo + j] & ~low) | j;
-	}
+	pk_place(b, lo, m, key + lo, ib);
 	ord->bits = ib;
 }
 
@@ -320,7 +367,7 @@ static bool pk_pile_skewed(const pk_build *b, uint32_t lo, uint32_t hi, const pk
 /// the cuts are by count whatever the order, so the shape does not change.
 static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, const pk_order *in, pk_lane_out *ln)
 {
-	if (hi - lo <= (uint32_t)b->bucket) return pk_leaf(b, lo, hi, ln);
+	if (hi - lo <= (uint32_t)b->bucket) return pk_leaf(b, lo, hi, true, ln);
 	pk_order ord = *in;
 	// The shape is checked only above the last level of leaves, where most
 	// pile nodes are: a part tangled there costs at most its NCHILD leaves.
@@ -341,13 +388,13 @@ static box_t pk_pile(pk_build *b, uint32_t lo, uint32_t hi, const pk_order *in, 
 		if (cut[c + 1] == cut[c]) continue;
 		pk_lane_out cl;
 		box_t cb = pk_pile(b, cut[c], cut[c + 1], &ord, &cl);
-		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, cl.first, cl.own, cl.child);
+		if (pk_blocks(b)) pk_lane_put(&b->blocks[child], slot, &cb, &cl);
 		++slot;
 		pk_grow(&bounds, &cb);
 	}
 	assert(slot >= 2);
-	if (pk_blocks(b)) b->blocks[child].kids = (uint32_t)slot;
-	*ln = (pk_lane_out){lo, 0, child};
+	if (pk_blocks(b)) b->blocks[child].kids = (uint16_t)slot;
+	*ln = (pk_lane_out){lo, 0, child, true};
 	return bounds;
 }
 
@@ -363,11 +410,11 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 	uint32_t own = 0, cut[NCHILD + 1];
 	int kids;
 	for (;;) {
-		if (hi - lo <= (uint32_t)b->bucket || level >= b->depth) {
-			// A leaf, which owns every item of its range, or past the depth
-			// limit a pile.
-			return pk_pile(b, lo, hi, &pk_unordered, ln);
+		if (hi - lo <= (uint32_t)b->bucket) {
+			// A leaf, which owns every item of its range.
+			return pk_leaf(b, lo, hi, false, ln);
 		}
+		if (level >= b->depth) return pk_pile(b, lo, hi, &pk_unordered, ln); // past the depth limit
 		while (lo + own < hi && (pk_sorted_key(b, lo + own) & PK_LEVEL_MASK) == (uint32_t)level) ++own;
 		int shift = DIM * (b->depth - level - 1) + PK_LEVEL_BITS, last = 0;
 		kids = 0;
@@ -399,7 +446,7 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		// this block when there is room, else under a node of no items.
 		pk_lane_out pl;
 		box_t pb = pk_pile(b, lo, lo + own, &pk_unordered, &pl);
-		if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &pb, pl.first, pl.own, pl.child);
+		if (pk_blocks(b)) pk_lane_put(&b->blocks[child], slot, &pb, &pl);
 		++slot;
 		pk_grow(&bounds, &pb);
 		if (kids == NCHILD) {
@@ -407,8 +454,8 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 			if (pk_blocks(b)) pk_block_clear(&b->blocks[inner]);
 			box_t cb = pk_empty_box();
 			int inner_kids = pk_kids(b, inner, 0, cut, level, code, &cb);
-			if (pk_blocks(b)) b->blocks[inner].kids = (uint32_t)inner_kids;
-			if (pk_blocks(b)) pk_lane_set(&b->blocks[child], slot, &cb, lo + own, 0, inner);
+			if (pk_blocks(b)) b->blocks[inner].kids = (uint16_t)inner_kids;
+			if (pk_blocks(b)) pk_lane_put(&b->blocks[child], slot, &cb, &(pk_lane_out){lo + own, 0, inner, true});
 			++slot;
 			pk_grow(&bounds, &cb);
 		} else {
@@ -416,12 +463,13 @@ static box_t pk_node(pk_build *b, uint32_t lo, uint32_t hi, int level, uint32_t 
 		}
 		own = 0;
 	} else {
+		// The own items share one key: sorted by key, then id, they ascend.
 		if (pk_blocks(b))
 			for (uint32_t k = lo; k < lo + own; ++k) pk_grow(&bounds, &b->boxes[k]);
 		slot = pk_kids(b, child, slot, cut, level, code, &bounds);
 	}
-	if (pk_blocks(b)) b->blocks[child].kids = (uint32_t)slot;
-	*ln = (pk_lane_out){lo, own, child};
+	if (pk_blocks(b)) b->blocks[child].kids = (uint16_t)slot;
+	*ln = (pk_lane_out){lo, own, child, true};
 	return bounds;
 }
 
@@ -435,7 +483,7 @@ static int pk_kids(pk_build *b, uint32_t bi, int slot, const uint32_t *cut, int 
 		if (cut[c + 1] == cut[c]) continue;
 		pk_lane_out cl;
 		box_t cb = pk_node(b, cut[c], cut[c + 1], level + 1, (code << DIM) | (uint32_t)c, &cl);
-		if (pk_blocks(b)) pk_lane_set(&b->blocks[bi], slot, &cb, cl.first, cl.own, cl.child);
+		if (pk_blocks(b)) pk_lane_put(&b->blocks[bi], slot, &cb, &cl);
 		++slot;
 		++kids;
 		pk_grow(bounds, &cb);
@@ -453,7 +501,7 @@ static void pk_root(pk_build *b, uint32_t n)
 	}
 	pk_lane_out ln;
 	box_t rb = pk_node(b, 0, n, 0, 0, &ln);
-	if (pk_blocks(b)) pk_lane_set(&b->blocks[0], 0, &rb, ln.first, ln.own, ln.child);
+	if (pk_blocks(b)) pk_lane_put(&b->blocks[0], 0, &rb, &ln);
 }
 
 // ---- build ----------------------------------------------------------------------

@@ -33,9 +33,9 @@ static box_t pk_job_edge(pk_build *b, uint32_t lo, uint32_t hi, int level, uint3
 {
 	pk_node_job *j = b->mode == PK_COUNT_JOBS ? NULL : &b->jobs[b->next_job];
 	b->next_job++;
-	*ln = (pk_lane_out){lo, 0, NIL};
+	*ln = (pk_lane_out){lo, 0, NIL, false};
 	switch (b->mode) {
-	case PK_PLAN: *j = (pk_node_job){lo, hi, code, level, 0, 0, pk_empty_box(), {lo, 0, NIL}}; break;
+	case PK_PLAN: *j = (pk_node_job){lo, hi, code, level, 0, 0, pk_empty_box(), {lo, 0, NIL, false}}; break;
 	case PK_NUMBER:
 		j->base = b->made;
 		b->made += j->count;

@@ -1,7 +1,7 @@
 // packed_knn_batch.c: the k nearest items of many points in one call, on the
 // packed tree (ortN_packed_nearest_batch). Each answer is the one
 // ortN_packed_nearest gives for that point alone (with the excluded id left
-// out); what the batch adds is speed, from three things:
+// out); what the batch adds is speed, from two things:
 //
 // - Spatial order. The points are visited in the Morton order of their
 //   positions on a grid over the tree's bounds (morton.h: a radix sort of
@@ -18,10 +18,9 @@
 //   complete; otherwise (a bound too tight, or fewer than k found within it)
 //   the point is searched again without it. So the bound changes the work
 //   alone, never a result.
-// - A lean loop. A block's lanes are measured at once over its axis-by-axis
-//   arrays, in float (SSE), against a cut widened past float's rounding; the
-//   boxes themselves by the distance every other query ranks by
-//   (dist2_point_box, in double).
+//
+// Each search is packed_nearest's own (packed_query.c pk_knn_search), with
+// the bound as its limit and the excluded id skipped.
 //
 // With tasks (task.h) the ordered points are cut into jobs of consecutive
 // points (by the number of points alone); each job writes its points' rows of
@@ -41,218 +40,6 @@
 /// Points per job: at least this many, so each job's first bound (unseeded)
 /// is amortised over many seeded ones.
 #define KB_JOB_MIN 256
-
-/// (next float up from dist)^2: knn_beyond without the library call.
-/// dist is a reported distance: >= 0, possibly +inf.
-static inline double kb_beyond(float dist)
-{
-	if (!(dist < INFINITY)) return INFINITY;
-	uint32_t u;
-	memcpy(&u, &dist, sizeof u);
-	u += 1; // dist >= 0: the next representable float up
-	float up;
-	memcpy(&up, &u, sizeof up);
-	double d = up;
-	return d * d;
-}
-
-/// The least float >= v (v >= 0; +inf past FLT_MAX).
-static inline float kb_float_up(double v)
-{
-	float f = (float)v;
-	if ((double)f < v) {
-		uint32_t u;
-		memcpy(&u, &f, sizeof u);
-		u += 1;
-		memcpy(&f, &u, sizeof f);
-	}
-	return f;
-}
-
-/// A node's cut in float: a lane is kept while its float distance is at most
-/// this. The float distance of a lane (a rounded difference per axis, squared
-/// and summed: relative error under 2^-21, or under 2^-147 absolute where the
-/// squares are subnormal) may come out above the exact one, so the cut is
-/// widened past both; a lane kept that need not be costs work, never a result.
-static inline float kb_node_cut(double cut) { return kb_float_up(cut * (1.0 + 0x1p-20) + 0x1p-140); }
-
-/// Each lane's squared distance from pt, in float, all lanes at once:
-/// per axis max(lo - x, x - hi, 0), squared, summed. Unused lanes (inverted
-/// bounds) come out infinite.
-static inline void kb_lanes_d2(const pblock *c, const float pt[DIM], float out[NCHILD])
-{
-#if defined(__SSE2__)
-	for (int h = 0; h < NCHILD; h += 4) {
-		__m128 acc = _mm_setzero_ps();
-		for (int d = 0; d < DIM; ++d) {
-			__m128 x = _mm_set1_ps(pt[d]);
-			__m128 g = _mm_max_ps(_mm_sub_ps(_mm_loadu_ps(&c->lo[d][h]), x), _mm_sub_ps(x, _mm_loadu_ps(&c->hi[d][h])));
-			g = _mm_max_ps(g, _mm_setzero_ps());
-			acc = _mm_add_ps(acc, _mm_mul_ps(g, g));
-		}
-		_mm_storeu_ps(&out[h], acc);
-	}
-#else
-	for (int l = 0; l < NCHILD; ++l) {
-		float acc = 0.0f;
-		for (int d = 0; d < DIM; ++d) {
-			float g = c->lo[d][l] - pt[d], h = pt[d] - c->hi[d][l];
-			g = g > h ? g : h;
-			g = g > 0.0f ? g : 0.0f;
-			acc += g * g;
-		}
-		out[l] = acc;
-	}
-#endif
-}
-
-/// dist2_point_box without branches (which side of a box a point lies on is
-/// rarely predictable): the same differences in double, so the same value.
-static inline double kb_dist2(const float pt[DIM], const box_t *b)
-{
-	double s = 0.0;
-	for (int d = 0; d < DIM; ++d) {
-		double lo = (double)b->min[d] - pt[d], hi = (double)pt[d] - b->max[d];
-		double v = lo > hi ? lo : hi;
-		v = v > 0.0 ? v : 0.0;
-		s += v * v;
-	}
-	return s;
-}
-
-/// A lane's squared distance from pt in double, as packed_nearest measures
-/// it: no more than any of its boxes' kb_dist2.
-static inline double kb_lane_d2(const pblock *c, uint32_t l, const float pt[DIM])
-{
-	double s = 0.0;
-	for (int d = 0; d < DIM; ++d) {
-		double lo = c->lo[d][l], hi = c->hi[d][l], x = pt[d];
-		double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-		s += gap * gap;
-	}
-	return s;
-}
-
-/// What a search lets in, from the k-th it holds.
-///
-/// A box enters when its d2 < cut (below lim_up, and before beyond once k are
-/// held). A lane is dropped as packed_nearest drops it: when its distance
-/// reaches the cut, or when k are held, it is no nearer than the k-th (every
-/// box in it is reported at the k-th's distance or beyond) and its least id
-/// is above the k-th's (an equal distance loses on the id: boxes that all
-/// hold the point, or near-ties seen from afar, are parted by ids alone).
-/// Lanes are measured in float, which may come out above or below the exact
-/// distance (kb_node_cut): a float distance below `near` is below both
-/// thresholds whatever its rounding, and one from `near` up to the widened
-/// cut is measured again in double and asked exactly. Far from the point,
-/// near-ties all fall in that band; without the second look every one of
-/// them would be opened.
-typedef struct kb_gate {
-	double cut;
-	float ncut;  ///< a lane above it is beyond the cut
-	float near;  ///< a lane below it is let in (negative: none is)
-	float dist;  ///< the k-th's reported distance (before k: +inf)
-	uint32_t id; ///< the k-th's id (before k: none above it)
-} kb_gate;
-
-static inline void kb_gate_set(kb_gate *g, double lim_up, const knn_best *kth)
-{
-	double cut = lim_up;
-	if (kth) {
-		double beyond = kb_beyond(kth->dist);
-		cut = beyond < lim_up ? beyond : lim_up;
-	}
-	g->cut = cut;
-	g->ncut = kb_node_cut(cut);
-	g->dist = kth ? kth->dist : INFINITY;
-	g->id = kth ? kth->id : UINT32_MAX;
-	// Below both the cut and kb_lane_out's tie_low, past float's rounding:
-	// tie_low is dist^2 (1 - 2^-22), and cut at most (next float up from
-	// dist)^2 <= dist^2 (1 + 2^-22), so a margin of 2^-17 clears both. A k-th
-	// under FLT_MIN (tie_low 0) measures every lane again.
-	g->near = kth && kth->dist < FLT_MIN ? -1.0f : (float)(cut * (1.0 - 0x1p-17) - 0x1p-139);
-}
-
-/// Whether lane l of block c, at float distance f from pt, holds nothing
-/// that may enter.
-static inline bool kb_lane_out(const kb_gate *g, const pblock *c, uint32_t l, float f, const float pt[DIM])
-{
-	if (!(f <= g->ncut)) return true;
-	if (!(f >= g->near)) return false; // the common case, decided
-	double d2 = kb_lane_d2(c, l, pt);
-	if (!(d2 < g->cut)) return true;
-	if (c->least[l] <= g->id) return false;
-	// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp below dist
-	// (relative 2^-24 for normal floats): a cheap filter first, as in packed_nearest.
-	double dist = g->dist, tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
-	return d2 >= tie_low && (float)sqrt(d2) >= g->dist;
-}
-
-/// One search: the k (>= 1) nearest to pt with squared distance below
-/// lim_up, skipping id skip (NIL: none), into the max-heap best; returns how
-/// many were found. Boxes are measured exactly as packed_nearest measures
-/// them (dist2_point_box's value, in double); lanes in float, then in double
-/// where that decides (kb_gate). Lanes at one distance are visited in order
-/// of least id, so that boxes parted by ids alone give up the least first.
-static int kb_search(const packed_t *p, const float pt[DIM], int k, double lim_up, uint32_t skip, knn_best *best)
-{
-	const pblock *blocks = p->blocks;
-	const box_t *boxes = p->boxes;
-	int n = 0;
-	kb_gate g;
-	kb_gate_set(&g, lim_up, NULL);
-	struct {
-		uint32_t block;
-		uint32_t lane;
-		float d2;
-	} stack[PK_STACK];
-	int top = 0;
-	float root[NCHILD];
-	kb_lanes_d2(&blocks[0], pt, root);
-	stack[top].block = 0;
-	stack[top].lane = 0;
-	stack[top++].d2 = root[0];
-	while (top > 0) {
-		--top;
-		const pblock *b = &blocks[stack[top].block];
-		uint32_t lane = stack[top].lane;
-		// Asked again: the k-th may have been found since it was pushed.
-		// Equal distances are still visited: they may hold a tie with a lower id.
-		if (kb_lane_out(&g, b, lane, stack[top].d2, pt)) continue;
-		WORK_TESTS(b->own[lane]);
-		double cut = g.cut; // in a register through the loop
-		for (uint32_t e = b->first[lane], end = e + b->own[lane]; e < end; ++e) {
-			double d2 = kb_dist2(pt, &boxes[e]);
-			if (!(d2 < cut) || p->ids[e] == skip) continue;
-			if (knn_offer(best, &n, k, knn_make(d2, p->ids[e])) && n == k) {
-				kb_gate_set(&g, lim_up, &best[0]);
-				cut = g.cut;
-			}
-		}
-		uint32_t ci = b->child[lane];
-		if (ci == NIL) continue;
-		const pblock *c = &blocks[ci];
-		float d2[NCHILD];
-		WORK_TESTS(c->kids);
-		kb_lanes_d2(c, pt, d2);
-		// Push the lanes let in, farthest first (of equal distances the
-		// greater least id first), so the nearest pops next.
-		int first = top;
-		for (uint32_t l = 0; l < c->kids; ++l) {
-			if (kb_lane_out(&g, c, l, d2[l], pt)) continue;
-			int j = top++;
-			for (; j > first && (stack[j - 1].d2 < d2[l] || (stack[j - 1].d2 == d2[l] &&
-			                                                   c->least[stack[j - 1].lane] < c->least[l]));
-			     --j)
-				stack[j] = stack[j - 1];
-			stack[j].block = ci;
-			stack[j].lane = l;
-			stack[j].d2 = d2[l];
-		}
-		assert(top <= PK_STACK);
-	}
-	return n;
-}
 
 /// What the jobs of one batch share.
 typedef struct kb_batch {
@@ -295,13 +82,13 @@ static void kb_job(void *ctx, int job, tk_out *unused)
 		}
 		int n;
 		if (bound2 < kb->lim_up) {
-			n = kb_search(kb->p, pt, kb->kk, bound2, skip, best);
+			n = pk_knn_search(kb->p, pt, kb->kk, bound2, skip, best);
 			// Complete when k were found and nothing at bound2 or beyond (all
 			// the search did not see) ranks before the k-th.
-			if (n < kb->kk || kb_beyond(best[0].dist) > bound2)
-				n = kb_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
+			if (n < kb->kk || knn_beyond(best[0].dist) > bound2)
+				n = pk_knn_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
 		} else {
-			n = kb_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
+			n = pk_knn_search(kb->p, pt, kb->kk, kb->lim_up, skip, best);
 		}
 		knn_heap_sort(best, n);
 		ort_id_neighbor *row = kb->out + (size_t)i * (size_t)kb->k;

@@ -2,6 +2,7 @@
 // (near-first) and k nearest (best-first). They only read the tree, so any
 // number of threads may query it at once while nobody builds it.
 #include <float.h>
+#include <limits.h>
 
 #include "knn_heap.h"
 #include "packed_int.h"
@@ -230,6 +231,343 @@ bool ORTHANT_NAME(packed_ray_first)(const packed_t *p, const float origin[DIM], 
 }
 
 // ---- k nearest ----------------------------------------------------------------
+//
+// One search serves ortN_packed_nearest and every point of
+// ortN_packed_nearest_batch (pk_knn_search). Depth first, nearest child
+// first (cheap: a small stack, no heap), until ties take over: boxes that
+// all hold the point are parted by their ids alone, and crossing rods put a
+// number of them that grows with n at distance 0 from a rod's corner,
+// spread over a pile's leaves whose boxes mostly do not hold it. Depth
+// first, each leaf at distance 0 was opened while its least id was below
+// the k-th's, which stays high until the search has seen most of them: 2D
+// rods tested 99, 186 and 351 boxes and lanes a search at 25k, 100k and
+// 400k. So once more than PK_KNN_TIES ordered leaves (a pile's, where ties
+// pile up: packed_int.h pblock.ordered) were searched for ties alone, the
+// lanes not yet searched go to a best-first frontier ordered by (squared
+// distance, least id), in a fixed array (KNN_LOCAL lanes: no allocation),
+// and an ordered leaf there is scanned lazily: its ids ascend, and once its
+// next id ranks after the frontier's top (the same distance, a lower least
+// id) it goes back on the frontier keyed by that id. Lanes at one distance
+// thus give up their boxes in id order, as one merged run, and the search
+// stops at the k-th id (94, 137 and 213 at those sizes; best-first from the
+// start read 77, 106, 179 but cost a uniform scene's search a third more
+// instructions). The grid's leaves are not ordered (ordering them cost a
+// uniform scene's build 14 % more): they never start the best-first search
+// and are scanned whole. A frontier that fills up searches the lane it
+// cannot take depth first on its own, so the answer never depends on the
+// frontier's size. Depth first, a block's lanes are measured at once in
+// float (SSE) and again in double only near the cut (pk_knn_bound); boxes
+// and the frontier's lanes in double.
+
+/// The state of one k nearest search.
+typedef struct pk_knn {
+	const packed_t *p;
+	const float *point;
+	double lim;     ///< a box enters only below this squared distance (the limit's next double up)
+	double cut;     ///< the lesser of lim and knn_beyond of the worst of k found
+	double tie_low; ///< below this no distance is reported as the k-th's: the id check is skipped
+	float ncut;     ///< pk_node_cut(cut): a lane whose float distance is above it is beyond the cut
+	float near;     ///< a lane whose float distance is below it is let in (negative: none is)
+	uint32_t stop;  ///< with the k-th at distance 0 its id: no item with a greater id can enter
+	uint32_t skip;  ///< an id never offered (NIL: none)
+	knn_best *best; ///< the k best so far, a max-heap: best[0] the worst of them
+	int n, k;
+} pk_knn;
+
+/// Whether a lane at squared distance at, of ids `least` or more, holds
+/// nothing that may enter: beyond the limit or the k-th, or (k found) no
+/// nearer than the k-th as reported with every id above the k-th's.
+static inline bool pk_knn_tie_out(const pk_knn *s, double at, uint32_t least)
+{
+	// (float)sqrt(at) >= dist needs sqrt(at) within half an ulp below dist
+	// (relative 2^-24 for normal floats): tie_low is a cheap filter before
+	// the exact test.
+	return at >= s->tie_low && least > s->best[0].id && (float)sqrt(at) >= s->best[0].dist;
+}
+
+static inline bool pk_knn_out(const pk_knn *s, double at, uint32_t least)
+{
+	return !(at < s->cut) || pk_knn_tie_out(s, at, least);
+}
+
+/// The least float >= v (v >= 0; +inf past FLT_MAX).
+static inline float pk_float_up(double v)
+{
+	float f = (float)v;
+	if ((double)f < v) {
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		u += 1;
+		memcpy(&f, &u, sizeof f);
+	}
+	return f;
+}
+
+/// A node's cut in float: a lane is kept while its float distance is at most
+/// this. The float distance of a lane (a rounded difference per axis, squared
+/// and summed: relative error under 2^-21, or under 2^-147 absolute where the
+/// squares are subnormal) may come out above the exact one, so the cut is
+/// widened past both; a lane kept that need not be costs work, never a result.
+static inline float pk_node_cut(double cut) { return pk_float_up(cut * (1.0 + 0x1p-20) + 0x1p-140); }
+
+/// Each lane's squared distance from pt, in float, all lanes at once:
+/// per axis max(lo - x, x - hi, 0), squared, summed. Unused lanes (inverted
+/// bounds) come out infinite.
+static inline void pk_lanes_d2f(const pblock *c, const float pt[DIM], float out[NCHILD])
+{
+#if defined(__SSE2__)
+	for (int h = 0; h < NCHILD; h += 4) {
+		__m128 acc = _mm_setzero_ps();
+		for (int d = 0; d < DIM; ++d) {
+			__m128 x = _mm_set1_ps(pt[d]);
+			__m128 g = _mm_max_ps(_mm_sub_ps(_mm_loadu_ps(&c->lo[d][h]), x), _mm_sub_ps(x, _mm_loadu_ps(&c->hi[d][h])));
+			g = _mm_max_ps(g, _mm_setzero_ps());
+			acc = _mm_add_ps(acc, _mm_mul_ps(g, g));
+		}
+		_mm_storeu_ps(&out[h], acc);
+	}
+#else
+	for (int l = 0; l < NCHILD; ++l) {
+		float acc = 0.0f;
+		for (int d = 0; d < DIM; ++d) {
+			float g = c->lo[d][l] - pt[d], h = pt[d] - c->hi[d][l];
+			g = g > h ? g : h;
+			g = g > 0.0f ? g : 0.0f;
+			acc += g * g;
+		}
+		out[l] = acc;
+	}
+#endif
+}
+
+/// The bounds from the k-th held, or (none yet) the limit's.
+///
+/// Lanes are measured in float (pk_lanes_d2f), which may come out above or
+/// below the exact distance (pk_node_cut): a float distance below `near` is
+/// below both cut and tie_low whatever its rounding, and one from `near` up
+/// to ncut is measured again in double and asked exactly (pk_knn_lane_out).
+/// Far from the point, near-ties all fall in that band; without the second
+/// look every one of them would be opened.
+static inline void pk_knn_bound(pk_knn *s)
+{
+	double cut = s->lim;
+	if (s->n == s->k) {
+		float dist = s->best[0].dist;
+		double beyond = knn_beyond(dist);
+		cut = beyond < cut ? beyond : cut;
+		s->tie_low = dist >= FLT_MIN ? (double)dist * dist * (1.0 - 0x1p-22) : 0.0;
+		if (dist == 0.0f) s->stop = s->best[0].id;
+	}
+	s->cut = cut;
+	s->ncut = pk_node_cut(cut);
+	// tie_low is dist^2 (1 - 2^-22), and cut at most (next float up from
+	// dist)^2 <= dist^2 (1 + 2^-22), so a margin of 2^-17 below the cut clears
+	// both. A k-th under FLT_MIN (tie_low 0) measures every lane again.
+	s->near = s->n == s->k && s->best[0].dist < FLT_MIN ? -1.0f : (float)(cut * (1.0 - 0x1p-17) - 0x1p-139);
+}
+
+/// Whether lane l of block c, at float distance f from the point, holds
+/// nothing that may enter (pk_knn_out, decided in float where it can be).
+static inline bool pk_knn_lane_out(const pk_knn *s, const pblock *c, uint32_t l, float f)
+{
+	if (!(f <= s->ncut)) return true;
+	if (!(f >= s->near)) return false; // the common case, decided
+	return pk_knn_out(s, pk_lane_d2(c, l, s->point), c->least[l]);
+}
+
+/// Offer box e, at squared distance d2 (below the cut), to the k best; true
+/// when k are held after (the bounds may have moved: the caller reloads
+/// what it keeps in registers).
+static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
+{
+	uint32_t id = s->p->ids[e];
+	if (id == s->skip) return false;
+	knn_best c = knn_make(d2, id);
+	if (s->n < s->k) {
+		s->best[s->n] = c;
+		knn_sift_up(s->best, s->n++);
+	} else if (knn_before(&c, &s->best[0])) {
+		s->best[0] = c;
+		knn_sift_down(s->best, s->n, 0);
+	} else {
+		return false;
+	}
+	if (s->n < s->k) return false;
+	pk_knn_bound(s);
+	return true;
+}
+
+/// Offer lane `lane` of block b's own items from e on; returns where it
+/// stopped. by_id (an ordered lane) stops at the first id above s->stop,
+/// since none after it can enter; an unordered lane is scanned whole.
+__attribute__((always_inline)) static inline uint32_t pk_knn_scan(pk_knn *s, const pblock *b, int lane, uint32_t e,
+                                                                  bool by_id)
+{
+	const box_t *boxes = s->p->boxes;
+	const uint32_t *ids = s->p->ids;
+	uint32_t end = b->first[lane] + b->own[lane];
+	// The bounds in registers: stores to the k best may alias the state.
+	double cut = s->cut;
+	uint32_t stop = by_id ? s->stop : UINT32_MAX;
+	for (; e < end && (!by_id || ids[e] <= stop); ++e) {
+		double d2 = dist2_point_box(s->point, &boxes[e]);
+		if (!(d2 < cut)) continue;
+		if (pk_knn_offer(s, e, d2)) {
+			cut = s->cut;
+			stop = by_id ? s->stop : UINT32_MAX;
+		}
+	}
+	return e;
+}
+
+/// A lane on the frontier: at squared distance at, its items from `from` on
+/// (an ordered leaf scanned in part: its next one), whose ids are `least`
+/// or more.
+typedef struct pk_near {
+	double at;
+	uint32_t least, block, lane, from;
+} pk_near;
+
+static inline bool pk_near_before(const pk_near *a, const pk_near *b)
+{
+	return a->at < b->at || (a->at == b->at && a->least < b->least);
+}
+
+KNN_HEAP(pk_frontier, pk_near, pk_near_before)
+
+/// Ordered leaves a depth-first search may search for ties alone before it
+/// starts over best-first.
+#define PK_KNN_TIES 2
+
+/// A lane on the depth-first stack, at float distance at.
+typedef struct pk_knn_visit {
+	uint32_t block, lane;
+	float at;
+} pk_knn_visit;
+
+/// Search lane `lane` of block bi (at float distance at) and all below it,
+/// depth first, nearest child first (of equal distances the least id
+/// first). Ordered leaves searched only for a tie (at distance 0, or about
+/// as far as the k-th with a least id below its) are counted: past `ties`
+/// of them it stops and hands what it has not searched to the frontier fr
+/// (which must be empty), measured in double, returning false.
+__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, uint32_t lane, float at, int ties,
+                                                             pk_frontier *fr)
+{
+	const pblock *blocks = s->p->blocks;
+	pk_knn_visit stack[PK_STACK];
+	int top = 0;
+	stack[top++] = (pk_knn_visit){bi, lane, at};
+	while (top > 0) {
+		pk_knn_visit v = stack[--top];
+		const pblock *b = &blocks[v.block];
+		// Asked again: the k-th may have been found since it was pushed.
+		if (pk_knn_lane_out(s, b, v.lane, v.at)) continue;
+		uint32_t ci = b->child[v.lane];
+		bool by_id = b->ordered >> v.lane & 1u;
+		if (ci == NIL && by_id && (v.at == 0.0f || v.at >= s->near) && --ties < 0) {
+			static_assert(PK_STACK <= KNN_LOCAL, "a depth-first stack fits the frontier");
+			assert(fr->n == 0);
+			for (int i = 0; i <= top; ++i) {
+				pk_knn_visit w = i < top ? stack[i] : v;
+				const pblock *wb = &blocks[w.block];
+				pk_frontier_push(&s->p->def.allocator, fr,
+				                 (pk_near){pk_lane_d2(wb, w.lane, s->point), wb->least[w.lane], w.block, w.lane,
+				                           wb->first[w.lane]});
+			}
+			return false;
+		}
+		// Until the k-th is at distance 0 no id stops a scan (the common case).
+		uint32_t e = b->first[v.lane];
+		e = by_id && s->stop != UINT32_MAX ? pk_knn_scan(s, b, (int)v.lane, e, true)
+		                                   : pk_knn_scan(s, b, (int)v.lane, e, false);
+		WORK_TESTS(e - b->first[v.lane]);
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
+		float f[NCHILD];
+		pk_lanes_d2f(c, s->point, f);
+		// Push the lanes let in, farthest first (of equal distances the
+		// greater least id first), so the nearest pops next.
+		int first = top;
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			if (pk_knn_lane_out(s, c, l, f[l])) continue;
+			int j = top++;
+			for (; j > first && (stack[j - 1].at < f[l] || (stack[j - 1].at == f[l] && c->least[stack[j - 1].lane] < c->least[l]));
+			     --j)
+				stack[j] = stack[j - 1];
+			stack[j] = (pk_knn_visit){ci, l, f[l]};
+		}
+		assert(top <= PK_STACK);
+	}
+	return true;
+}
+
+/// Best-first from the lanes on fr.
+static void pk_knn_best_first(pk_knn *s, pk_frontier *fr)
+{
+	const pblock *blocks = s->p->blocks;
+	const uint32_t *ids = s->p->ids;
+	const ort_allocator *never = &s->p->def.allocator; // pushes only below KNN_LOCAL: none allocates
+	while (fr->n > 0) {
+		pk_near v = pk_frontier_pop(fr);
+		// Nothing after it is nearer. Equal distances are still visited: they
+		// may hold a tie with a lower id.
+		if (!(v.at < s->cut)) break;
+		if (pk_knn_out(s, v.at, v.least)) continue; // the k-th found since it was offered
+		const pblock *b = &blocks[v.block];
+		uint32_t ci = b->child[v.lane];
+		uint32_t e = v.from, end = b->first[v.lane] + b->own[v.lane];
+		assert(e == end || ids[e] >= v.least);
+		if (b->ordered >> v.lane & 1u) {
+			// An ordered leaf yields to the frontier's top at its distance once
+			// its next id is above the top's least (none when the frontier is
+			// full).
+			uint32_t yield = UINT32_MAX;
+			if (ci == NIL && fr->n > 0 && fr->n < KNN_LOCAL && fr->data[0].at == v.at) yield = fr->data[0].least;
+			for (; e < end && ids[e] <= s->stop; ++e) {
+				if (ids[e] > yield) {
+					pk_frontier_push(never, fr, (pk_near){v.at, ids[e], v.block, v.lane, e});
+					break;
+				}
+				double d2 = dist2_point_box(s->point, &s->p->boxes[e]);
+				if (d2 < s->cut) pk_knn_offer(s, e, d2);
+			}
+		} else {
+			e = pk_knn_scan(s, b, (int)v.lane, e, false);
+		}
+		WORK_TESTS(e - v.from);
+		if (ci == NIL) continue;
+		const pblock *c = &blocks[ci];
+		WORK_TESTS(c->kids);
+		for (uint32_t l = 0; l < c->kids; ++l) {
+			double d2 = pk_lane_d2(c, l, s->point);
+			if (pk_knn_out(s, d2, c->least[l])) continue;
+			if (fr->n < KNN_LOCAL)
+				pk_frontier_push(never, fr, (pk_near){d2, c->least[l], ci, l, c->first[l]});
+			else
+				pk_knn_dfs(s, ci, l, (float)d2, INT_MAX, NULL);
+		}
+	}
+	assert(fr->data == fr->local);
+}
+
+static int pk_knn_search(const packed_t *p, const float point[DIM], int k, double lim, uint32_t skip, knn_best *best)
+{
+	assert(k >= 1 && p->count > 0);
+	pk_knn s = {.p = p, .point = point, .lim = lim, .tie_low = INFINITY, .stop = UINT32_MAX, .skip = skip, .best = best,
+	            .k = k};
+	pk_knn_bound(&s);
+	float root[NCHILD];
+	pk_lanes_d2f(&p->blocks[0], point, root);
+	// Depth first while few ordered leaves are searched for ties alone (a
+	// uniform scene's search, at a fraction of the best-first one's cost);
+	// past PK_KNN_TIES of them, what is left best-first.
+	pk_frontier fr;
+	pk_frontier_init(&fr);
+	if (!pk_knn_dfs(&s, 0, 0, root[0], PK_KNN_TIES, &fr)) pk_knn_best_first(&s, &fr);
+	return s.n;
+}
 
 ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM], int k, float max_distance,
                                         ort_id_neighbor *out, int *found)
@@ -239,72 +577,14 @@ ort_result ORTHANT_NAME(packed_nearest)(const packed_t *p, const float point[DIM
 	if (point_check(point) != ORT_OK || isnan(max_distance) || max_distance < 0.0f) return ORT_ERROR_INVALID_BOX;
 	if ((uint32_t)k > p->count) k = (int)p->count;
 	if (k == 0) return ORT_OK;
-	double limit2 = isinf(max_distance) ? INFINITY : (double)max_distance * max_distance;
 	knn_best local[64];
 	knn_best *best = local;
 	if (k > 64) {
 		best = allocator_alloc(&p->def.allocator, (size_t)k * sizeof *best);
 		if (!best) return ORT_ERROR_OUT_OF_MEMORY;
 	}
-	int n = 0;
-	double beyond = INFINITY; ///< knn_beyond of the worst of k found: nothing that far can enter
-	double tie_low = INFINITY; ///< below this no distance is reported as the k-th's: the id check is skipped
-	pk_visit stack[PK_STACK];
-	int top = 0;
-	const pblock *blocks = p->blocks;
-	double at[NCHILD];
-	box_t rb = pk_lane_box(&blocks[0], 0);
-	at[0] = dist2_point_box(point, &rb);
-	top = pk_push_near_first(stack, top, 0, at, 1u, NULL);
-	while (top > 0) {
-		pk_visit v = stack[--top];
-		// Equal distances are still visited: they may hold a tie with a lower
-		// id, unless every id there is above the k-th's (all at distance 0
-		// when the boxes hold the point: ids alone part them).
-		if (v.at > limit2 || v.at >= beyond) continue;
-		const pblock *b = &blocks[v.block];
-		if (v.at >= tie_low && b->least[v.lane] > best[0].id && (float)sqrt(v.at) >= best[0].dist) continue;
-		WORK_TESTS(b->own[v.lane]);
-		for (uint32_t e = b->first[v.lane], end = e + b->own[v.lane]; e < end; ++e) {
-			double d2 = dist2_point_box(point, &p->boxes[e]);
-			if (d2 > limit2 || d2 >= beyond) continue;
-			knn_best c = knn_make(d2, p->ids[e]);
-			if (n < k) {
-				best[n] = c;
-				knn_sift_up(best, n++);
-			} else if (knn_before(&c, &best[0])) {
-				best[0] = c;
-				knn_sift_down(best, n, 0);
-			}
-			if (n == k) {
-				beyond = knn_beyond(best[0].dist);
-				// (float)sqrt(d2) >= dist needs sqrt(d2) within half an ulp
-				// below dist (relative 2^-24 for normal floats): a cheap filter
-				// before the exact test.
-				double dist = best[0].dist;
-				tie_low = dist >= FLT_MIN ? dist * dist * (1.0 - 0x1p-22) : 0.0;
-			}
-		}
-		uint32_t ci = b->child[v.lane];
-		if (ci == NIL) continue;
-		const pblock *c = &blocks[ci];
-		WORK_TESTS(c->kids);
-		unsigned m = 0;
-		double worst = limit2;
-		for (uint32_t l = 0; l < c->kids; ++l) {
-			double d2 = 0.0;
-			for (int d = 0; d < DIM; ++d) {
-				double lo = c->lo[d][l], hi = c->hi[d][l], x = point[d];
-				double gap = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-				d2 += gap * gap;
-			}
-			if (d2 > worst || d2 >= beyond) continue;
-			if (d2 >= tie_low && c->least[l] > best[0].id && (float)sqrt(d2) >= best[0].dist) continue;
-			at[l] = d2;
-			m |= 1u << l;
-		}
-		top = pk_push_near_first(stack, top, ci, at, m, c->least);
-	}
+	double lim = isinf(max_distance) ? INFINITY : nextafter((double)max_distance * max_distance, INFINITY);
+	int n = pk_knn_search(p, point, k, lim, NIL, best);
 	knn_heap_sort(best, n); // the result order of ortN_tree_nearest: distance, then id
 	for (int i = 0; i < n; ++i) out[i] = (ort_id_neighbor){best[i].id, best[i].dist};
 	*found = n;

@@ -153,6 +153,21 @@ static inline void gen_flat(tu_rng *r, int i, int n, box_t *b)
 	b->max[DIM - 1] = 0.0f;
 }
 
+/// Groups of 12 (under a bucket) boxes round one centre, each a little
+/// larger than the one before: a grid leaf holds a group in key order, the
+/// larger (coarser) boxes first, so its ids do not ascend, and a point at
+/// the centre lies in all of them, parted by ids alone.
+static inline void gen_nested(tu_rng *r, int i, int n, box_t *b)
+{
+	(void)r, (void)n;
+	tu_rng g = tu_rng_make(7000u + (unsigned)(i / 12));
+	float side = 2.0f + 0.25f * (float)(i % 12);
+	for (int d = 0; d < DIM; ++d) {
+		float c = tu_float(&g, 10, 990);
+		set_axis(b, d, c - 0.5f * side, side);
+	}
+}
+
 static const struct kind {
 	const char *name;
 	scene_gen *gen;
@@ -160,7 +175,7 @@ static const struct kind {
     {"random", gen_random},     {"centre-lines", gen_centre_lines}, {"duplicates", gen_duplicates},
     {"points", gen_points},     {"touching", gen_touching},         {"huge", gen_huge},
     {"far", gen_far},           {"negative", gen_negative},         {"clustered", gen_clustered},
-    {"limit", gen_limit},       {"flat", gen_flat},
+    {"limit", gen_limit},       {"flat", gen_flat},                 {"nested", gen_nested},
 };
 enum { KINDS = sizeof kinds / sizeof kinds[0], NQ = 24 };
 

@@ -1596,6 +1596,60 @@ static box_t bench_uniform_box(tu_rng *r, int n)
 	return b;
 }
 
+/// The 10 nearest from pt over boxes b[0..n) by brute force (insertion
+/// into a sorted 10), in the documented order: distance, then id.
+enum { NEAR_K = 10 };
+static void brute_nearest(const box_t *b, int n, const float *pt, tu_near best[NEAR_K])
+{
+	int nb = 0;
+	for (int i = 0; i < n; ++i) {
+		tu_near c = {tu_dist2(pt, &b[i]), (uint32_t)i};
+		if (nb == NEAR_K && tu_cmp_near(&c, &best[NEAR_K - 1]) >= 0) continue;
+		int j = nb < NEAR_K ? nb++ : NEAR_K - 1;
+		for (; j > 0 && tu_cmp_near(&c, &best[j - 1]) < 0; --j) best[j] = best[j - 1];
+		best[j] = c;
+	}
+}
+
+/// A 10 nearest from pt over boxes b[0..n) in the tree t (box i's handle in
+/// m->handle[i], fill_tree) or, t NULL, the packed tree p built from them, checked against brute force: the boxes, entries and
+/// lanes it tested (the counting build; 0 without it).
+static double checked_nearest(const tree_t *t, const model *m, const packed_t *p, const box_t *b, int n,
+                              const float *pt)
+{
+	enum { K = NEAR_K };
+	tu_near best[K];
+	brute_nearest(b, n, pt, best);
+	ort_id_neighbor out[K];
+	neighbor_t hout[K];
+	int found = 0;
+	double work = 0.0;
+#ifdef ORTHANT_COUNT_WORK
+	uint64_t before = TU(work_box_tests);
+#endif
+	if (t)
+		assert_int_equal(TU(tree_nearest)(t, pt, K, INFINITY, ORT_MASK_ALL, hout, &found), ORT_OK);
+	else
+		assert_int_equal(TU(packed_nearest)(p, pt, K, INFINITY, out, &found), ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+	work = (double)(TU(work_box_tests) - before);
+#endif
+	if (found != K) TU_FAIL("nearest: %d found\n", found);
+	for (int i = 0; i < K; ++i) {
+		uint32_t id = t ? hout[i].handle.id : out[i].id, want = t ? m->handle[best[i].id].id : best[i].id;
+		float dist = t ? hout[i].distance : out[i].distance;
+		if (id != want || dist != (float)sqrt(best[i].d2))
+			TU_FAIL("nearest #%d: id %u at %g, brute force id %u at %g\n", i, id, (double)dist, want,
+			        sqrt(best[i].d2));
+	}
+	return work;
+}
+
+static double checked_packed_nearest(const packed_t *p, const box_t *b, int n, const float *pt)
+{
+	return checked_nearest(NULL, NULL, p, b, n, pt);
+}
+
 /// Rays, 10 nearest and box queries in the packed tree on the adversarial
 /// benchmark's pinwheel (scn_pile_box) in every order of the axes, drawn as
 /// the benchmark draws them (a ray from just below an item's low corner, any
@@ -1655,31 +1709,7 @@ static void test_pinwheel_query_work(void **state)
 				if (tu_ray_hit(o, dir, max_t, &b[i], &te) && te < want) want = te;
 			}
 			if (nearest != want) TU_FAIL("ray: nearest hit at %g, brute force %g\n", (double)nearest, (double)want);
-			// The K nearest by brute force: insertion into a sorted K.
-			const float *pt = b[tu_int(&qr, 0, n - 1)].max;
-			tu_near best[K];
-			int nb = 0;
-			for (int i = 0; i < n; ++i) {
-				tu_near c = {tu_dist2(pt, &b[i]), (uint32_t)i};
-				if (nb == K && tu_cmp_near(&c, &best[K - 1]) >= 0) continue;
-				int j = nb < K ? nb++ : K - 1;
-				for (; j > 0 && tu_cmp_near(&c, &best[j - 1]) < 0; --j) best[j] = best[j - 1];
-				best[j] = c;
-			}
-			ort_id_neighbor out[K];
-			int found = 0;
-#ifdef ORTHANT_COUNT_WORK
-			before = TU(work_box_tests);
-#endif
-			assert_int_equal(TU(packed_nearest)(p, pt, K, INFINITY, out, &found), ORT_OK);
-#ifdef ORTHANT_COUNT_WORK
-			work[1] += (double)(TU(work_box_tests) - before);
-#endif
-			if (found != K) TU_FAIL("nearest: %d found\n", found);
-			for (int i = 0; i < K; ++i)
-				if (out[i].id != best[i].id || out[i].distance != (float)sqrt(best[i].d2))
-					TU_FAIL("nearest #%d: id %u at %g, brute force id %u at %g\n", i, out[i].id,
-					        (double)out[i].distance, best[i].id, sqrt(best[i].d2));
+			work[1] += checked_packed_nearest(p, b, n, b[tu_int(&qr, 0, n - 1)].max);
 			const box_t *qb = &b[tu_int(&qr, 0, n - 1)];
 			size_t got = 0, want_hits = 0;
 #ifdef ORTHANT_COUNT_WORK
@@ -1709,6 +1739,138 @@ static void test_pinwheel_query_work(void **state)
 	}
 	free(b);
 	if (over) TU_FAIL("%d pinwheels over %g times the uniform scene's query work\n", over, PINWHEEL_QUERY_C);
+}
+
+/// How much more a 10 nearest search may test at 4N than at N on the pile
+/// scenes (plates, plate stacks, crossing rods, pinwheels, each over the
+/// whole region), in every placement and the packed tree: an extra log
+/// factor would add about 1.14 at these sizes, and the uniform scene itself
+/// reads up to 1.42 (3D tight). Crossing rods searched from a rod's corner
+/// put about n / 1500 boxes (2D) at distance 0, parted by ids alone; the
+/// packed tree searched them depth first, opening each leaf that holds the
+/// point while its least id was below the k-th's, and read 1.87 in 2D (2.2
+/// was allowed them: 99 tests a search at 25000, 186 at 100000, 351 at
+/// 400000), now 1.45 (94, 137, 213) by searching best-first once ties take
+/// more than two leaves (packed_query.c). 3D packed plates and rods read
+/// 1.45 and 1.46 (not looked into: 3D rods are 274 tests a search at 25000,
+/// 399 at 100000, 554 at 400000, where the uniform scene reads 140).
+#define PILE_KNN_GROWTH 1.6
+/// Either size, against the uniform scene of as many boxes (the packed tree;
+/// the trees read up to 7.3, 3D rods under loose placement at 4N: not held
+/// yet).
+#define PILE_KNN_UNIFORM 5.0
+
+/// Tests per 10 nearest search (an item's high corner, as the adversarial
+/// benchmark draws them) on pile kind `pile` (scn_pile_box; -1: the
+/// benchmark's uniform scene) of n boxes, in placement pi (NPLACEMENTS: the
+/// packed tree: the larger of ortN_packed_nearest's and the batch's, whose
+/// rows must be the same); each answer brute force's.
+static double pile_knn_work(int pile, int n, int pi)
+{
+	enum { Q = 48 };
+	box_t *b = malloc(sizeof *b * n);
+	tu_rng rng = tu_rng_make(31);
+	for (int i = 0; i < n; ++i) {
+		if (pile < 0) {
+			b[i] = bench_uniform_box(&rng, n);
+			continue;
+		}
+		float lo[3], hi[3];
+		scn_pile_box((scn_pile)pile, DIM, tu_draw, &rng, i, n, lo, hi);
+		memcpy(b[i].min, lo, sizeof b[i].min);
+		memcpy(b[i].max, hi, sizeof b[i].max);
+	}
+	tree_t *t = NULL;
+	packed_t *p = NULL;
+	model m;
+	if (pi < NPLACEMENTS) {
+		t = fill_tree(pi, true, b, n, &m);
+	} else {
+		p = fill_packed(b, n);
+		assert_int_equal(TU(packed_validate)(p, NULL, 0), ORT_OK);
+	}
+	double work = 0.0;
+	tu_rng qr = tu_rng_make(5);
+	float pts[Q][DIM];
+	for (int q = 0; q < Q; ++q) {
+		TU_CONTEXT("pile nearest, pile %d, n %d, placement %d, query %d", pile, n, pi, q);
+		memcpy(pts[q], b[tu_int(&qr, 0, n - 1)].max, sizeof pts[q]);
+		work += checked_nearest(t, &m, p, b, n, pts[q]);
+	}
+	if (p) {
+		// The batch: the same search for each point (packed_query.c
+		// pk_knn_search), in its own order and bounds.
+		ort_id_neighbor rows[Q][NEAR_K], one[NEAR_K];
+		int found;
+#ifdef ORTHANT_COUNT_WORK
+		uint64_t before = TU(work_box_tests);
+#endif
+		assert_int_equal(TU(packed_nearest_batch)(p, (const float(*)[DIM])pts, Q, NEAR_K, INFINITY, NULL, &rows[0][0],
+		                                          NULL),
+		                 ORT_OK);
+#ifdef ORTHANT_COUNT_WORK
+		double batch = (double)(TU(work_box_tests) - before);
+		if (batch > work) work = batch;
+#endif
+		for (int q = 0; q < Q; ++q) {
+			assert_int_equal(TU(packed_nearest)(p, pts[q], NEAR_K, INFINITY, one, &found), ORT_OK);
+			for (int j = 0; j < NEAR_K; ++j)
+				if (rows[q][j].id != one[j].id || rows[q][j].distance != one[j].distance)
+					TU_FAIL("pile %d, n %d, batch point %d #%d: id %u, alone id %u\n", pile, n, q, j, rows[q][j].id,
+					        one[j].id);
+		}
+	}
+	if (t) {
+		tu_check_valid(t);
+		TU(tree_destroy)(t);
+		tu_model_free(&m);
+	}
+	if (p) TU(packed_destroy)(p);
+	free(b);
+	return work / Q;
+}
+
+/// 10 nearest on the pile scenes and crossing rods at N and 4N, in every
+/// placement and the packed tree (one by one and batched): every answer
+/// brute force's, and the
+/// boxes, entries and lanes tested a search (the counting build) grow from
+/// N to 4N by at most PILE_KNN_GROWTH and (the packed tree) stay within
+/// PILE_KNN_UNIFORM times the uniform scene's at each size.
+static void test_pile_nearest_growth(void **state)
+{
+	(void)state;
+	static const int piles[] = {SCN_PILE_PLATES, SCN_PILE_STACKS, SCN_PILE_RODS, SCN_PILE_PINWHEEL};
+	static const char *const names[] = {"plates", "plate stacks", "rods", "pinwheel"};
+	int over = 0;
+	for (int pi = 0; pi <= NPLACEMENTS; ++pi) {
+		const char *place = pi < NPLACEMENTS ? placement_names[pi] : "packed";
+		// The trees, filled one box at a time, at a quarter of the packed size.
+		const int n = pi < NPLACEMENTS ? tu_size(6000, 500) : tu_size(25000, 500);
+		double u1 = pile_knn_work(-1, n, pi), u4 = pile_knn_work(-1, 4 * n, pi);
+		for (int k = 0; k < 4; ++k) {
+			double w1 = pile_knn_work(piles[k], n, pi), w4 = pile_knn_work(piles[k], 4 * n, pi);
+#ifdef ORTHANT_COUNT_WORK
+			print_message("%-12s %-6s 10 nearest: n %6d %6.1f tests, 4n %6.1f (x%.2f); uniform %.1f, %.1f (x%.2f)\n",
+			              names[k], place, n, w1, w4, w4 / w1, u1, u4, u4 / u1);
+			// Shrunk past half (valgrind, coverage) the scenes are too small
+			// for the bound (trees at 750 -> 3000: rods 1.68 to 1.85, 3D pinwheel
+			// under leaves 2.01; packed rods at 6250: 1.69); the counts are
+			// the same in every build, so the release and ASan runs hold it
+			// for them. The trees' ratios to their uniform scene are not held
+			// yet (PILE_KNN_UNIFORM).
+			if (tu_shrink() > 2) continue;
+			if (w4 > PILE_KNN_GROWTH * w1 ||
+			    (pi == NPLACEMENTS && (w1 > PILE_KNN_UNIFORM * u1 || w4 > PILE_KNN_UNIFORM * u4))) {
+				print_message("  over: growth bound %.2f, %.1f times uniform\n", PILE_KNN_GROWTH, PILE_KNN_UNIFORM);
+				++over;
+			}
+#else
+			(void)w1, (void)w4, (void)names, (void)place;
+#endif
+		}
+		(void)u1, (void)u4;
+	}
+	if (over) TU_FAIL("%d pile scenes' nearest work grows past its bound\n", over);
 }
 
 #ifdef ORTHANT_COUNT_WORK
@@ -1934,6 +2096,7 @@ int main(void)
 	    cmocka_unit_test(test_ray_first_work),
 	    cmocka_unit_test(test_packed_batch_work),
 	    cmocka_unit_test(test_pinwheel_query_work),
+	    cmocka_unit_test(test_pile_nearest_growth),
 	    cmocka_unit_test(test_churn_work),
 	    cmocka_unit_test(test_first_update_work),
 	};

@@ -126,7 +126,10 @@ ORTHANT_API bool ORTHANT_NAME(packed_ray_first)(const ORTHANT_NAME(packed) * tre
 
 /// The k items nearest to point (distance to the box, 0 inside), at most
 /// max_distance away, in out[0..*found) by ascending distance as reported
-/// (rounded to float, infinity past FLT_MAX), equal ones by ascending id. Depth-first, nearest child first; allocates nothing unless
+/// (rounded to float, infinity past FLT_MAX), equal ones by ascending id.
+/// Depth-first, nearest child first, and best-first (by distance, then least
+/// id) once more than two leaves of piles are searched for ties alone (the
+/// search ortN_packed_nearest_batch makes for each point); allocates nothing unless
 /// k > 64 (then k * 16 bytes for the call, through the tree's allocator).
 ORTHANT_API ort_result ORTHANT_NAME(packed_nearest)(const ORTHANT_NAME(packed) * tree,
                                                     const float point[ORTHANT_DIM], int k, float max_distance,
