@@ -244,8 +244,10 @@ static ort_result det_apply_waits(tree_t *t, struct detached *d)
 	ort_result r = ORT_OK;
 	uint32_t k = 0, n = d->wait_len;
 	for (; k < n; ++k) {
-		uint32_t a = k + DET_WAIT_AHEAD, b = k + DET_WAIT_AHEAD / 2, c = k + DET_WAIT_AHEAD / 4;
-		move_fetch(t, a < n ? d->wait[a].item : NIL, b < n ? d->wait[b].item : NIL, c < n ? d->wait[c].item : NIL);
+		uint32_t a = k + DET_WAIT_AHEAD, b = k + DET_WAIT_AHEAD / 2, c = k + DET_WAIT_AHEAD / 4,
+		         e = k + DET_WAIT_AHEAD / 8;
+		move_fetch(t, a < n ? d->wait[a].item : NIL, b < n ? d->wait[b].item : NIL, c < n ? d->wait[c].item : NIL,
+		           e < n ? d->wait[e].item : NIL);
 		const struct det_wait *w = &d->wait[k];
 		if ((r = move_now(t, make_handle(t, w->item), w->box, NULL)) != ORT_OK) break;
 	}
