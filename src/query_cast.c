@@ -198,6 +198,7 @@ static inline unsigned sweep_children(const tree_t *t, const sweep *w, float tma
                                       float enter[NCHILD])
 {
 	unsigned hit = 0;
+	(void)leaves; // sweep_node tests leaves placement's widened cell itself
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
 	if (w->lanes && !leaves) {
 		for (int g = 0; g < NCHILD; g += 4) {
