@@ -239,7 +239,7 @@ static void check_masked(tree_t *t, const world *w, tu_rng *r, uint64_t mask)
 	for (int i = 0; i < w->m.n; ++i)
 		if ((w->filter[i].category & mask) && tu_dist2(p, &w->m.box[i]) <= 225.0) tu_push(&w2, tu_key(w->m.handle[i]));
 	tu_expect_same(&g2, &w2, "masked sphere query");
-	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false};
+	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false, {0}};
 	tu_list w3 = {0};
 	assert_int_equal(TU(tree_ray_cast)(t, p, dir, INFINITY, mask, tu_ray_collect, &rh), ORT_OK);
 	for (int i = 0; i < w->m.n; ++i) {
@@ -248,6 +248,7 @@ static void check_masked(tree_t *t, const world *w, tu_rng *r, uint64_t mask)
 			tu_push(&w3, tu_key(w->m.handle[i]));
 	}
 	tu_expect_same(&rh.keys, &w3, "masked ray");
+	free(rh.at.v);
 	neighbor_t out[5];
 	int found = -1, want_n = 0;
 	for (int i = 0; i < w->m.n; ++i) want_n += (w->filter[i].category & mask) != 0;

@@ -135,7 +135,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 			if (shape_hits_sphere(&sc->s[i], c, 0.0f)) tu_push(&w3, tu_key(sc->s[i].h));
 		tu_expect_same(&g3, &w3, "point query on spheres");
 		// Rays: all hits, with the exact entry parameter.
-		tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false};
+		tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false, {0}};
 		tu_list w4 = {0};
 		float best = INFINITY;
 		float tmax = q % 3 ? INFINITY : extent * 0.5f;
@@ -154,6 +154,7 @@ static void check_scene(tree_t *t, const scene *sc, tu_rng *r, float extent)
 		assert_int_equal(TU(tree_ray_cast)(t, qb.min, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &rh), ORT_OK);
 		float got_best = rh.nearest;
 		tu_expect_same(&rh.keys, &w4, "ray on spheres");
+		free(rh.at.v);
 		if (got_best != best) TU_FAIL("ray on spheres: nearest %g, brute force %g\n", (double)got_best, (double)best);
 		// Nearest: distance to the exact shape.
 		int k = 1 + q % 8;

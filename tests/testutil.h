@@ -606,13 +606,24 @@ typedef struct tu_ray_hits {
 	float nearest;
 	uint64_t nearest_key;
 	bool clip; ///< return t (nearest-hit mode) instead of going on
+	tu_list at; ///< each hit's handle id and t (tu_ray_at)
 } tu_ray_hits;
+
+/// A hit as a handle id and the bits of its t, so two lists of hits compare
+/// equal only if every t agrees to the bit.
+static inline uint64_t tu_ray_at(uint32_t id, float t)
+{
+	uint32_t bits;
+	memcpy(&bits, &t, sizeof bits);
+	return (uint64_t)id << 32 | bits;
+}
 
 static float tu_ray_collect(void *ctx, ort_handle h, void *user, float t)
 {
 	(void)user;
 	tu_ray_hits *rh = ctx;
 	tu_push(&rh->keys, tu_key(h));
+	tu_push(&rh->at, tu_ray_at(h.id, t));
 	if (t < rh->nearest || (t == rh->nearest && tu_key(h) < rh->nearest_key)) {
 		rh->nearest = t;
 		rh->nearest_key = tu_key(h);
@@ -622,26 +633,37 @@ static float tu_ray_collect(void *ctx, ort_handle h, void *user, float t)
 
 static inline void tu_check_ray(const tree_t *t, const model *m, const float o[DIM], const float dir[DIM], float tmax)
 {
-	// All hits.
-	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false};
-	tu_list want = {0};
+	// All hits, each with its t to the bit.
+	tu_ray_hits rh = {{0}, INFINITY, UINT64_MAX, false, {0}};
+	tu_list want = {0}, want_at = {0};
 	float best = INFINITY;
+	uint32_t best_id = UINT32_MAX;
 	for (int i = 0; i < m->n; ++i) {
 		float te;
 		if (tu_ray_hit(o, dir, tmax, &m->box[i], &te)) {
 			tu_push(&want, tu_key(m->handle[i]));
-			if (te < best) best = te;
+			tu_push(&want_at, tu_ray_at(m->handle[i].id, te));
+			if (te < best || (te == best && m->handle[i].id < best_id)) best = te, best_id = m->handle[i].id;
 		}
 	}
 	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &rh), ORT_OK);
 	float got_best = rh.nearest;
 	tu_expect_same(&rh.keys, &want, "ray (all hits)");
+	tu_expect_same(&rh.at, &want_at, "ray (every hit's t)");
 	if (got_best != best) TU_FAIL("ray: nearest t %g, brute force %g\n", (double)got_best, (double)best);
 	// Nearest hit by clipping: the smallest t reported must be the true nearest.
-	tu_ray_hits nh = {{0}, INFINITY, UINT64_MAX, true};
+	tu_ray_hits nh = {{0}, INFINITY, UINT64_MAX, true, {0}};
 	assert_int_equal(TU(tree_ray_cast)(t, o, dir, tmax, ORT_MASK_ALL, tu_ray_collect, &nh), ORT_OK);
 	free(nh.keys.v);
+	free(nh.at.v);
 	if (nh.nearest != best) TU_FAIL("ray (clipped): nearest t %g, brute force %g\n", (double)nh.nearest, (double)best);
+	// ray_first: the nearest, the lowest id among equally near ones.
+	TU(ray_hit) first;
+	bool found = TU(tree_ray_first)(t, o, dir, tmax, ORT_MASK_ALL, &first);
+	if (found != (best_id != UINT32_MAX)) TU_FAIL("ray_first: found %d, brute force %d\n", found, best_id != UINT32_MAX);
+	if (found && (first.handle.id != best_id || first.t != best))
+		TU_FAIL("ray_first: id %u at t %g, brute force id %u at %g\n", first.handle.id, (double)first.t, best_id,
+		        (double)best);
 }
 
 typedef struct tu_near {
