@@ -569,7 +569,7 @@ static void pk_cross(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb, const box
 /// may be large enough to be tangled, pk_cross below a cross that was not
 /// (then neither is any cross below it). One body, made twice, so that the
 /// walk of a spread scene pays nothing for the question.
-static inline __attribute__((always_inline)) void pk_cross_body(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb,
+ORT_INLINE void pk_cross_body(pk_pairs *r, pk_ref x, pk_ref y, const box_t *xb,
                                                                 const box_t *yb, bool big)
 {
 	const packed_t *p = r->p;

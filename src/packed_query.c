@@ -400,7 +400,7 @@ static inline bool pk_knn_offer(pk_knn *s, uint32_t e, double d2)
 /// Offer lane `lane` of block b's own items from e on; returns where it
 /// stopped. by_id (an ordered lane) stops at the first id above s->stop,
 /// since none after it can enter; an unordered lane is scanned whole.
-__attribute__((always_inline)) static inline uint32_t pk_knn_scan(pk_knn *s, const pblock *b, int lane, uint32_t e,
+ORT_INLINE uint32_t pk_knn_scan(pk_knn *s, const pblock *b, int lane, uint32_t e,
                                                                   bool by_id)
 {
 	const box_t *boxes = s->p->boxes;
@@ -451,7 +451,7 @@ typedef struct pk_knn_visit {
 /// as far as the k-th with a least id below its) are counted: past `ties`
 /// of them it stops and hands what it has not searched to the frontier fr
 /// (which must be empty), measured in double, returning false.
-__attribute__((always_inline)) static inline bool pk_knn_dfs(pk_knn *s, uint32_t bi, uint32_t lane, float at, int ties,
+ORT_INLINE bool pk_knn_dfs(pk_knn *s, uint32_t bi, uint32_t lane, float at, int ties,
                                                              pk_frontier *fr)
 {
 	const pblock *blocks = s->p->blocks;

@@ -264,7 +264,7 @@ static inline unsigned sweep_slots(const tree_t *t, const sweep *w, float tmax, 
 /// (first hit) faster with the prefetches of sweep_descend and sweep_own, 3D
 /// uniform rays 10 %, at 8 % more instructions.
 /// Always inlined, as fetch_span: GCC finds it pure and would delete a call.
-static inline __attribute__((always_inline)) void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
+ORT_INLINE void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
 {
 	assert(fill >= 1 && fill <= CHUNK_CAP);
 	fetch_span(&t->chunks[c], offsetof(chunk, e) + fill * sizeof(entry));

@@ -509,7 +509,7 @@ static __attribute__((noinline)) ort_result move_item(tree_t *t, ort_handle h, b
 /// it, 1 move in 8 of S10's).
 /// Always inlined, as fetch_span is (GCC 12 -O3 found this function pure
 /// and deleted its calls: move_ahead and det_apply_waits held no prefetch).
-static inline __attribute__((always_inline)) void move_fetch(const tree_t *t, uint32_t a, uint32_t b, uint32_t c,
+ORT_INLINE void move_fetch(const tree_t *t, uint32_t a, uint32_t b, uint32_t c,
                                                              uint32_t d)
 {
 	if (a < t->item_len) __builtin_prefetch(&t->items[a]);

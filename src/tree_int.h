@@ -496,7 +496,7 @@ static inline entry *entry_at(const tree_t *t, uint32_t addr)
 /// function that only reads and prefetches is "pure" to GCC (a prefetch is
 /// no side effect), so a call of it left out of line would be deleted as
 /// dead code.
-static inline __attribute__((always_inline)) void fetch_span(const void *p, size_t size)
+ORT_INLINE void fetch_span(const void *p, size_t size)
 {
 	const char *c = p;
 	for (size_t o = 0; o < size; o += 64) __builtin_prefetch(c + o);
