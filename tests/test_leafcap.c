@@ -185,9 +185,9 @@ static int leaves_met(const vnodes *s, const box_t *b)
 
 // ---- work -------------------------------------------------------------------------------
 
-/// Items a scene of test_cap_work holds: 3000, fewer where the run is shrunk
-/// (valgrind), whose brute-force pair count is quadratic.
-static int cw_n(void) { return tu_size(3000, 750); }
+/// Items a scene of test_cap_work holds: 3000, a quarter under valgrind
+/// (shrunk by 8 or more; coverage, at 4, needs every scene whole).
+static int cw_n(void) { return tu_shrink() >= 8 ? 750 : 3000; }
 /// Leaf entries a query may reach, per (log2 n + k): a query meets about
 /// that many leaves, each holding about half a bucket (16) of entries. (At
 /// 32, strips piled as copies in leaves that would not split passed.)
@@ -467,7 +467,7 @@ static void test_cap_churn(void **state)
 {
 	(void)state;
 	enum { MAX = 160, CHECK = 25 };
-	const int steps = tu_size(1500, 500); // shrunk: fewer steps, the same checks every CHECK
+	const int steps = tu_shrink() >= 8 ? 500 : 1500; // valgrind: fewer steps, the same checks every CHECK
 	static const int buckets[] = {1, 2, 4, 16};
 	int capped_seen = 0, copied_seen = 0;
 	for (int cfg = 0; cfg < 8; ++cfg) {
@@ -625,7 +625,7 @@ static box_t peak_box(int kind, tu_rng *r, int i, int n)
 static void test_build_peak(void **state)
 {
 	(void)state;
-	const int N = tu_size(4000, 1000); // shrunk (valgrind): 1000 and 4000
+	const int N = tu_shrink() >= 8 ? 1000 : 4000; // valgrind: 1000 and 4000
 	static const ort_placement pls[] = {ORT_PLACEMENT_LEAVES, ORT_PLACEMENT_LOOSE, ORT_PLACEMENT_TIGHT};
 	static const char *const pl_names[] = {"leaves", "loose", "tight"};
 	box_t *b = malloc(sizeof *b * 4 * N);

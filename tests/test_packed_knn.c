@@ -193,6 +193,47 @@ static void test_kind(void **state)
 	ort_tasks_destroy(tasks);
 }
 
+/// Piles in a world: four piles of identical boxes (300, 120, 40 and 9
+/// copies; the build flags their leaves as ordered), nested groups round one
+/// centre and random boxes around them, 1500 in all. Points in a pile find
+/// more ties than k before anything else, with pile leaves still waiting on
+/// the depth-first stack beside other subtrees (the hand-over to best-first
+/// takes them), and k past the frontier's room; against brute force, each
+/// row alone and in the batch, with max distances 0, small and infinite.
+static void test_piles_in_world(void **state)
+{
+	(void)state;
+	enum { N = 1500 };
+	static const int pile[4] = {300, 120, 40, 9};
+	box_t *b = malloc(sizeof *b * N);
+	tu_rng r = tu_rng_make(0x9113);
+	int i = 0;
+	for (int p = 0; p < 4; ++p) {
+		box_t one;
+		for (int d = 0; d < DIM; ++d) set_axis(&one, d, 100.0f + 250.0f * (float)p, p == 3 ? 0.0f : 2.0f);
+		for (int c = 0; c < pile[p]; ++c) b[i++] = one;
+	}
+	for (int g = 0; g < 12; ++g) // nested: sides 1..12 round the centre (500, ...)
+		for (int d = 0; d < DIM; ++d) set_axis(&b[i + g], d, 500.0f - 0.5f * (float)(g + 1), (float)(g + 1));
+	i += 12;
+	for (; i < N; ++i) gen_random(&r, i, N, &b[i]);
+	// Shuffled, so that a pile's ids are spread over the whole range.
+	for (int k = N - 1; k > 0; --k) {
+		int j = tu_int(&r, 0, k);
+		box_t tmp = b[k];
+		b[k] = b[j], b[j] = tmp;
+	}
+	ort_tasks_def td = ort_tasks_default_def();
+	td.workers = 2;
+	ort_tasks *tasks = NULL;
+	EXPECT(ort_tasks_create(&td, &tasks), ORT_OK);
+	scene s;
+	scene_init(&s, "piles in a world", b, N, 0x9114);
+	check_scene(&s, tasks, 0x9115);
+	scene_free(&s);
+	ort_tasks_destroy(tasks);
+}
+
 /// Bad arguments are refused and write nothing; so does a refused allocation.
 static void test_bad_input(void **state)
 {
@@ -244,11 +285,12 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	static int kind_ids[KINDS];
-	struct CMUnitTest tests[1 + KINDS];
+	struct CMUnitTest tests[2 + KINDS];
 	tests[0] = (struct CMUnitTest)cmocka_unit_test(test_bad_input);
+	tests[1] = (struct CMUnitTest)cmocka_unit_test(test_piles_in_world);
 	for (int k = 0; k < KINDS; ++k) {
 		kind_ids[k] = k;
-		tests[1 + k] = (struct CMUnitTest){kinds[k].name, test_kind, NULL, NULL, &kind_ids[k]};
+		tests[2 + k] = (struct CMUnitTest){kinds[k].name, test_kind, NULL, NULL, &kind_ids[k]};
 	}
 	return cmocka_run_group_tests_name(TU_GROUP("packed_knn"), tests, NULL, NULL);
 }

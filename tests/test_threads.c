@@ -206,7 +206,7 @@ static void readers(ort_placement placement, bool detach)
 		pthread_t threads[THREADS];
 		reader rd[THREADS];
 		for (int i = 0; i < THREADS; ++i) {
-			rd[i] = (reader){t, &m, &start, 100u + (uint64_t)(i + THREADS * epoch), 0, NULL, tu_size(detach ? ROUNDS / 4 : ROUNDS, 30)};
+			rd[i] = (reader){t, &m, &start, 100u + (uint64_t)(i + THREADS * epoch), 0, NULL, tu_shrink() >= 8 ? 30 : detach ? ROUNDS / 4 : ROUNDS};
 			assert_int_equal(pthread_create(&threads[i], NULL, reader_main, &rd[i]), 0);
 		}
 		for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
