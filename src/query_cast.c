@@ -50,8 +50,6 @@ typedef struct sweep {
 	/// along is a test of its own: ray_slab).
 	bool lanes;
 	__m128 lane_size, lane_origin, lane_dir;
-	/// sweep_box4's: each axis' size, origin and direction in all four lanes.
-	__m128 wide_size[DIM], wide_origin[DIM], wide_dir[DIM];
 #endif
 } sweep;
 
@@ -84,11 +82,6 @@ static void sweep_lanes(sweep *w)
 	w->lane_size = _mm_loadu_ps(s);
 	w->lane_origin = _mm_loadu_ps(o);
 	w->lane_dir = _mm_loadu_ps(v);
-	for (int d = 0; d < DIM; ++d) {
-		w->wide_size[d] = _mm_set1_ps(w->size[d]);
-		w->wide_origin[d] = _mm_set1_ps(w->origin[d]);
-		w->wide_dir[d] = _mm_set1_ps(w->dir[d]);
-	}
 }
 #endif
 
@@ -131,50 +124,6 @@ static inline bool sweep_box_hits(const sweep *w, float tmax, const box_t *b, fl
 	return sweep_hits(w, tmax, b->min, b->max, enter);
 }
 
-#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-/// Where a group of sweep_box4 tests reads the bound of a child that is not
-/// there: any readable box will do, since its lane is masked out.
-static const box_t sweep_no_box;
-_Static_assert(NIL == UINT32_MAX, "sweep_children finds missing children as lanes of all ones");
-
-/// sweep_box_hits of four boxes at once, for a sweep with lanes (no axis of
-/// dir is 0): bit k of the result is set when the sweep reaches b[k], and
-/// lane k of *enter is where. One box a lane, the coordinates of an axis in
-/// one register, so the same quotients come out of the same IEEE divisions,
-/// and the minima and maxima are taken with sweep_box_hits' operands in its
-/// order: the same hits and the same entry parameters, to the bit (a node's
-/// test and its entries' must agree for the pruning to be sound). A node's
-/// children were four dependent box tests of about 20 instructions each and
-/// a branch each; S5's rays make most of their box tests on children.
-static inline unsigned sweep_box4(const sweep *w, float tmax, const box_t *const b[4], __m128 *enter)
-{
-	assert(w->lanes);
-	__m128 lo[DIM], hi[DIM];
-#if DIM == 2
-	// A 2D box is one register (min x, min y, max x, max y): four of them
-	// transposed are the four registers of coordinates.
-	__m128 r0 = _mm_loadu_ps(b[0]->min), r1 = _mm_loadu_ps(b[1]->min);
-	__m128 r2 = _mm_loadu_ps(b[2]->min), r3 = _mm_loadu_ps(b[3]->min);
-	_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-	lo[0] = r0, lo[1] = r1, hi[0] = r2, hi[1] = r3;
-#else
-	for (int d = 0; d < DIM; ++d) {
-		lo[d] = _mm_setr_ps(b[0]->min[d], b[1]->min[d], b[2]->min[d], b[3]->min[d]);
-		hi[d] = _mm_setr_ps(b[0]->max[d], b[1]->max[d], b[2]->max[d], b[3]->max[d]);
-	}
-#endif
-	__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
-	for (int d = 0; d < DIM; ++d) {
-		__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(lo[d], w->wide_size[d]), w->wide_origin[d]), w->wide_dir[d]);
-		__m128 h = _mm_div_ps(_mm_sub_ps(hi[d], w->wide_origin[d]), w->wide_dir[d]);
-		t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
-		t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
-	}
-	*enter = t0;
-	return (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1));
-}
-#endif
-
 /// Whether the sweep reaches the node, and where: its bound, which holds every
 /// entry it could touch. Leaves placement tests the cell widened by a hair (as
 /// ray_cast does) so the leaf owning an item's contact point is reached even
@@ -189,72 +138,6 @@ static inline bool sweep_node(const tree_t *t, const sweep *w, float tmax, const
 		hi[d] = n->hi[d] + m;
 	}
 	return sweep_hits(w, tmax, lo, hi, enter);
-}
-
-/// The children of node n the sweep reaches (bit c for child c), each one's
-/// entry parameter in enter[c]: sweep_node of each child there is, four at a
-/// time when the sweep has lanes and the bound is the test.
-static inline unsigned sweep_children(const tree_t *t, const sweep *w, float tmax, const node *n, bool leaves,
-                                      float enter[NCHILD])
-{
-	unsigned hit = 0;
-	(void)leaves; // sweep_node tests leaves placement's widened cell itself
-#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	if (w->lanes && !leaves) {
-		for (int g = 0; g < NCHILD; g += 4) {
-			const box_t *b[4];
-			__m128i ids = _mm_loadu_si128((const __m128i *)&n->child[g]), nil = _mm_set1_epi32(-1); // NIL
-			unsigned live = ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(ids, nil))) & 15u;
-			for (int k = 0; k < 4; ++k) {
-				uint32_t ci = n->child[g + k];
-				b[k] = ci != NIL ? &t->nodes[ci].bound : &sweep_no_box;
-			}
-			WORK_TESTS(__builtin_popcount(live)); // a child's bound (the counting build: tests/test_adversarial.c)
-			__m128 e;
-			hit |= (sweep_box4(w, tmax, b, &e) & live) << g;
-			_mm_storeu_ps(&enter[g], e);
-		}
-		return hit;
-	}
-#endif
-	for (int c = 0; c < NCHILD; ++c) {
-		uint32_t ci = n->child[c];
-		if (ci == NIL) continue;
-		WORK_TESTS(1);
-		if (sweep_node(t, w, tmax, &t->nodes[ci], &enter[c])) hit |= 1u << c;
-	}
-	return hit;
-}
-
-/// The slots [from, fill) of a chunk's entries es whose boxes the sweep
-/// reaches (bit k for slot k), each one's entry parameter in te[k]; unless
-/// plain, only entries of a category in the mask. Four slots at a time when
-/// the sweep has lanes (te is written up to three slots past fill).
-static inline unsigned sweep_slots(const tree_t *t, const sweep *w, float tmax, const entry *es, uint32_t from,
-                                   uint32_t fill, bool plain, float te[CHUNK_CAP + 3])
-{
-	assert(fill <= CHUNK_CAP);
-	if (from >= fill) return 0;
-	unsigned want = (1u << fill) - (1u << from), hit = 0;
-	if (!plain && w->mask != ORT_MASK_ALL)
-		for (uint32_t k = from; k < fill; ++k)
-			if (!(item_cat(t, es[k].item) & w->mask)) want &= ~(1u << k);
-#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	if (w->lanes) {
-		for (uint32_t g = from; g < fill; g += 4) {
-			const box_t *b[4] = {&es[g].box, &es[g].box, &es[g].box, &es[g].box}; // past fill: es[g] again
-			for (uint32_t j = 1; j < 4; ++j)
-				if (g + j < fill) b[j] = &es[g + j].box;
-			__m128 e;
-			hit |= sweep_box4(w, tmax, b, &e) << g;
-			_mm_storeu_ps(&te[g], e);
-		}
-		return hit & want;
-	}
-#endif
-	for (uint32_t k = from; k < fill; ++k)
-		if ((want >> k & 1) && sweep_box_hits(w, tmax, &es[k].box, &te[k])) hit |= 1u << k;
-	return hit;
 }
 
 /// Prefetch the lines of chunk c that hold its links and its first fill
@@ -307,11 +190,11 @@ static inline bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void
 		int nh = 0;
 		if (it.next != NIL) chunk_prefetch(t, it.next, CHUNK_CAP); // the chain's next, while this one is tested
 		const entry *es = t->chunks[c].e;
-		float slot_t[CHUNK_CAP + 3];
-		for (unsigned hit = sweep_slots(t, w, tmax, es, it.from, fill, plain, slot_t); hit; hit &= hit - 1) {
-			uint32_t k = (uint32_t)__builtin_ctz(hit);
+		for (uint32_t k = it.from; k < fill; ++k) {
 			const entry *e = &es[k];
-			float te = slot_t[k];
+			float te;
+			if (!plain && w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
+			if (!sweep_box_hits(w, tmax, &e->box, &te)) continue;
 			if (leaves) {
 				// The contact point: the moving min corner at te, pushed into the item.
 				float p[DIM];
@@ -359,21 +242,19 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 		// first-hit ray enters): its walk is not even set up.
 		if (n->count && !sweep_own(t, w, fn, ctx, plain, leaves, rn.node, &tmax)) goto done;
 		n = &t->nodes[rn.node]; // a callback's deferred change may have moved the pool
-		// No child holds anything (total = count + the children's totals):
-		// a leaf, whose children are NIL, and its flags, a line of their
-		// own in most nodes, are not read.
-		if (n->total == n->count) continue;
 		// Children sorted farthest first, so the nearest is popped next:
-		// each goes onto the stack by insertion among its siblings there,
-		// in child order. A child's bound is tested before its total, as
+		// each goes onto the stack by insertion among its siblings there.
+		// Only a divided node has children (validate checks it): a leaf's
+		// are NIL, and its flags, a line of their own in most nodes, are
+		// not read. A child's bound is tested before its total, as
 		// region_enters does (query.c).
 		size_t kids = top;
-		float child_t[NCHILD];
-		for (unsigned hit = sweep_children(t, w, tmax, n, leaves, child_t); hit; hit &= hit - 1) {
-			int c = __builtin_ctz(hit);
+		for (int c = 0; c < NCHILD; ++c) {
 			uint32_t ci = n->child[c];
+			if (ci == NIL) continue;
 			const node *cn = &t->nodes[ci];
-			enter = child_t[c];
+			WORK_TESTS(1); // a child's bound (the counting build: tests/test_adversarial.c)
+			if (plain ? !sweep_box_hits(w, tmax, &cn->bound, &enter) : !sweep_node(t, w, tmax, cn, &enter)) continue;
 			if (cn->total == 0 || (!plain && !(node_cats(t, ci) & w->mask))) continue;
 			// What its pop reads first, fetched while the nodes above it on
 			// the stack are walked: its entries, and (when a child holds
