@@ -81,6 +81,7 @@
 // (bp_release_all_pairs), so a world that moves few things does not keep ~70
 // bytes an item it no longer uses.
 #include "tree_int.h"
+#include "mem_os.h"
 
 /// A pair of the set: its items' handle ids (slot + 1), a the item whose
 /// query found it (in an all-pairs update: the lower one). 8 bytes, where the
@@ -801,11 +802,21 @@ static bool bp_collect_key(void *ctx, uint32_t x, uint32_t y)
 /// set is made once at its final size and the blocks copied into it in
 /// order: every record is written twice, sequentially. No scene makes the
 /// walk stop and start over: what it wrote is always kept.
+/// The pages a block's records are about to fill are mapped a window at a
+/// time ahead of the writes (ort_mem_prefault, BP_FAULT_WINDOW records): one
+/// call a window, where each page's first write would otherwise fault on its
+/// own. On this VM a fault cost about 2 us, 4 ns a record: 20k boxes in
+/// groups of 32 identical ones (606k pairs) spent 2.5 of the first update's
+/// 7.1 ms on them, against find_pairs' 2.9 ms. Only the window being written
+/// is mapped, so the spare room of a block never written costs no memory.
 #define BP_BLOCKS 34
 #define BP_BLOCK_MIN 4096u
+#define BP_FAULT_WINDOW 32768u
 typedef struct bp_blocks {
 	tree_t *t;
-	bp_rec *cur, *end; ///< the block being written: next record, end of its room
+	/// The block being written: next record, end of the mapped window (the
+	/// fast path's bound), end of its room.
+	bp_rec *cur, *end, *stop;
 	bp_rec *at[BP_BLOCKS]; ///< at[0] is the set's array (bp->pairs) when it had room for the estimate
 	uint32_t cap[BP_BLOCKS];
 	uint32_t nb;    ///< blocks begun
@@ -831,9 +842,19 @@ static bool bp_blocks_begin(bp_blocks *k, uint64_t want)
 	}
 	k->at[k->nb] = b;
 	k->cap[k->nb++] = (uint32_t)want;
-	k->cur = b;
-	k->end = b + want;
+	k->cur = k->end = b;
+	k->stop = b + want;
 	return true;
+}
+
+/// Map the next window of the current block (cur < stop), and make it the
+/// fast path's bound.
+static void bp_blocks_window(bp_blocks *k)
+{
+	assert(k->cur == k->end && k->cur < k->stop);
+	size_t left = (size_t)(k->stop - k->cur), m = left < BP_FAULT_WINDOW ? left : BP_FAULT_WINDOW;
+	ort_mem_prefault(k->cur, m * sizeof *k->cur);
+	k->end = k->cur + m;
 }
 
 /// The current block is full: begin the next, as large as all before it,
@@ -842,8 +863,11 @@ static bool bp_blocks_begin(bp_blocks *k, uint64_t want)
 /// every call would otherwise save and restore the registers this needs.
 static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
 {
-	uint64_t before = k->room + (k->nb ? k->cap[k->nb - 1] : 0);
-	if (!bp_blocks_begin(k, before > BP_BLOCK_MIN ? before : BP_BLOCK_MIN)) return false;
+	if (k->cur == k->stop) {
+		uint64_t before = k->room + (k->nb ? k->cap[k->nb - 1] : 0);
+		if (!bp_blocks_begin(k, before > BP_BLOCK_MIN ? before : BP_BLOCK_MIN)) return false;
+	}
+	bp_blocks_window(k);
 	*k->cur++ = bp_make_sorted(x, y);
 	return true;
 }
@@ -976,9 +1000,9 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 	bool attached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_ATTACHED;
 	uint64_t first = bp_set_room(attached ? bp_estimate(t) : 0);
 	if (bp->cap >= first) { // an earlier set's room holds the estimate: block 0
-		k.at[0] = k.cur = bp->pairs;
+		k.at[0] = k.cur = k.end = bp->pairs;
 		k.cap[0] = bp->cap;
-		k.end = bp->pairs + bp->cap;
+		k.stop = bp->pairs + bp->cap;
 		k.nb = 1;
 	} else if (!bp_blocks_begin(&k, first)) {
 		return k.full ? ORT_ERROR_CAPACITY : ORT_ERROR_OUT_OF_MEMORY;
@@ -1010,6 +1034,7 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 			bp_blocks_free(&k);
 			return ORT_ERROR_OUT_OF_MEMORY;
 		}
+		ort_mem_prefault(p, (size_t)len * sizeof *p); // every record is copied in: map them at once
 		uint64_t at = 0;
 		for (uint32_t j = 0; j < k.nb; ++j) {
 			uint64_t m = j + 1 < k.nb ? k.cap[j] : len - at;
