@@ -151,7 +151,7 @@ static inline bp_pub bp_public(const tree_t *t, const bp_rec *r)
 struct bp_snap;
 typedef bool bp_item_pair_fn(void *ctx, uint32_t a, uint32_t b);
 static ort_result bp_snap_build(tree_t *t, struct bp_snap **sp, bool walk);
-static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx);
+static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx, pair_sink *sink);
 static void bp_snap_free(tree_t *t, struct bp_snap *s);
 static bool bp_snap_walks(const struct bp_snap *s);
 typedef void bp_range_fn(void *ctx, uint32_t lo, uint32_t hi);
@@ -839,10 +839,12 @@ static bool bp_collect_key(void *ctx, uint32_t x, uint32_t y)
 #define BP_BLOCK_MIN 4096u
 #define BP_FAULT_WINDOW 32768u
 typedef struct bp_blocks {
+	/// The block being written: next record and end of the mapped window (the
+	/// fast path's bound, which the pair walk writes through itself:
+	/// pairs.c), end of its room. First, so the walk's sink is the blocks.
+	pair_sink w;
+	bp_rec *stop;
 	tree_t *t;
-	/// The block being written: next record, end of the mapped window (the
-	/// fast path's bound), end of its room.
-	bp_rec *cur, *end, *stop;
 	bp_rec *at[BP_BLOCKS]; ///< at[0] is the set's array (bp->pairs) when it had room for the estimate
 	uint32_t cap[BP_BLOCKS];
 	uint32_t nb;    ///< blocks begun
@@ -868,7 +870,7 @@ static bool bp_blocks_begin(bp_blocks *k, uint64_t want)
 	}
 	k->at[k->nb] = b;
 	k->cap[k->nb++] = (uint32_t)want;
-	k->cur = k->end = b;
+	k->w.cur = k->w.end = b;
 	k->stop = b + want;
 	return true;
 }
@@ -877,10 +879,10 @@ static bool bp_blocks_begin(bp_blocks *k, uint64_t want)
 /// fast path's bound.
 static void bp_blocks_window(bp_blocks *k)
 {
-	assert(k->cur == k->end && k->cur < k->stop);
-	size_t left = (size_t)(k->stop - k->cur), m = left < BP_FAULT_WINDOW ? left : BP_FAULT_WINDOW;
-	ort_mem_prefault(k->cur, m * sizeof *k->cur);
-	k->end = k->cur + m;
+	assert(k->w.cur == k->w.end && k->w.cur < k->stop);
+	size_t left = (size_t)(k->stop - k->w.cur), m = left < BP_FAULT_WINDOW ? left : BP_FAULT_WINDOW;
+	ort_mem_prefault(k->w.cur, m * sizeof *k->w.cur);
+	k->w.end = k->w.cur + m;
 }
 
 /// The current block is full: begin the next, as large as all before it,
@@ -889,27 +891,27 @@ static void bp_blocks_window(bp_blocks *k)
 /// every call would otherwise save and restore the registers this needs.
 static __attribute__((noinline)) bool bp_blocks_next(bp_blocks *k, uint32_t x, uint32_t y)
 {
-	if (k->cur == k->stop) {
+	if (k->w.cur == k->stop) {
 		uint64_t before = k->room + (k->nb ? k->cap[k->nb - 1] : 0);
 		if (!bp_blocks_begin(k, before > BP_BLOCK_MIN ? before : BP_BLOCK_MIN)) return false;
 	}
 	bp_blocks_window(k);
-	*k->cur++ = bp_make_sorted(x, y);
+	*k->w.cur++ = bp_make_sorted(x, y);
 	return true;
 }
 
 static bool bp_blocks_put(void *ctx, uint32_t x, uint32_t y)
 {
 	bp_blocks *k = ctx;
-	if (k->cur == k->end) return bp_blocks_next(k, x, y);
-	*k->cur++ = bp_make_sorted(x, y);
+	if (k->w.cur == k->w.end) return bp_blocks_next(k, x, y);
+	*k->w.cur++ = bp_make_sorted(x, y);
 	return true;
 }
 
 /// Records the blocks hold.
 static uint64_t bp_blocks_len(const bp_blocks *k)
 {
-	return k->nb ? k->room + (uint64_t)(k->cur - k->at[k->nb - 1]) : 0;
+	return k->nb ? k->room + (uint64_t)(k->w.cur - k->at[k->nb - 1]) : 0;
 }
 
 /// Give back the blocks the walk took (not the set's own array).
@@ -1026,14 +1028,14 @@ static ort_result bp_walk_first(tree_t *t, uint32_t *n)
 	bool attached = atomic_load_explicit(&t->det_state, memory_order_relaxed) == DET_ATTACHED;
 	uint64_t first = bp_set_room(attached ? bp_estimate(t) : 0);
 	if (bp->cap >= first) { // an earlier set's room holds the estimate: block 0
-		k.at[0] = k.cur = k.end = bp->pairs;
+		k.at[0] = k.w.cur = k.w.end = bp->pairs;
 		k.cap[0] = bp->cap;
 		k.stop = bp->pairs + bp->cap;
 		k.nb = 1;
 	} else if (!bp_blocks_begin(&k, first)) {
 		return k.full ? ORT_ERROR_CAPACITY : ORT_ERROR_OUT_OF_MEMORY;
 	}
-	ort_result r = bp_snap_pairs(t, bp->snap, bp_blocks_put, &k);
+	ort_result r = bp_snap_pairs(t, bp->snap, bp_blocks_put, &k, &k.w);
 	if (k.failed || k.full || r != ORT_OK) {
 		bp_blocks_free(&k);
 		return k.failed ? ORT_ERROR_OUT_OF_MEMORY : k.full ? ORT_ERROR_CAPACITY : r;
@@ -1205,7 +1207,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	if (walked) {
 		r = bp_walk_first(t, &c.n);
 	} else {
-		r = bp_snap_pairs(t, bp->snap, first ? bp_collect : bp_collect_key, &c);
+		r = bp_snap_pairs(t, bp->snap, first ? bp_collect : bp_collect_key, &c, NULL);
 		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != ORT_OK) return r;
@@ -1218,7 +1220,7 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 		if (!bp_stage_in_set(t, count, 0)) return ORT_ERROR_OUT_OF_MEMORY;
 		c.n = 0;
 		c.counting = false;
-		r = bp_snap_pairs(t, bp->snap, bp_collect, &c);
+		r = bp_snap_pairs(t, bp->snap, bp_collect, &c, NULL);
 		if (c.failed) return ORT_ERROR_OUT_OF_MEMORY;
 		if (r != ORT_OK) return r;
 		assert(c.n == count && !c.counting);
