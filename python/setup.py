@@ -29,7 +29,7 @@ def library_root():
 root = library_root()
 ext = Extension(
     "orthant._ext",
-    sources=["csrc/ext.c", "csrc/lib_base.c", "csrc/lib_task.c", "csrc/lib_dim2.c", "csrc/lib_dim3.c"],
+    sources=["csrc/ext.c", "csrc/lib_base.c", "csrc/lib_mem_os.c", "csrc/lib_task.c", "csrc/lib_dim2.c", "csrc/lib_dim3.c"],
     include_dirs=[os.path.join(root, "include"), os.path.join(root, "src"), "csrc", numpy.get_include()],
     depends=["csrc/index_dim.h", "csrc/ext_packed.inc", "csrc/ext_dynamic.inc", os.path.join(root, "src", "morton.h")],
     # -ffp-contract=off: distances are computed with exactly the operations the

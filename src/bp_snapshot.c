@@ -175,14 +175,16 @@ static bool bp_snap_pair(void *ctx, uint32_t x, uint32_t y)
 /// until fn returns false; the snapshot is the one bp_snap_build made since
 /// the tree last changed. Deterministic: the same tree gives the same
 /// sequence, for any number of workers.
-static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx)
+/// The pairs to fn, or on the tree's own walk through sink while it has room
+/// (then to fn when it has none).
+static ort_result bp_snap_pairs(tree_t *t, const struct bp_snap *s, bp_item_pair_fn *fn, void *ctx, pair_sink *sink)
 {
 	// Box k is item k and no pair of overlapping boxes is refused (no
 	// statics, filters or spheres): the packed finder's pairs are the items'
 	// pairs, handed on without a call between.
 	if (s->built && s->ident && !t->statics && !t->filters && !t->spheres)
 		return ORTHANT_NAME(packed_find_pairs)(s->packed, fn, ctx);
-	if (!s->built) return pairs_find(t, ORT_MASK_ALL, NULL, fn, ctx); // item indices, no handles made
+	if (!s->built) return pairs_find(t, ORT_MASK_ALL, NULL, fn, ctx, sink); // item indices, no handles made
 	bp_snap_run run = {t, s, fn, ctx};
 	return ORTHANT_NAME(packed_find_pairs)(s->packed, bp_snap_pair, &run);
 }

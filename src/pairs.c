@@ -59,11 +59,21 @@
 /// handles): false stops the walk.
 typedef bool pairs_item_fn(void *ctx, uint32_t a, uint32_t b);
 
+/// Where a walk writes pairs itself, as records of the broad phase's set
+/// (ort_id_pair: the handle ids, the lower first): [cur, end) is free room.
+/// When it is full the walk calls its item_fn, which writes the pair and may
+/// give new room. Saves a call a pair: the first update_pairs of 20k 2D
+/// boxes in groups of 32 identical ones spent 1.2 of its 7 ms in that call.
+typedef struct pair_sink {
+	ort_id_pair *cur, *end;
+} pair_sink;
+
 typedef struct pair_run {
 	tree_t *t;
 	ORTHANT_NAME(pair_fn) * fn; ///< NULL in a job (out) and for item_fn
 	pairs_item_fn *item_fn;     ///< without fn and out: pairs go here, as item indices
 	void *ctx;
+	pair_sink *sink; ///< with item_fn, on the serial path: write here first (or NULL)
 	bool stop;
 	ort_result result;
 	uint64_t mask; ///< only items whose category meets it pair
@@ -101,7 +111,10 @@ static inline void pair_report(pair_run *run, const entry *ea, const entry *eb)
 	if ((t->statics || t->filters) && !items_pair(t, a, b)) return;
 	if (t->spheres && !items_touch(t, a, b, &ea->box, &eb->box)) return;
 	if (!run->fn) { // a job's output, or the broad phase's walk: item indices
-		if (run->out) {
+		pair_sink *k = run->sink;
+		if (k && k->cur != k->end) {
+			*k->cur++ = a < b ? (ort_id_pair){a + 1, b + 1} : (ort_id_pair){b + 1, a + 1};
+		} else if (run->out) {
 			const uint32_t pair[2] = {a, b};
 			tk_put(&run->out[0], pair, sizeof pair);
 		} else if (!run->item_fn(run->ctx, a, b)) {
@@ -583,7 +596,7 @@ static void pairs_job(void *ctx, int j, tk_out *out)
 {
 	const pair_jobs *c = ctx;
 	const pair_job *jb = &c->pl->jobs[j];
-	pair_run run = {c->t, NULL, NULL, NULL, false, ORT_OK, c->mask, out};
+	pair_run run = {c->t, NULL, NULL, NULL, NULL, false, ORT_OK, c->mask, out};
 	// Lists rarely outgrow the entries below the job twice over: ask for
 	// that much at once rather than a little at a time.
 	uint32_t below = c->t->nodes[jb->at].total + (jb->other != NIL ? c->t->nodes[jb->other].total : 0);
@@ -678,11 +691,12 @@ void ORTHANT_NAME(tree_set_tasks)(tree_t *t, ort_tasks *tasks)
 
 /// find_pairs to fn, or (item_fn set) to item_fn as item indices; the
 /// caller checked its arguments and that it is not in a callback.
-static ort_result pairs_find(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, pairs_item_fn *item_fn, void *ctx)
+static ort_result pairs_find(tree_t *t, uint64_t mask, ORTHANT_NAME(pair_fn) * fn, pairs_item_fn *item_fn, void *ctx,
+                              pair_sink *sink)
 {
 	ort_result attached = detached_read(t);
 	if (attached != ORT_OK) return attached;
-	pair_run run = {t, fn, item_fn, ctx, false, ORT_OK, mask, NULL};
+	pair_run run = {t, fn, item_fn, ctx, sink, false, ORT_OK, mask, NULL};
 	if (!(mask & (t->root == NIL ? 0 : node_cats(t, t->root)))) return ORT_OK;
 	if (t->root == NIL || t->entries < 2) return ORT_OK;
 	if (t->def.placement != ORT_PLACEMENT_LEAVES && !content_reserve(t)) return ORT_ERROR_OUT_OF_MEMORY;
@@ -705,5 +719,5 @@ ort_result ORTHANT_NAME(tree_find_pairs)(tree_t *t, uint64_t mask, ORTHANT_NAME(
 {
 	if (!t || !fn) return ORT_ERROR_INVALID_ARGUMENT;
 	if (in_callback(t)) return misuse(t, ORT_ERROR_BUSY, "orthant: find_pairs from inside a callback");
-	return pairs_find(t, mask, fn, NULL, ctx);
+	return pairs_find(t, mask, fn, NULL, ctx, NULL);
 }
