@@ -1417,16 +1417,16 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 /// The ratio to the uniform scene that kind `kind` (KINDS: the centre scene)
 /// in placement pi (NPLACEMENTS: packed) is held to in test_nearest_work:
 /// NEAR_UNIFORM, but the centre scene under loose placement, still over it
-/// (12.46 in 3D, 8.19 in 2D at 3000 boxes; 10.54 and 6.31 at 1500, ASan's
+/// (11.96 in 3D, 7.59 in 2D at 3000 boxes; 11.19 and 6.47 at 1500, ASan's
 /// size): its boxes all hold the centre and fit no child, so they sit in the
 /// own lists of the nodes around it (some 40 of them, with 40 index runs in
 /// all), each near any point. Half its points are the centre, where the 10
-/// results are parted by id alone (3D: 560 tests a search); from the other
-/// half, anywhere, hundreds of its boxes are a few hundredths apart in
-/// distance (815 tests a search), and the uniform scene reads 55.
+/// results are parted by id alone (3D: 560 tests a search, with index groups
+/// of 8); from the other half, anywhere, hundreds of its boxes are a few
+/// hundredths apart in distance (815), and the uniform scene reads 55.
 static double near_uniform_cap(int kind, int pi)
 {
-	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.7 : 8.4;
+	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.2 : 7.8;
 	return NEAR_UNIFORM;
 }
 
@@ -1795,29 +1795,30 @@ static void test_pinwheel_query_work(void **state)
 /// over it their reading at this session's end (at N and 4N, N = 6000, and
 /// at 3000 and 12000, ASan's sizes), so they can only get better. Why they
 /// are over: the long boxes fit no child, so all of them sit in one or two
-/// own lists (3D rods loose: the root alone; under leaves a leaf or two), and a big own list's index is a logarithmic method's runs
-/// (tree_ownidx.h: Layout; 12 runs at 24000, 11 at 6000), each a hierarchy
+/// own lists (3D rods loose: the root alone; under leaves a leaf or two),
+/// and a big own list's index is a logarithmic method's runs (tree_ownidx.h:
+/// Layout; 12 runs at 24000, 11 at 6000), each a hierarchy
 /// the search descends on its own. The three families of rods (plate stacks)
 /// do not divide at the hierarchy's power-of-two cuts, so every run has
 /// groups that mix two families, whose bounds hold the whole region: each
-/// run costs a path of 8-wide groups and a chunk or two near any point (a run
-/// of 16 chunks about 24 tests, of 1024 about 58). The same boxes built in
-/// one run (ortN_tree_build) read 111 and 123 (rods), 94 and 127 (plate
+/// run costs a path of groups and a chunk or two near any point (with groups
+/// of 8: a run of 16 chunks about 24 tests, of 1024 about 58; groups of 4,
+/// OWN_GROUP, took a tenth to a sixth off). The same boxes built in one run
+/// (ortN_tree_build, groups of 8) read 111 and 123 (rods), 94 and 127 (plate
 /// stacks). Folding the runs by levels (one run a level) read 198 and 227
 /// for rods but doubled the index's layout work on insert (test_ownidx.c's
 /// build bound, 1.23 to 1.30 of it); a binary counter read 225 and 269 at
-/// 1.4 times the layout work. (A node's visit counts one test, its children's
+/// 1.4 times the layout work (both with groups of 8). (A node's visit counts one test, its children's
 /// bounds none, where an index group's 8 bounds count 8: the uniform scene's
 /// searches measure more child bounds than they count, 75 to 56 in 3D loose
 /// at 24000.)
 static double pile_knn_uniform_cap(int pile, int pi)
 {
-	if (DIM == 2 && pi == 2 && pile == SCN_PILE_PINWHEEL) return 6.0; // leaves: 4.10, 4.05; 3.97, 5.84
-	if (pi != 0) return PILE_KNN_UNIFORM;
-	// Loose placement:
-	if (DIM == 3 && pile == SCN_PILE_STACKS) return 6.0; // 5.90, 5.86; 3.91, 4.76
-	if (DIM == 3 && pile == SCN_PILE_RODS) return 7.0;   // 6.08, 6.88; 4.08, 5.42
-	if (DIM == 2 && pile == SCN_PILE_RODS) return 5.4;   // 5.31, 4.19; 3.50, 4.26
+	if (DIM == 2 && pi == 2 && pile == SCN_PILE_PINWHEEL) return 5.2; // leaves: 3.49, 5.06 at 3000
+	if (pi != 0 || DIM == 2) return PILE_KNN_UNIFORM;
+	// 3D, loose placement:
+	if (pile == SCN_PILE_STACKS) return 5.4; // 5.30, 5.10; 3.54, 4.14
+	if (pile == SCN_PILE_RODS) return 6.0;   // 5.51, 5.92; 3.67, 4.91
 	return PILE_KNN_UNIFORM;
 }
 
