@@ -15,7 +15,7 @@
 //
 // Popping a node tests an unindexed own list whole and offers the rest to the
 // frontier: its tail, its index's runs (their top groups) and its children.
-// Popping a group offers the 8 below it, or tests the chunk's entries. The
+// Popping a group offers the OWN_GROUP below it, or tests the chunk's entries. The
 // results are ordered by reported distance, then id (knn_heap.h: knn_best).
 //
 // Why one frontier, ordered by id too: boxes that all hold the query point

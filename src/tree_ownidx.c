@@ -6,8 +6,8 @@
 //
 // A run's entries are laid out by a kd split of the boxes as points in
 // 2 * DIM dimensions (min and max per axis): the coordinate of largest spread,
-// cut at a power of two chunks so every group of 8 chunks (64, ...) is one
-// subtree of the split. Splitting on max as well as min keeps apart what
+// cut at a power of two chunks so every group of OWN_GROUP chunks (its
+// square, ...) is one subtree of the split. Splitting on max as well as min keeps apart what
 // centres alone would mix: strips along x and strips along y through one
 // point, a box holding the node's centre and the small ones around it.
 //
@@ -102,7 +102,7 @@ static void own_grow(tree_t *t, struct ownidx *ix, uint32_t r, uint32_t pos, con
 	const own_run *rn = own_run_at(ix, r);
 	box_t *base = &t->own_bounds[2 * (size_t)own_run_start(ix, r)];
 	uint32_t *least = &t->own_least[2 * (size_t)own_run_start(ix, r)];
-	for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
+	for (uint32_t l = 0; l < rn->levels; ++l, pos /= OWN_GROUP) {
 		box_t *b = &base[rn->off[l] + pos];
 		bool grew = false, fell = id < least[rn->off[l] + pos];
 		for (int d = 0; d < DIM; ++d) {
@@ -879,14 +879,14 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 	}
 	rn->off[0] = 0;
 	while (size > 1) {
-		uint32_t up = (size + 7) / 8;
+		uint32_t up = (size + OWN_GROUP - 1) / OWN_GROUP;
 		assert(l + 1 < OWN_LEVELS);
 		rn->off[l + 1] = off + size;
 		for (uint32_t p = 0; p < up; ++p) {
 			box_t b;
 			bound_clear(&b);
 			uint32_t lo = UINT32_MAX;
-			for (uint32_t q = p * 8; q < p * 8 + 8 && q < size; ++q) {
+			for (uint32_t q = p * OWN_GROUP; q < p * OWN_GROUP + OWN_GROUP && q < size; ++q) {
 				pairs_grow(&b, &base[off + q]);
 				if (least[off + q] < lo) lo = least[off + q];
 			}
@@ -1160,7 +1160,7 @@ static bool own_check_shape(const own_run *rn)
 	for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
 		if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return false;
 		off += size;
-		size = (size + 7) / 8;
+		size = (size + OWN_GROUP - 1) / OWN_GROUP;
 	}
 	return true;
 }
@@ -1197,7 +1197,7 @@ static const char *own_check_foreign(const tree_t *t, uint32_t ni, const struct 
 			live++;
 			if (!own_check_slot(t, ix, ni, a)) return "own-list index: a foreign record's slot is not marked";
 			const entry *e = entry_at(t, a);
-			for (uint32_t l = 0, q = p; l < rn->levels; ++l, q /= 8) {
+			for (uint32_t l = 0, q = p; l < rn->levels; ++l, q /= OWN_GROUP) {
 				if (!box_within(&e->box, base[rn->off[l] + q].min, base[rn->off[l] + q].max))
 					return "own-list index: a foreign group's bound misses its entry";
 				if (e->item + 1 < least[rn->off[l] + q]) return "own-list index: a foreign entry's id below its group's least";
@@ -1276,7 +1276,7 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 				}
 				const box_t *b = &t->chunks[c].e[k].box;
 				uint32_t pos = lo;
-				for (uint32_t l = 0; l < rn->levels; ++l, pos /= 8) {
+				for (uint32_t l = 0; l < rn->levels; ++l, pos /= OWN_GROUP) {
 					if (!box_within(b, base[rn->off[l] + pos].min, base[rn->off[l] + pos].max))
 						return "own-list index: a group's bound misses an entry";
 					if (t->chunks[c].e[k].item + 1 < own_least(t, ix)[2 * rn->first + rn->off[l] + pos])

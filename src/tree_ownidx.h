@@ -5,9 +5,9 @@
 // strips, boxes across a split line. A query that reaches the node used to
 // test every one of them. Once a node's own list holds OWN_MIN entries it gets
 // an index: its chunks are grouped into runs, each run a small implicit
-// bounding-volume hierarchy (a chunk's bound at the bottom, a bound per 8
-// chunks above, per 64 above that, ...), so a query descends the groups its
-// shape meets and tests only their chunks.
+// bounding-volume hierarchy (a chunk's bound at the bottom, a bound per
+// OWN_GROUP chunks above, per OWN_GROUP^2 above that, ...), so a query
+// descends the groups its shape meets and tests only their chunks.
 //
 // ## Layout
 //
@@ -104,10 +104,19 @@
 /// addresses in none of them before they fold.
 #define OWN_FRUNS 24
 #define OWN_FTAIL 8
-/// Levels of a run's hierarchy: 8^11 chunks is more than a pool holds.
-#define OWN_LEVELS 12
-/// The walk's stack: the runs' tops, then 8 a level.
-#define OWN_STACK (OWN_RUNS + OWN_FRUNS + 8 * OWN_LEVELS)
+/// Groups (or chunks) under a group of a run's hierarchy. Why 4, not 8: a
+/// group opened costs a test of each bound under it, and a run of long
+/// boxes of three kinds (crossing rods, plate stacks: they fit no child, so
+/// one own list holds them all) has at every level a group that mixes two
+/// kinds, whose bound holds the whole node, opened from any point: with 8,
+/// 10 nearest on 3D rods tested 299 and 388 a search at 6000 and 24000
+/// boxes (loose), with 4 271 and 333 (plate stacks 290, 330 -> 261, 287; 2D
+/// pinwheels under leaves 194, 192 -> 168, 164), at the same layout work.
+#define OWN_GROUP 4
+/// Levels of a run's hierarchy: 4^16 chunks is more than a pool holds.
+#define OWN_LEVELS 17
+/// The walk's stack: the runs' tops, then OWN_GROUP a level.
+#define OWN_STACK (OWN_RUNS + OWN_FRUNS + OWN_GROUP * OWN_LEVELS)
 
 typedef struct own_run {
 	uint32_t first; ///< its first position in ids; run j + 1 starts where run j ends
@@ -115,7 +124,7 @@ typedef struct own_run {
 	uint32_t live;  ///< positions whose chunk is still in the node's chain
 	uint32_t levels;
 	/// Level L's bounds start at bounds[2 * first + off[L]]; level 0 holds a
-	/// bound per chunk, level L + 1 one per 8 of level L, the top one bound.
+	/// bound per chunk, level L + 1 one per OWN_GROUP of level L, the top one bound.
 	uint32_t off[OWN_LEVELS];
 } own_run;
 
@@ -350,8 +359,8 @@ static inline uint32_t own_iter_index(const tree_t *t, own_iter *it, uint32_t *f
 			return id / CHUNK_CAP;
 		}
 		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
-		uint32_t end = s.pos * 8 + 8 < n_below ? s.pos * 8 + 8 : n_below;
-		for (uint32_t p = s.pos * 8; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
+		uint32_t end = s.pos * OWN_GROUP + OWN_GROUP < n_below ? s.pos * OWN_GROUP + OWN_GROUP : n_below;
+		for (uint32_t p = s.pos * OWN_GROUP; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
 	}
 	return NIL;
 }
@@ -390,8 +399,8 @@ static inline void own_group_below(const struct ownidx *ix, uint32_t r, uint32_t
 {
 	const own_run *run = own_run_at(ix, r);
 	uint32_t n_below = run->off[level] - run->off[level - 1];
-	*first = pos * 8;
-	*end = pos * 8 + 8 < n_below ? pos * 8 + 8 : n_below;
+	*first = pos * OWN_GROUP;
+	*end = pos * OWN_GROUP + OWN_GROUP < n_below ? pos * OWN_GROUP + OWN_GROUP : n_below;
 }
 
 /// The chunk at level-0 position pos of run r of node ni's index, the

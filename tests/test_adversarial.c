@@ -1410,12 +1410,34 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 	for (int d = 0; d < DIM; ++d) p[d] = x->max[d];
 }
 
+/// Issue 14's bound: no scene's nearest search past five times the uniform
+/// scene's tests (same size, same placement).
+#define NEAR_UNIFORM 5.0
+
+/// The ratio to the uniform scene that kind `kind` (KINDS: the centre scene)
+/// in placement pi (NPLACEMENTS: packed) is held to in test_nearest_work:
+/// NEAR_UNIFORM, but the centre scene under loose placement, still over it
+/// (11.96 in 3D, 7.59 in 2D at 3000 boxes; 11.19 and 6.47 at 1500, ASan's
+/// size): its boxes all hold the centre and fit no child, so they sit in the
+/// own lists of the nodes around it (some 40 of them, with 40 index runs in
+/// all), each near any point. Half its points are the centre, where the 10
+/// results are parted by id alone (3D: 560 tests a search, with index groups
+/// of 8); from the other half, anywhere, hundreds of its boxes are a few
+/// hundredths apart in distance (815), and the uniform scene reads 55.
+static double near_uniform_cap(int kind, int pi)
+{
+	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.2 : 7.8;
+	return NEAR_UNIFORM;
+}
+
 /// k nearest on every scene kind and the centre scene, every placement and
 /// the packed tree: each answer is brute force's, and the entries, index
 /// groups and nodes tested (the counting build) stay within c (log n + k) a
-/// search. (Searches from the centre tested every box holding it, 3 to 4.5
-/// times the bound, until index groups and packed lanes kept their least ids.
-/// The 3D centre scene under loose placement stayed at 1.15 until own lists
+/// search, and within NEAR_UNIFORM times the uniform scene's tests in the
+/// same placement (near_uniform_cap: the centre scene under loose placement
+/// held where it is). (Searches from the centre tested every box holding it,
+/// 3 to 4.5 times the bound, until index groups and packed lanes kept their
+/// least ids. The 3D centre scene under loose placement stayed at 1.15 until own lists
 /// kept their unindexed tail to the head chunk: its boxes sit in some 40
 /// nodes, 8 a level, each near any point from afar, and each tested up to
 /// nine tail chunks of boxes long on all three axes, whose bounds reach
@@ -1429,6 +1451,7 @@ static void test_nearest_work(void **state)
 	box_t *b = malloc(sizeof *b * N);
 	tu_near *want = malloc(sizeof *want * N);
 	int over = 0;
+	double uniform[NPLACEMENTS + 1] = {0.0}; // the uniform scene's tests (kind 0, the first) by placement
 	for (int kind = 0; kind <= KINDS; ++kind) {
 		int n = N;
 		// The centre scene's seed stays what its bound was set on (105) as kinds are added.
@@ -1473,9 +1496,16 @@ static void test_nearest_work(void **state)
 						        (double)nb[i].distance, want[i].id, sqrt(want[i].d2));
 			}
 #ifdef ORTHANT_COUNT_WORK
-			print_message("%-28s %-7s nearest n %5d: %8.0f tests, %.2f of c (log n + k)\n", name, place, n, work,
-			              work / bound);
+			if (kind == 0) uniform[pi] = work;
+			print_message("%-28s %-7s nearest n %5d: %8.0f tests, %.2f of c (log n + k), %.2f of uniform\n", name,
+			              place, n, work, work / bound, work / uniform[pi]);
 			over += work > bound;
+			// Shrunk past half (valgrind, coverage) the scenes are too small to
+			// weigh against each other; the counts are the same in every build.
+			if (tu_shrink() <= 2 && work > near_uniform_cap(kind, pi) * uniform[pi]) {
+				print_message("  over: %.1f times uniform\n", near_uniform_cap(kind, pi));
+				++over;
+			}
 #endif
 			if (t) {
 				tu_check_valid(t);
@@ -1488,7 +1518,7 @@ static void test_nearest_work(void **state)
 	}
 	free(b);
 	free(want);
-	if (over) TU_FAIL("%d scenes over c (log n + k) a nearest search\n", over);
+	if (over) TU_FAIL("%d scenes over c (log n + k) a nearest search, or over their bound against uniform\n", over);
 }
 
 /// The packed tree's batched k nearest on every scene kind and the centre
@@ -1755,10 +1785,42 @@ static void test_pinwheel_query_work(void **state)
 /// 1.45 and 1.46 (not looked into: 3D rods are 274 tests a search at 25000,
 /// 399 at 100000, 554 at 400000, where the uniform scene reads 140).
 #define PILE_KNN_GROWTH 1.6
-/// Either size, against the uniform scene of as many boxes (the packed tree;
-/// the trees read up to 7.3, 3D rods under loose placement at 4N: not held
-/// yet).
+/// Either size, against the uniform scene of as many boxes, in every
+/// placement and the packed tree (issue 14: no input past five times the
+/// uniform scene's work), but for pile_knn_uniform_cap's open cases.
 #define PILE_KNN_UNIFORM 5.0
+
+/// The ratio to the uniform scene a 10 nearest search on pile kind `pile`
+/// in placement pi is held to: PILE_KNN_UNIFORM, or for the cases still
+/// over it their reading at this session's end (at N and 4N, N = 6000, and
+/// at 3000 and 12000, ASan's sizes), so they can only get better. Why they
+/// are over: the long boxes fit no child, so all of them sit in one or two
+/// own lists (3D rods loose: the root alone; under leaves a leaf or two),
+/// and a big own list's index is a logarithmic method's runs (tree_ownidx.h:
+/// Layout; 12 runs at 24000, 11 at 6000), each a hierarchy
+/// the search descends on its own. The three families of rods (plate stacks)
+/// do not divide at the hierarchy's power-of-two cuts, so every run has
+/// groups that mix two families, whose bounds hold the whole region: each
+/// run costs a path of groups and a chunk or two near any point (with groups
+/// of 8: a run of 16 chunks about 24 tests, of 1024 about 58; groups of 4,
+/// OWN_GROUP, took a tenth to a sixth off). The same boxes built in one run
+/// (ortN_tree_build, groups of 8) read 111 and 123 (rods), 94 and 127 (plate
+/// stacks). Folding the runs by levels (one run a level) read 198 and 227
+/// for rods but doubled the index's layout work on insert (test_ownidx.c's
+/// build bound, 1.23 to 1.30 of it); a binary counter read 225 and 269 at
+/// 1.4 times the layout work (both with groups of 8). (A node's visit counts one test, its children's
+/// bounds none, where an index group's 8 bounds count 8: the uniform scene's
+/// searches measure more child bounds than they count, 75 to 56 in 3D loose
+/// at 24000.)
+static double pile_knn_uniform_cap(int pile, int pi)
+{
+	if (DIM == 2 && pi == 2 && pile == SCN_PILE_PINWHEEL) return 5.2; // leaves: 3.49, 5.06 at 3000
+	if (pi != 0 || DIM == 2) return PILE_KNN_UNIFORM;
+	// 3D, loose placement:
+	if (pile == SCN_PILE_STACKS) return 5.4; // 5.30, 5.10; 3.54, 4.14
+	if (pile == SCN_PILE_RODS) return 6.0;   // 5.51, 5.92; 3.67, 4.91
+	return PILE_KNN_UNIFORM;
+}
 
 /// Tests per 10 nearest search (an item's high corner, as the adversarial
 /// benchmark draws them) on pile kind `pile` (scn_pile_box; -1: the
@@ -1834,8 +1896,9 @@ static double pile_knn_work(int pile, int n, int pi)
 /// placement and the packed tree (one by one and batched): every answer
 /// brute force's, and the
 /// boxes, entries and lanes tested a search (the counting build) grow from
-/// N to 4N by at most PILE_KNN_GROWTH and (the packed tree) stay within
-/// PILE_KNN_UNIFORM times the uniform scene's at each size.
+/// N to 4N by at most PILE_KNN_GROWTH and stay within PILE_KNN_UNIFORM
+/// times the uniform scene's at each size (pile_knn_uniform_cap: the cases
+/// still over it held where they are).
 static void test_pile_nearest_growth(void **state)
 {
 	(void)state;
@@ -1856,12 +1919,11 @@ static void test_pile_nearest_growth(void **state)
 			// for the bound (trees at 750 -> 3000: rods 1.68 to 1.85, 3D pinwheel
 			// under leaves 2.01; packed rods at 6250: 1.69); the counts are
 			// the same in every build, so the release and ASan runs hold it
-			// for them. The trees' ratios to their uniform scene are not held
-			// yet (PILE_KNN_UNIFORM).
+			// for them.
 			if (tu_shrink() > 2) continue;
-			if (w4 > PILE_KNN_GROWTH * w1 ||
-			    (pi == NPLACEMENTS && (w1 > PILE_KNN_UNIFORM * u1 || w4 > PILE_KNN_UNIFORM * u4))) {
-				print_message("  over: growth bound %.2f, %.1f times uniform\n", PILE_KNN_GROWTH, PILE_KNN_UNIFORM);
+			double cap = pile_knn_uniform_cap(piles[k], pi);
+			if (w4 > PILE_KNN_GROWTH * w1 || w1 > cap * u1 || w4 > cap * u4) {
+				print_message("  over: growth bound %.2f, %.1f times uniform\n", PILE_KNN_GROWTH, cap);
 				++over;
 			}
 #else
