@@ -851,10 +851,12 @@ static void test_pairs_work(void **state)
 }
 
 /// Box tests allowed on crossing rods: c (n log2 n + k), with c a third of
-/// work_bound's, and no extra log. At N = 8000 in 3D the most is 0.86 of
-/// it (packed), 0.80 under leaves placement; before a streamed pile was
-/// split on planes first (stream_self) leaves made 2.78 of it (and 0.83
-/// with another seed: the cliff depends on where the rods fall in leaves).
+/// work_bound's, and no extra log. At N = 8000 (main 8671294) the most in 3D
+/// is 0.53 of it, under leaves placement, in every turn of the axes (loose,
+/// tight and packed 0.24); in 2D 0.15 (leaves), the others 0.06 to 0.13.
+/// Before a streamed pile was split on planes first (stream_self) leaves
+/// made 2.78 of it (and 0.83 with another seed: the cliff depends on where
+/// the rods fall in leaves).
 #define RODS_C 8.0
 
 /// find_pairs on crossing rods (scn_pile_box) in every order of the axes,
