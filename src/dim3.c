@@ -8,6 +8,7 @@
 #include "tree_build.c"
 #include "tree_check.c"
 #include "tree_ownidx.c"
+#include "tree_mirror.c"
 #include "query.c"
 #include "query_knn.c"
 #include "query_cast.c"

@@ -30,9 +30,11 @@ bool ORTHANT_NAME(box_ray)(box_t box, const float origin[DIM], const float dir[D
 
 // ---- the walk ------------------------------------------------------------------------
 
-/// A node on the near-first stack, with where the sweep enters it.
+/// A node on the near-first stack, with where the sweep enters it, and its
+/// sub code: MIRROR_NODE to walk it by its node, else its mirror record's
+/// (tree_mirror.c).
 typedef struct ray_node {
-	uint32_t node;
+	uint32_t node, sub;
 	float enter;
 } ray_node;
 
@@ -50,6 +52,8 @@ typedef struct sweep {
 	/// along is a test of its own: ray_slab).
 	bool lanes;
 	__m128 lane_size, lane_origin, lane_dir;
+	/// sweep_mirror_hits' rows: each axis' size, origin and direction in all four lanes.
+	__m128 row_size[DIM], row_origin[DIM], row_dir[DIM];
 #endif
 } sweep;
 
@@ -82,6 +86,44 @@ static void sweep_lanes(sweep *w)
 	w->lane_size = _mm_loadu_ps(s);
 	w->lane_origin = _mm_loadu_ps(o);
 	w->lane_dir = _mm_loadu_ps(v);
+	for (int d = 0; d < DIM; ++d) {
+		w->row_size[d] = _mm_set1_ps(w->size[d]);
+		w->row_origin[d] = _mm_set1_ps(w->origin[d]);
+		w->row_dir[d] = _mm_set1_ps(w->dir[d]);
+	}
+}
+#endif
+
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+/// The end of sweep_box_hits: each axis' entry and exit quotients, lanes l
+/// and h, met as ray_slab meets them.
+static inline bool sweep_quotients_meet(float tmax, __m128 l, __m128 h, float *enter)
+{
+	// No quotient is NaN (no axis of dir is 0 and every coordinate is
+	// finite), so min and max are ray_slab's swap, and max_ss(x, t0) /
+	// min_ss(x, t1) its "if (x > t0) t0 = x" / "if (x < t1) t1 = x".
+	__m128 a = _mm_min_ps(l, h), c = _mm_max_ps(l, h);
+	__m128 t0 = _mm_max_ss(a, _mm_setzero_ps()), t1 = _mm_min_ss(c, _mm_set_ss(tmax));
+	t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 1, 1, 1)), t0);
+	t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1)), t1);
+#if DIM == 3
+	t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 2, 2, 2)), t0);
+	t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(2, 2, 2, 2)), t1);
+#endif
+	float e0 = _mm_cvtss_f32(t0);
+	*enter = e0;
+	return e0 <= _mm_cvtss_f32(t1);
+}
+#endif
+
+#if defined(__SSE2__) && DIM == 2
+/// sweep_box_hits of a 2D box in a register (min x, min y, max x, max y).
+static inline bool sweep_reg_hits(const sweep *w, float tmax, __m128 b, float *enter)
+{
+	assert(w->lanes);
+	__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(b, w->lane_size), w->lane_origin), w->lane_dir);
+	__m128 h = _mm_shuffle_ps(l, l, _MM_SHUFFLE(1, 0, 3, 2)); // each axis' max quotient in its lane
+	return sweep_quotients_meet(tmax, l, h, enter);
 }
 #endif
 
@@ -95,30 +137,15 @@ static inline bool sweep_box_hits(const sweep *w, float tmax, const box_t *b, fl
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
 	if (w->lanes) {
 #if DIM == 2
-		__m128 l = _mm_loadu_ps((const float *)b); // min and max are adjacent: one load
-		l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(l, w->lane_size), w->lane_origin), w->lane_dir);
-		__m128 h = _mm_shuffle_ps(l, l, _MM_SHUFFLE(1, 0, 3, 2)); // each axis' max quotient in its lane
+		return sweep_reg_hits(w, tmax, _mm_loadu_ps((const float *)b), enter); // min and max adjacent: one load
 #else
 		__m128 l = _mm_loadu_ps(b->min);
 		__m128 h = _mm_loadu_ps(&b->min[2]); // min z, max x, y, z: every lane a coordinate
 		h = _mm_shuffle_ps(h, h, _MM_SHUFFLE(0, 3, 2, 1));
 		l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(l, w->lane_size), w->lane_origin), w->lane_dir);
 		h = _mm_div_ps(_mm_sub_ps(h, w->lane_origin), w->lane_dir);
+		return sweep_quotients_meet(tmax, l, h, enter);
 #endif
-		// No quotient is NaN (no axis of dir is 0 and every coordinate is
-		// finite), so min and max are ray_slab's swap, and max_ss(x, t0) /
-		// min_ss(x, t1) its "if (x > t0) t0 = x" / "if (x < t1) t1 = x".
-		__m128 a = _mm_min_ps(l, h), c = _mm_max_ps(l, h);
-		__m128 t0 = _mm_max_ss(a, _mm_setzero_ps()), t1 = _mm_min_ss(c, _mm_set_ss(tmax));
-		t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 1, 1, 1)), t0);
-		t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1)), t1);
-#if DIM == 3
-		t0 = _mm_max_ss(_mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 2, 2, 2)), t0);
-		t1 = _mm_min_ss(_mm_shuffle_ps(c, c, _MM_SHUFFLE(2, 2, 2, 2)), t1);
-#endif
-		float e0 = _mm_cvtss_f32(t0);
-		*enter = e0;
-		return e0 <= _mm_cvtss_f32(t1);
 	}
 #endif
 	return sweep_hits(w, tmax, b->min, b->max, enter);
@@ -167,7 +194,10 @@ static bool sweep_group(const void *q, const box_t *b, float *key)
 
 /// The own entries of node ni that the sweep touches, to fn, a chunk at a
 /// time, each clipping *clip as fn says; false when fn stopped the walk.
-static inline bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx, bool plain, bool leaves,
+/// Always inlined: plain and leaves are constants of each walk, which drop
+/// the tests that walk does not make (left out of line in the mirror walk,
+/// it made a third of that walk's instructions).
+ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx, bool plain, bool leaves,
                              uint32_t ni, float *clip)
 {
 	const node *n = &t->nodes[ni];
@@ -218,6 +248,101 @@ static inline bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void
 	return true;
 }
 
+/// The children of mirror record b the sweep reaches, a bit each (live
+/// holds the children there are), and where: enter[c]. sweep_box_hits' test
+/// on each child's bound, four at a time with lanes: a row of the record is
+/// one axis of four children, so each quotient is the same IEEE division and
+/// each min and max the same operation on the same operands in the same
+/// order as sweep_box_hits' (the four-box test of c573be0 was slower for
+/// gathering boxes from four nodes; a row needs no gather).
+static inline unsigned sweep_mirror_hits(const sweep *w, float tmax, const mirror_bounds *b, unsigned live,
+                                         float enter[NCHILD])
+{
+	unsigned hit = 0;
+#if defined(__SSE2__)
+	if (w->lanes) {
+		for (int g = 0; g < NCHILD; g += 4) {
+			__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
+			for (int d = 0; d < DIM; ++d) {
+				__m128 o = w->row_origin[d], v = w->row_dir[d];
+				__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(_mm_loadu_ps(&b->lo[d][g]), w->row_size[d]), o), v);
+				__m128 h = _mm_div_ps(_mm_sub_ps(_mm_loadu_ps(&b->hi[d][g]), o), v);
+				t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
+				t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
+			}
+			_mm_storeu_ps(&enter[g], t0);
+			hit |= (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1)) << g;
+		}
+		return hit & live;
+	}
+#endif
+	for (int c = 0; c < NCHILD; ++c) {
+		box_t cb;
+		for (int d = 0; d < DIM; ++d) {
+			cb.min[d] = b->lo[d][c];
+			cb.max[d] = b->hi[d][c];
+		}
+		if ((live >> c & 1) && sweep_box_hits(w, tmax, &cb, &enter[c])) hit |= 1u << c;
+	}
+	return hit;
+}
+
+/// The children record l lists, a bit each.
+static inline unsigned mirror_live(const mirror_link *l)
+{
+	unsigned live = 0;
+#if defined(__SSE2__)
+	for (int g = 0; g < NCHILD; g += 4) {
+		__m128i ids = _mm_loadu_si128((const __m128i *)(const void *)&l->child[g]);
+		__m128i nil = _mm_cmpeq_epi32(ids, _mm_set1_epi32(-1)); // NIL
+		live |= (~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(nil)) & 15u) << g;
+	}
+#else
+	for (int c = 0; c < NCHILD; ++c) live |= (unsigned)(l->child[c] != NIL) << c;
+#endif
+	return live;
+}
+
+/// sweep_descend's step for a node with a mirror record (rn.sub): its own
+/// entries when it has any, then its children's bounds from the record, four
+/// at a time, each pushed with its sub code; false when fn stopped the walk.
+/// The same tests as on the nodes (the bounds are copies), in the same
+/// order, but a line a node, and no node read but where entries are.
+ORT_INLINE bool sweep_record(const tree_t *t, const sweep *w, sweep_fn *fn, void *ctx, ray_node rn, float *clip,
+                             ray_node *stack, size_t *top, size_t cap)
+{
+	if ((rn.sub & MIRROR_OWN) && t->nodes[rn.node].count && !sweep_own(t, w, fn, ctx, true, false, rn.node, clip))
+		return false;
+	// Read after the callbacks: what they change waits for the walk's end,
+	// so the mirror is still there (the node pool may have moved).
+	uint32_t ri = rn.sub & MIRROR_INDEX;
+	assert(t->mirror && ri < t->mirror_len);
+	const mirror_link *l = &t->mirror[ri];
+	unsigned live = mirror_live(l);
+	WORK_TESTS(__builtin_popcount(live)); // the children's bounds (the counting build: tests/test_adversarial.c)
+	float child_t[NCHILD];
+	size_t kids = *top;
+	(void)cap; // the asserts'
+	for (unsigned hit = sweep_mirror_hits(w, *clip, &t->mirror_box[ri], live, child_t); hit; hit &= hit - 1) {
+		int c = __builtin_ctz(hit);
+		// What its pop reads first, fetched while the nodes above it on the
+		// stack are walked: its record, and its node if it has entries or
+		// has no record.
+		uint32_t sub = l->sub[c], ci = l->child[c];
+		if (!(sub & MIRROR_NODE)) {
+			fetch_span(&t->mirror_box[sub & MIRROR_INDEX], sizeof(mirror_bounds));
+			__builtin_prefetch(&t->mirror[sub & MIRROR_INDEX]);
+		}
+		if (sub & (MIRROR_OWN | MIRROR_NODE)) fetch_span(&t->nodes[ci], sizeof(node));
+		float te = child_t[c];
+		assert(*top < cap);
+		size_t j = (*top)++;
+		for (; j > kids && stack[j - 1].enter < te; --j) stack[j] = stack[j - 1];
+		stack[j] = (ray_node){ci, sub, te};
+	}
+	return true;
+}
+
 /// Every entry the sweep touches, each item once, children near-first, the
 /// segment clipped by what fn returns. Called with plain (no filter, not
 /// leaves placement: each node and entry one box test) and leaves constant
@@ -232,12 +357,19 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 	size_t top = 0;
 	float tmax = w->max_t, enter;
 	const node *root = &t->nodes[t->root];
+	// A plain walk of a tree with a mirror reads records down to the nodes
+	// the mirror leaves to it.
+	uint32_t root_sub = plain && t->mirror ? t->mirror_root : MIRROR_NODE;
 	if (sweep_node(t, w, tmax, root, &enter) && root->total && (node_cats(t, t->root) & w->mask))
-		stack[top++] = (ray_node){t->root, enter};
+		stack[top++] = (ray_node){t->root, root_sub, enter};
 	while (top > 0) {
 		ray_node rn = stack[--top];
-		const node *n = &t->nodes[rn.node];
 		if (rn.enter > tmax) continue;
+		if (plain && !(rn.sub & MIRROR_NODE)) {
+			if (!sweep_record(t, w, fn, ctx, rn, &tmax, stack, &top, cap)) goto done;
+			continue;
+		}
+		const node *n = &t->nodes[rn.node];
 		// An inner node's own list is mostly empty (S5: 7 of the 9 nodes a
 		// first-hit ray enters): its walk is not even set up.
 		if (n->count && !sweep_own(t, w, fn, ctx, plain, leaves, rn.node, &tmax)) goto done;
@@ -268,7 +400,7 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			assert(top < cap);
 			size_t j = top++;
 			for (; j > kids && stack[j - 1].enter < enter; --j) stack[j] = stack[j - 1];
-			stack[j] = (ray_node){ci, enter};
+			stack[j] = (ray_node){ci, MIRROR_NODE, enter};
 		}
 	}
 done:
@@ -280,7 +412,8 @@ static ort_result sweep_walk(const tree_t *t, const sweep *w, sweep_fn *fn, void
 {
 	if (t->root == NIL) return ORT_OK;
 	bool leaves = t->def.placement == ORT_PLACEMENT_LEAVES;
-	if (!leaves && w->mask == ORT_MASK_ALL) return sweep_descend(t, w, fn, ctx, true, false);
+	if (!leaves && w->mask == ORT_MASK_ALL)
+		return sweep_descend(t, w, fn, ctx, true, false);
 	return leaves ? sweep_descend(t, w, fn, ctx, false, true) : sweep_descend(t, w, fn, ctx, false, false);
 }
 

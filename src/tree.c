@@ -114,6 +114,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
+	mirror_drop(t);
 	mem_free(t, t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap);
 	bp_free(t);
 	detached_free(t);
@@ -794,6 +795,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 	}
 	t->node_live = 0;
 	own_clear(t);
+	mirror_forget(t); // its block stays for the next build
 	t->chunk_free = NIL;
 	for (uint32_t i = t->chunk_len; i-- > 0;) t->chunks[i].next = i + 1 < t->chunk_len ? i + 1 : NIL;
 	t->chunk_free = t->chunk_len ? 0 : NIL;

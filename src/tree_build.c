@@ -759,6 +759,7 @@ static void build_done(tree_t *t)
 {
 	if (!t->built) pools_fit(t);
 	t->built = true;
+	mirror_make(t);
 }
 
 ort_result ORTHANT_NAME(tree_build)(tree_t *t, const box_t *boxes, void *const *user, int count, ort_handle *out)

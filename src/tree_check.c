@@ -176,6 +176,9 @@ ort_result ORTHANT_NAME(tree_validate)(const tree_t *t, char *msg, size_t msg_si
 		if (i >= t->chunk_len || ++free_chunks > t->chunk_len) return vfail(&v, "chunk free list is broken");
 	if (free_chunks != t->chunk_free_count || free_chunks + v.chunks != t->chunk_len)
 		return vfail(&v, "chunks: free + used != allocated");
+	// The tree's links are sound by now: the mirror's walk along them is safe.
+	const char *mir = mirror_check(t);
+	if (mir) return vfail(&v, "%s", mir);
 	uint64_t live = 0, free_items = 0, want_entries = 0, capped = 0;
 	for (uint32_t i = 0; i < t->item_len; ++i) {
 		const item *it = &t->items[i];

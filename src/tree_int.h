@@ -73,6 +73,7 @@
 #define ORTHANT_SRC_TREE_INT_H
 
 #include <assert.h>
+#include <float.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,27 @@ typedef struct node {
 	uint8_t retry;
 } node;
 _Static_assert(sizeof(node) == (DIM == 2 ? 68 : 100), "a node grew: S4's bytes an object count it (tree_int.h Layout)");
+
+/// A mirror record (tree_mirror.c): what a ray's descent reads of a divided
+/// node, in two parts. The bounds of its children, one row an axis (a row
+/// is a vector register of four children), a line in 2D; an absent child
+/// (none, or holding nothing) has a row slot that is never read.
+typedef struct mirror_bounds {
+	float lo[DIM][NCHILD], hi[DIM][NCHILD];
+} mirror_bounds;
+_Static_assert(DIM != 2 || sizeof(mirror_bounds) == 64, "a 2D record's bounds are one cache line");
+/// And the links: child[c] is the child, NIL where it holds nothing;
+/// sub[c] its sub code: MIRROR_OWN when it has entries of its own, and its
+/// record (MIRROR_INDEX), or MIRROR_NODE when it has none: the walk reads
+/// the node from there down.
+typedef struct mirror_link {
+	uint32_t child[NCHILD];
+	uint32_t sub[NCHILD];
+} mirror_link;
+#define MIRROR_OWN 0x80000000u
+#define MIRROR_NODE 0x40000000u
+#define MIRROR_INDEX 0x3fffffffu
+#define MIRROR_NONE MIRROR_INDEX
 
 enum item_flags {
 	ITEM_LIVE = 1,
@@ -326,6 +348,15 @@ struct ORTHANT_NAME(tree) {
 	uint32_t *mlog;
 	uint32_t mlog_cap, mlog_len, mlog_pos; ///< room; the previous round's moves; this round's so far
 
+	/// The ray walk's mirror of the divided nodes (tree_mirror.c), NULL
+	/// unless a build made it and nothing has changed since: record i is
+	/// mirror_box[i] and mirror[i] (both in mirror_mem, the bounds on
+	/// lines, kept through a clear); mirror_root is the root's sub code.
+	mirror_link *mirror;
+	mirror_bounds *mirror_box;
+	void *mirror_mem;
+	uint32_t mirror_len, mirror_cap, mirror_root; ///< records in use, records the block holds
+
 	/// The detached mode (tree_detach.c): a big move_many batch writes its
 	/// boxes into a dense array, and the entries take them later (DET_*).
 	struct detached *det;
@@ -360,8 +391,11 @@ static inline void bound_clear(box_t *b)
 	}
 }
 
+static void mirror_drop(tree_t *t);
+
 /// Grow node ni's bound, and its ancestors', to hold box; stops at the first
-/// that holds it already (its ancestors hold it too).
+/// that holds it already (its ancestors hold it too). A bound that grows
+/// may outgrow its mirror record: the mirror goes.
 static inline void bound_grow(tree_t *t, uint32_t ni, const box_t *box)
 {
 	while (ni != NIL) {
@@ -372,6 +406,7 @@ static inline void bound_grow(tree_t *t, uint32_t ni, const box_t *box)
 			if (box->max[d] > n->bound.max[d]) n->bound.max[d] = box->max[d], grew = true;
 		}
 		if (!grew) return;
+		if (t->mirror) mirror_drop(t);
 		ni = n->parent;
 	}
 }
@@ -739,6 +774,11 @@ static void own_drop(tree_t *t, uint32_t ni);
 static void own_clear(tree_t *t);
 static void own_free_all(tree_t *t);
 static const char *own_check(const tree_t *t, uint32_t ni);
+
+// The ray walk's mirror (tree_mirror.c): made by a build, dropped by a change.
+static void mirror_make(tree_t *t);
+static void mirror_forget(tree_t *t);
+static const char *mirror_check(const tree_t *t);
 
 // ---- readers ------------------------------------------------------------------------
 //

@@ -100,6 +100,7 @@ static uint32_t node_new(tree_t *t)
 		assert(t->node_len < t->node_cap);
 		i = t->node_len++;
 	}
+	if (t->mirror) mirror_drop(t); // a node the mirror does not know
 	node *n = &t->nodes[i];
 	memset(n, 0, sizeof *n);
 	bound_clear(&n->bound);
@@ -114,6 +115,7 @@ static uint32_t node_new(tree_t *t)
 
 static void node_release(tree_t *t, uint32_t i)
 {
+	if (t->mirror) mirror_drop(t); // its records may name the node
 	own_drop(t, i);
 	node *n = &t->nodes[i];
 	assert(n->head == NIL && n->count == 0);
@@ -233,6 +235,7 @@ static void pools_fit(tree_t *t)
 /// Append an entry to node ni; needs one reserved chunk when the head is full.
 static uint32_t entry_append(tree_t *t, uint32_t ni, const box_t *box, uint32_t item_index)
 {
+	if (t->mirror) mirror_drop(t); // the node may have had no own entries
 	node *n = &t->nodes[ni];
 	bool fresh = n->count % CHUNK_CAP == 0;
 	if (fresh) {

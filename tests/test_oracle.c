@@ -367,6 +367,85 @@ static void test_grid_edges(void **state)
 	free(boxes);
 }
 
+/// The rays of a built tree (which walk its mirror, tree_mirror.c) against
+/// brute force, and again after each kind of change: one that leaves the
+/// mirror right (an in-place move inside the node's bound keeps the tree's
+/// bytes) and ones that drop it (a move that grows a bound, an insert, a
+/// removal that prunes), a clear and a rebuild, and in both placements that
+/// have one.
+static void test_built_mirror_lifetime(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	box_t *boxes = malloc(sizeof *boxes * N);
+	tu_rng r = tu_rng_make(77);
+	for (int i = 0; i < N; ++i)
+		boxes[i] = i % 97 == 0 ? random_box(&r, 0, 1000, 300) : random_box(&r, 0, 1000, 8); // some stay in inner nodes
+	for (int p = 0; p < 2; ++p) {
+		def_t def = TU(tree_default_def)();
+		def.placement = p ? ORT_PLACEMENT_TIGHT : ORT_PLACEMENT_LOOSE;
+		tree_t *t;
+		assert_int_equal(TU(tree_create)(&def, &t), ORT_OK);
+		ort_handle *h = malloc(sizeof *h * N);
+		model m;
+		tu_model_init(&m, N + 1);
+		assert_int_equal(TU(tree_build)(t, boxes, NULL, N, h), ORT_OK);
+		for (int i = 0; i < N; ++i) tu_model_add(&m, h[i], boxes[i]);
+		ort_tree_stats built, now;
+		TU(tree_get_stats)(t, &built);
+		for (int step = 0; step < 6; ++step) {
+			TU_CONTEXT("mirror, %s, step %d", ort_placement_string(def.placement), step);
+			tu_check_valid(t);
+			for (int q = 0; q < 60; ++q) {
+				float o[DIM], dir[DIM];
+				for (int d = 0; d < DIM; ++d) {
+					o[d] = tu_float(&r, -50, 1050);
+					dir[d] = q % 6 == 0 && d == 0 ? 0.0f : tu_float(&r, -1, 1); // some along axes: the one-box tests
+				}
+				tu_check_ray(t, &m, o, dir, q % 3 == 0 ? INFINITY : tu_float(&r, 0, 600));
+			}
+			TU(tree_get_stats)(t, &now);
+			if (step == 0) {
+				// Shrink a box in place: every bound still holds, the mirror stays.
+				box_t b = m.box[1];
+				for (int d = 0; d < DIM; ++d) b.max[d] = b.min[d] + (b.max[d] - b.min[d]) * 0.5f;
+				assert_int_equal(TU(tree_move)(t, m.handle[1], b), ORT_OK);
+				m.box[1] = b;
+			} else if (step == 1) {
+				if (now.bytes != built.bytes) TU_FAIL("an in-place move changed the bytes: %zu, built %zu\n", now.bytes, built.bytes);
+				// Far out: bounds grow, the mirror goes.
+				box_t b = m.box[2];
+				for (int d = 0; d < DIM; ++d) b.min[d] += 2000.0f, b.max[d] += 2000.0f;
+				assert_int_equal(TU(tree_move)(t, m.handle[2], b), ORT_OK);
+				m.box[2] = b;
+			} else if (step == 2) {
+				if (now.bytes >= built.bytes) TU_FAIL("the mirror outlived a growing bound: %zu bytes, built %zu\n", now.bytes, built.bytes);
+				// Rebuilt, then an insert and a removal.
+				TU(tree_clear)(t);
+				tu_model_free(&m);
+				tu_model_init(&m, N + 1);
+				assert_int_equal(TU(tree_build)(t, boxes, NULL, N, h), ORT_OK);
+				for (int i = 0; i < N; ++i) tu_model_add(&m, h[i], boxes[i]);
+			} else if (step == 3) {
+				ort_handle x;
+				box_t b = random_box(&r, 0, 1000, 8);
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &x), ORT_OK);
+				tu_model_add(&m, x, b);
+			} else if (step == 4) {
+				assert_int_equal(TU(tree_build)(t, NULL, NULL, 0, NULL), ORT_OK); // nothing stored: nothing made
+				for (int i = m.n; i-- > N / 2;) {
+					assert_int_equal(TU(tree_remove)(t, m.handle[i]), ORT_OK);
+					tu_model_remove_at(&m, i);
+				}
+			}
+		}
+		tu_model_free(&m);
+		free(h);
+		TU(tree_destroy)(t);
+	}
+	free(boxes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_loose_region),   cmocka_unit_test(test_tight_region),
 	    cmocka_unit_test(test_leaves_region),  cmocka_unit_test(test_identical_beyond_bucket),
 	    cmocka_unit_test(test_shape_small_in_large), cmocka_unit_test(test_grid_edges),
+	    cmocka_unit_test(test_built_mirror_lifetime),
 	};
 	return cmocka_run_group_tests_name(TU_GROUP("oracle"), tests, NULL, NULL);
 }
