@@ -28,7 +28,7 @@
 // reused in the same frame). Of the codes that move every item, 0xFE moves
 // them in one move_many batch.
 //
-// ORTHANT_FUZZ_ORACLE_EVERY=k (valgrind's replays in scripts/test.sh) makes
+// ORTHANT_FUZZ_ORACLE_EVERY=k (valgrind's replays and the fuzz run in scripts/test.sh) makes
 // the brute-force pair sets, quadratic in the items, only every k-th step and
 // the last: the library is called exactly as without it (find_pairs and
 // update_pairs every step, their events kept), so the same paths run, and a
