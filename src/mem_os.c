@@ -17,7 +17,9 @@ void ort_mem_prefault(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
 	if (bytes < ORT_PREFAULT_MIN) return;
-	uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
+	long size = sysconf(_SC_PAGESIZE); // madvise wants page-aligned starts: 4 KB here, 16 or 64 KB on some arm64
+	if (size <= 0) return;
+	uintptr_t page = (uintptr_t)size, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
 	if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #else
 	(void)p;
