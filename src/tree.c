@@ -114,7 +114,7 @@ void ORTHANT_NAME(tree_destroy)(tree_t *t)
 	mem_free(t, t->spheres, (size_t)t->sphere_cap * sizeof(sphere_t));
 	mem_free(t, t->pending, (size_t)t->pending_cap * sizeof(struct deferred));
 	own_free_all(t);
-	mirror_drop(t);
+	mirror_release(t);
 	mem_free(t, t->overcap, (size_t)t->overcap_cap * sizeof *t->overcap);
 	bp_free(t);
 	detached_free(t);
@@ -796,6 +796,7 @@ void ORTHANT_NAME(tree_clear)(tree_t *t)
 	t->node_live = 0;
 	own_clear(t);
 	mirror_forget(t); // its block stays for the next build
+	t->mirror_keep |= t->built; // a tree built again: from now on through changes too
 	t->chunk_free = NIL;
 	for (uint32_t i = t->chunk_len; i-- > 0;) t->chunks[i].next = i + 1 < t->chunk_len ? i + 1 : NIL;
 	t->chunk_free = t->chunk_len ? 0 : NIL;

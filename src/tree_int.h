@@ -356,6 +356,9 @@ struct ORTHANT_NAME(tree) {
 	mirror_bounds *mirror_box;
 	void *mirror_mem;
 	uint32_t mirror_len, mirror_cap, mirror_root; ///< records in use, records the block holds
+	/// A clear came after a build: the tree is rebuilt, and a change after
+	/// a build keeps the block for the next build (mirror_drop).
+	bool mirror_keep;
 
 	/// The detached mode (tree_detach.c): a big move_many batch writes its
 	/// boxes into a dense array, and the entries take them later (DET_*).
@@ -392,6 +395,7 @@ static inline void bound_clear(box_t *b)
 }
 
 static void mirror_drop(tree_t *t);
+static void mirror_release(tree_t *t);
 
 /// Grow node ni's bound, and its ancestors', to hold box; stops at the first
 /// that holds it already (its ancestors hold it too). A bound that grows

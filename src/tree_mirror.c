@@ -23,8 +23,12 @@
 // and keeps its block for the next build (mirror_forget). What a
 // removal or an in-place move within the bound leaves is still right: every
 // bound still holds what it held, and an own-entries flag only says where to
-// look (the node's count says what is there). So a tree that changes every
-// frame has no mirror after its first change, and spends no bytes on one.
+// look (the node's count says what is there). So a tree built once that
+// changes every frame has no mirror after its first change, and spends no
+// bytes on one. A tree that is cleared and built again keeps the block
+// through every change from its first clear with a block on (mirror_keep):
+// a frame that builds and then inserts or moves would otherwise give it
+// back and take it anew, an allocation a frame.
 #include "tree_int.h"
 
 /// Bytes of a mirror block of cap records: the bounds, the links, and the
@@ -33,7 +37,8 @@ static size_t mirror_bytes(uint32_t cap) { return (size_t)cap * (sizeof(mirror_b
 
 /// The mirror is wrong from now on: no walk reads it. A clear keeps its
 /// block for the build that follows (a tree rebuilt every frame allocates
-/// nothing); any other change gives it back (mirror_drop).
+/// nothing); any other change gives it back unless the tree is rebuilt
+/// (mirror_drop).
 static void mirror_forget(tree_t *t)
 {
 	t->mirror = NULL;
@@ -41,12 +46,23 @@ static void mirror_forget(tree_t *t)
 	t->mirror_len = 0;
 }
 
-static void mirror_drop(tree_t *t)
+/// The mirror and its block are gone (a block too small, the tree destroyed).
+static void mirror_release(tree_t *t)
 {
 	mirror_forget(t);
 	mem_free(t, t->mirror_mem, mirror_bytes(t->mirror_cap));
 	t->mirror_mem = NULL;
 	t->mirror_cap = 0;
+}
+
+/// A change made the mirror wrong: it goes, and its block too unless the
+/// tree is rebuilt (mirror_keep: the next build takes it again).
+static void mirror_drop(tree_t *t)
+{
+	if (t->mirror_keep)
+		mirror_forget(t);
+	else
+		mirror_release(t);
 }
 
 /// Whether node n gets a record: divided, with a child that holds anything
@@ -102,7 +118,7 @@ static void mirror_make(tree_t *t)
 	for (uint32_t i = 0; i < t->node_len; ++i) len += !(t->nodes[i].flags & NODE_FREE) && mirror_wants(t, &t->nodes[i]);
 	if (len == 0) return;
 	if (len > t->mirror_cap) {
-		mirror_drop(t);
+		mirror_release(t);
 		t->mirror_mem = mem_alloc(t, mirror_bytes(len));
 		if (!t->mirror_mem) return;
 		t->mirror_cap = len;

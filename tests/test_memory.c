@@ -286,7 +286,10 @@ static void test_growth_after_build(void **state)
 }
 
 /// A tree rebuilt every frame keeps its second build's memory: nothing is
-/// allocated from the third build on (a first build gives its scratch back).
+/// allocated from the third build on (a first build gives its scratch back),
+/// also when each frame changes the built tree (a few inserts, one of them
+/// growing the root's bound, and a move), which drops the ray walk's mirror
+/// of the build (tree_mirror.c): a frame's build must find its block kept.
 static void test_rebuild_allocates_nothing(void **state)
 {
 	(void)state;
@@ -295,15 +298,25 @@ static void test_rebuild_allocates_nothing(void **state)
 	tu_rng r = tu_rng_make(13);
 	float world;
 	box_t *boxes = uniform_boxes(&r, n, &world);
-	for (int p = 0; p < 3; ++p) {
-		TU_CONTEXT("rebuilt %s", ort_placement_string(placements[p]));
+	ort_handle *handles = malloc(sizeof *handles * (size_t)n);
+	for (int v = 0; v < 6; ++v) {
+		int p = v % 3;
+		bool changed = v >= 3;
+		TU_CONTEXT("rebuilt %s%s", ort_placement_string(placements[p]), changed ? ", then changed" : "");
 		tu_alloc a = {0};
 		tree_t *t = make_tree(&a, placements[p], n, world);
 		long calls = 0;
 		for (int k = 0; k < 5; ++k) {
 			if (k == 2) calls = a.calls;
 			TU(tree_clear)(t);
-			assert_int_equal(TU(tree_build)(t, boxes, NULL, n, NULL), ORT_OK);
+			assert_int_equal(TU(tree_build)(t, boxes, NULL, n, handles), ORT_OK);
+			for (int j = 0; changed && j < 4; ++j) {
+				box_t b = boxes[j];
+				for (int d = 0; d < DIM && j == 0; ++d) b.max[d] = world; // reaches past every box: grows bounds
+				ort_handle x;
+				assert_int_equal(TU(tree_insert)(t, b, NULL, &x), ORT_OK);
+			}
+			if (changed) assert_int_equal(TU(tree_move)(t, handles[0], boxes[n - 1]), ORT_OK);
 			float step = k % 2 ? -0.01f : 0.01f; // the next frame's boxes: two scenes in turn
 			for (int i = 0; i < n; ++i)
 				for (int d = 0; d < DIM; ++d) boxes[i].min[d] += step, boxes[i].max[d] += step;
@@ -313,6 +326,7 @@ static void test_rebuild_allocates_nothing(void **state)
 		TU(tree_destroy)(t);
 		assert_int_equal(a.live, 0);
 	}
+	free(handles);
 	free(boxes);
 }
 
