@@ -1425,7 +1425,12 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 /// all), each near any point. Half its points are the centre, where the 10
 /// results are parted by id alone (3D: 560 tests a search, with index groups
 /// of 8); from the other half, anywhere, hundreds of its boxes are a few
-/// hundredths apart in distance (815), and the uniform scene reads 55.
+/// hundredths apart in distance (815), and the uniform scene reads 55. Most
+/// of a search is entries (3D: 451 of 660 tests; 32 nodes visited, 20 of
+/// them indexed, two runs each on average): own lists under OWN_MIN are
+/// tested whole, and each small index opens a chunk or two. (OWN_MIN 16 read
+/// 9.90 and 7.10, but uniform boxes inserted one by one then held 204 bytes
+/// an object in 3D loose, not 162.)
 static double near_uniform_cap(int kind, int pi)
 {
 	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.2 : 7.8;
@@ -1813,7 +1818,15 @@ static void test_pinwheel_query_work(void **state)
 /// 1.4 times the layout work (both with groups of 8). (A node's visit counts one test, its children's
 /// bounds none, where an index group's 8 bounds count 8: the uniform scene's
 /// searches measure more child bounds than they count, 75 to 56 in 3D loose
-/// at 24000.)
+/// at 24000.) The mixed groups are not most of it: groups made to follow
+/// the kd cuts (explicit child ranges), with the cuts put where a sample
+/// parts the families, read more (rods at 6000: 321 with such a cut at the
+/// top only, 439 with them throughout). The small runs are: each run holds
+/// neighbours of any point and is descended, and at 6000 the runs of 4 to
+/// 31 chunks (at most three a level) cost 85 of the rods' 271 tests.
+/// Binary folds below 64 chunks read 251 and 327 (rods), 232 and 279
+/// (plate stacks), but 3D plate stacks under leaves at 3000 then grew 1.93
+/// times to 12000.
 static double pile_knn_uniform_cap(int pile, int pi)
 {
 	if (DIM == 2 && pi == 2 && pile == SCN_PILE_PINWHEEL) return 5.2; // leaves: 3.49, 5.06 at 3000
