@@ -180,6 +180,35 @@ ORT_INLINE void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
 	fetch_span(&t->chunks[c], offsetof(chunk, e) + fill * sizeof(entry));
 }
 
+// A built tree (one with a mirror: nothing made or appended since the
+// build) is laid out in pre-order (tree_build.c: bd_job_emit): a node's
+// children follow it in the pool, the first right after it when they are
+// leaves, and a node's chunks are one run ending at its head (each chunk's
+// next is the one before it). The two prefetches below guess from that
+// layout; a wrong guess (a removal emptied a chunk) fetches lines for
+// nothing and changes no result.
+
+/// Node ni, pushed from a mirror record without a record of its own or own
+/// entries (a leaves' parent, mostly), and the NCHILD nodes after it: its
+/// children, which its pop tests next, arrive with it instead of after it.
+ORT_INLINE void built_children_prefetch(const tree_t *t, uint32_t ni)
+{
+	uint32_t end = ni + 1 + NCHILD < t->node_len ? ni + 1 + NCHILD : t->node_len;
+	fetch_span(&t->nodes[ni], (size_t)(end - ni) * sizeof(node));
+}
+
+/// The lines of leaf cn's chunks (up to four), not only its head's: its
+/// scan then waits for one fetch, not one a chunk along the chain.
+ORT_INLINE void built_chunks_prefetch(const tree_t *t, const node *cn)
+{
+	uint32_t chunks = (cn->count + CHUNK_CAP - 1) / CHUNK_CAP, head = cn->head;
+	if (chunks > 4) chunks = 4;
+	if (chunks > head + 1) chunks = head + 1;
+	uint32_t first = head + 1 - chunks;
+	fetch_span(&t->chunks[first],
+	           (size_t)(chunks - 1) * sizeof(chunk) + offsetof(chunk, e) + head_fill(cn->count) * sizeof(entry));
+}
+
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
 	const sweep *w;
@@ -333,7 +362,10 @@ ORT_INLINE bool sweep_record(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			fetch_span(&t->mirror_box[sub & MIRROR_INDEX], sizeof(mirror_bounds));
 			__builtin_prefetch(&t->mirror[sub & MIRROR_INDEX]);
 		}
-		if (sub & (MIRROR_OWN | MIRROR_NODE)) fetch_span(&t->nodes[ci], sizeof(node));
+		if (sub == MIRROR_NODE)
+			built_children_prefetch(t, ci);
+		else if (sub & (MIRROR_OWN | MIRROR_NODE))
+			fetch_span(&t->nodes[ci], sizeof(node));
 		float te = child_t[c];
 		assert(*top < cap);
 		size_t j = (*top)++;
@@ -393,7 +425,12 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			// anything: total > count) its children, whose bounds it tests.
 			// A prefetch reads nothing: should a callback's deferred change
 			// move a pool, a fetch is wasted, no more.
-			if (cn->head != NIL) chunk_prefetch(t, cn->head, head_fill(cn->count));
+			if (cn->head != NIL) {
+				if (plain && t->mirror)
+					built_chunks_prefetch(t, cn);
+				else
+					chunk_prefetch(t, cn->head, head_fill(cn->count));
+			}
 			if (cn->total > cn->count)
 				for (int g = 0; g < NCHILD; ++g)
 					if (cn->child[g] != NIL) __builtin_prefetch(&t->nodes[cn->child[g]]);
