@@ -249,6 +249,14 @@ ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *c
 		int nh = 0;
 		if (it.next != NIL) chunk_prefetch(t, it.next, CHUNK_CAP); // the chain's next, while this one is tested
 		const entry *es = t->chunks[c].e;
+		// A built tree's items are in its entries' order (tree_build.c:
+		// bd_entries): a chunk's are one or two lines, fetched as soon as
+		// the chunk is here, while its boxes are tested, not after a hit
+		// (a first-hit ray's callback waited on its item).
+		if (plain && t->mirror) {
+			__builtin_prefetch(&t->items[es[it.from].item]);
+			__builtin_prefetch(&t->items[es[fill - 1].item]);
+		}
 		for (uint32_t k = it.from; k < fill; ++k) {
 			const entry *e = &es[k];
 			float te;
