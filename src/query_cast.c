@@ -209,6 +209,49 @@ ORT_INLINE void built_chunks_prefetch(const tree_t *t, const node *cn)
 	           (size_t)(chunks - 1) * sizeof(chunk) + offsetof(chunk, e) + head_fill(cn->count) * sizeof(entry));
 }
 
+#if defined(__SSE2__)
+/// sweep_box_hits of four boxes at once, given as rows (lo[d], hi[d]: axis
+/// d of the four, a lane each; w->lanes): a bit a box, enter[k] its entry
+/// parameter. Each quotient is the same IEEE division as sweep_box_hits',
+/// and each min and max the same operation on the same operands in the same
+/// order (sweep_quotients_meet: axis 0 first), so the bits and the enters
+/// are its.
+static inline unsigned sweep_rows_hits(const sweep *w, float tmax, const __m128 lo[DIM], const __m128 hi[DIM],
+                                       float enter[4])
+{
+	assert(w->lanes);
+	__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
+	for (int d = 0; d < DIM; ++d) {
+		__m128 o = w->row_origin[d], v = w->row_dir[d];
+		__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(lo[d], w->row_size[d]), o), v);
+		__m128 h = _mm_div_ps(_mm_sub_ps(hi[d], o), v);
+		t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
+		t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
+	}
+	_mm_storeu_ps(enter, t0);
+	return (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1));
+}
+#endif
+
+#if defined(__SSE2__) && DIM == 2 && CHUNK_CAP == 4
+/// The entries [from, fill) of chunk es that the sweep touches, a bit each,
+/// and where: enter[k]. A chunk's four boxes are read as four registers
+/// (min x, min y, max x, max y) and turned into rows, one test for all
+/// four; slots past fill repeat the last entry (their bits are dropped).
+static inline unsigned sweep_chunk_hits(const sweep *w, float tmax, const entry *es, uint32_t from, uint32_t fill,
+                                        float enter[4])
+{
+	assert(fill >= 1 && fill <= 4 && from < fill);
+	__m128 r0 = _mm_loadu_ps((const float *)&es[0].box), r1 = _mm_loadu_ps((const float *)&es[fill > 1].box);
+	__m128 r2 = _mm_loadu_ps((const float *)&es[fill > 2 ? 2 : fill - 1].box);
+	__m128 r3 = _mm_loadu_ps((const float *)&es[fill - 1].box);
+	_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+	__m128 lo[2] = {r0, r1}, hi[2] = {r2, r3};
+	unsigned in = ((1u << fill) - 1u) & ~((1u << from) - 1u);
+	return sweep_rows_hits(w, tmax, lo, hi, enter) & in;
+}
+#endif
+
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
 	const sweep *w;
@@ -257,7 +300,21 @@ ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *c
 			__builtin_prefetch(&t->items[es[it.from].item]);
 			__builtin_prefetch(&t->items[es[fill - 1].item]);
 		}
-		for (uint32_t k = it.from; k < fill; ++k) {
+		uint32_t k = it.from;
+#if defined(__SSE2__) && DIM == 2 && CHUNK_CAP == 4
+		if (plain && w->lanes) {
+			// The same tests as the loop's, four at once (sweep_chunk_hits).
+			float enter[4];
+			for (unsigned hit = sweep_chunk_hits(w, tmax, es, k, fill, enter); hit; hit &= hit - 1) {
+				int j = __builtin_ctz(hit);
+				__builtin_prefetch(&t->items[es[j].item]);
+				hit_k[nh] = (uint8_t)j;
+				hit_t[nh++] = enter[j];
+			}
+			k = fill;
+		}
+#endif
+		for (; k < fill; ++k) {
 			const entry *e = &es[k];
 			float te;
 			if (!plain && w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
@@ -299,16 +356,12 @@ static inline unsigned sweep_mirror_hits(const sweep *w, float tmax, const mirro
 #if defined(__SSE2__)
 	if (w->lanes) {
 		for (int g = 0; g < NCHILD; g += 4) {
-			__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
+			__m128 lo[DIM], hi[DIM];
 			for (int d = 0; d < DIM; ++d) {
-				__m128 o = w->row_origin[d], v = w->row_dir[d];
-				__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(_mm_loadu_ps(&b->lo[d][g]), w->row_size[d]), o), v);
-				__m128 h = _mm_div_ps(_mm_sub_ps(_mm_loadu_ps(&b->hi[d][g]), o), v);
-				t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
-				t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
+				lo[d] = _mm_loadu_ps(&b->lo[d][g]);
+				hi[d] = _mm_loadu_ps(&b->hi[d][g]);
 			}
-			_mm_storeu_ps(&enter[g], t0);
-			hit |= (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1)) << g;
+			hit |= sweep_rows_hits(w, tmax, lo, hi, &enter[g]) << g;
 		}
 		return hit & live;
 	}
