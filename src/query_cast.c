@@ -302,7 +302,7 @@ ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *c
 		}
 		uint32_t k = it.from;
 #if defined(__SSE2__) && DIM == 2 && CHUNK_CAP == 4
-		if (plain && w->lanes) {
+		if (plain && w->lanes && k < fill) { // (an index stretch may be empty)
 			// The same tests as the loop's, four at once (sweep_chunk_hits).
 			float enter[4];
 			for (unsigned hit = sweep_chunk_hits(w, tmax, es, k, fill, enter); hit; hit &= hit - 1) {
