@@ -180,6 +180,78 @@ ORT_INLINE void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
 	fetch_span(&t->chunks[c], offsetof(chunk, e) + fill * sizeof(entry));
 }
 
+// A built tree (one with a mirror: nothing made or appended since the
+// build) is laid out in pre-order (tree_build.c: bd_job_emit): a node's
+// children follow it in the pool, the first right after it when they are
+// leaves, and a node's chunks are one run ending at its head (each chunk's
+// next is the one before it). The two prefetches below guess from that
+// layout; a wrong guess (a removal emptied a chunk) fetches lines for
+// nothing and changes no result.
+
+/// Node ni, pushed from a mirror record without a record of its own or own
+/// entries (a leaves' parent, mostly), and the NCHILD nodes after it: its
+/// children, which its pop tests next, arrive with it instead of after it.
+ORT_INLINE void built_children_prefetch(const tree_t *t, uint32_t ni)
+{
+	uint32_t end = ni + 1 + NCHILD < t->node_len ? ni + 1 + NCHILD : t->node_len;
+	fetch_span(&t->nodes[ni], (size_t)(end - ni) * sizeof(node));
+}
+
+/// The lines of leaf cn's chunks (up to four), not only its head's: its
+/// scan then waits for one fetch, not one a chunk along the chain.
+ORT_INLINE void built_chunks_prefetch(const tree_t *t, const node *cn)
+{
+	uint32_t chunks = (cn->count + CHUNK_CAP - 1) / CHUNK_CAP, head = cn->head;
+	if (chunks > 4) chunks = 4;
+	if (chunks > head + 1) chunks = head + 1;
+	uint32_t first = head + 1 - chunks;
+	fetch_span(&t->chunks[first],
+	           (size_t)(chunks - 1) * sizeof(chunk) + offsetof(chunk, e) + head_fill(cn->count) * sizeof(entry));
+}
+
+#if defined(__SSE2__)
+/// sweep_box_hits of four boxes at once, given as rows (lo[d], hi[d]: axis
+/// d of the four, a lane each; w->lanes): a bit a box, enter[k] its entry
+/// parameter. Each quotient is the same IEEE division as sweep_box_hits',
+/// and each min and max the same operation on the same operands in the same
+/// order (sweep_quotients_meet: axis 0 first), so the bits and the enters
+/// are its.
+static inline unsigned sweep_rows_hits(const sweep *w, float tmax, const __m128 lo[DIM], const __m128 hi[DIM],
+                                       float enter[4])
+{
+	assert(w->lanes);
+	__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
+	for (int d = 0; d < DIM; ++d) {
+		__m128 o = w->row_origin[d], v = w->row_dir[d];
+		__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(lo[d], w->row_size[d]), o), v);
+		__m128 h = _mm_div_ps(_mm_sub_ps(hi[d], o), v);
+		t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
+		t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
+	}
+	_mm_storeu_ps(enter, t0);
+	return (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1));
+}
+#endif
+
+#if defined(__SSE2__) && DIM == 2 && CHUNK_CAP == 4
+/// The entries [from, fill) of chunk es that the sweep touches, a bit each,
+/// and where: enter[k]. A chunk's four boxes are read as four registers
+/// (min x, min y, max x, max y) and turned into rows, one test for all
+/// four; slots past fill repeat the last entry (their bits are dropped).
+static inline unsigned sweep_chunk_hits(const sweep *w, float tmax, const entry *es, uint32_t from, uint32_t fill,
+                                        float enter[4])
+{
+	assert(fill >= 1 && fill <= 4 && from < fill);
+	__m128 r0 = _mm_loadu_ps((const float *)&es[0].box), r1 = _mm_loadu_ps((const float *)&es[fill > 1].box);
+	__m128 r2 = _mm_loadu_ps((const float *)&es[fill > 2 ? 2 : fill - 1].box);
+	__m128 r3 = _mm_loadu_ps((const float *)&es[fill - 1].box);
+	_MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+	__m128 lo[2] = {r0, r1}, hi[2] = {r2, r3};
+	unsigned in = ((1u << fill) - 1u) & ~((1u << from) - 1u);
+	return sweep_rows_hits(w, tmax, lo, hi, enter) & in;
+}
+#endif
+
 /// A sweep and its current clip, for an own-list index walk (tree_ownidx.h).
 typedef struct sweep_reach {
 	const sweep *w;
@@ -220,7 +292,29 @@ ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *c
 		int nh = 0;
 		if (it.next != NIL) chunk_prefetch(t, it.next, CHUNK_CAP); // the chain's next, while this one is tested
 		const entry *es = t->chunks[c].e;
-		for (uint32_t k = it.from; k < fill; ++k) {
+		// A built tree's items are in its entries' order (tree_build.c:
+		// bd_entries): a chunk's are one or two lines, fetched as soon as
+		// the chunk is here, while its boxes are tested, not after a hit
+		// (a first-hit ray's callback waited on its item).
+		if (plain && t->mirror) {
+			__builtin_prefetch(&t->items[es[it.from].item]);
+			__builtin_prefetch(&t->items[es[fill - 1].item]);
+		}
+		uint32_t k = it.from;
+#if defined(__SSE2__) && DIM == 2 && CHUNK_CAP == 4
+		if (plain && w->lanes && k < fill) { // (an index stretch may be empty)
+			// The same tests as the loop's, four at once (sweep_chunk_hits).
+			float enter[4];
+			for (unsigned hit = sweep_chunk_hits(w, tmax, es, k, fill, enter); hit; hit &= hit - 1) {
+				int j = __builtin_ctz(hit);
+				__builtin_prefetch(&t->items[es[j].item]);
+				hit_k[nh] = (uint8_t)j;
+				hit_t[nh++] = enter[j];
+			}
+			k = fill;
+		}
+#endif
+		for (; k < fill; ++k) {
 			const entry *e = &es[k];
 			float te;
 			if (!plain && w->mask != ORT_MASK_ALL && !(item_cat(t, e->item) & w->mask)) continue;
@@ -262,16 +356,12 @@ static inline unsigned sweep_mirror_hits(const sweep *w, float tmax, const mirro
 #if defined(__SSE2__)
 	if (w->lanes) {
 		for (int g = 0; g < NCHILD; g += 4) {
-			__m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(tmax);
+			__m128 lo[DIM], hi[DIM];
 			for (int d = 0; d < DIM; ++d) {
-				__m128 o = w->row_origin[d], v = w->row_dir[d];
-				__m128 l = _mm_div_ps(_mm_sub_ps(_mm_sub_ps(_mm_loadu_ps(&b->lo[d][g]), w->row_size[d]), o), v);
-				__m128 h = _mm_div_ps(_mm_sub_ps(_mm_loadu_ps(&b->hi[d][g]), o), v);
-				t0 = _mm_max_ps(_mm_min_ps(l, h), t0);
-				t1 = _mm_min_ps(_mm_max_ps(l, h), t1);
+				lo[d] = _mm_loadu_ps(&b->lo[d][g]);
+				hi[d] = _mm_loadu_ps(&b->hi[d][g]);
 			}
-			_mm_storeu_ps(&enter[g], t0);
-			hit |= (unsigned)_mm_movemask_ps(_mm_cmple_ps(t0, t1)) << g;
+			hit |= sweep_rows_hits(w, tmax, lo, hi, &enter[g]) << g;
 		}
 		return hit & live;
 	}
@@ -333,7 +423,10 @@ ORT_INLINE bool sweep_record(const tree_t *t, const sweep *w, sweep_fn *fn, void
 			fetch_span(&t->mirror_box[sub & MIRROR_INDEX], sizeof(mirror_bounds));
 			__builtin_prefetch(&t->mirror[sub & MIRROR_INDEX]);
 		}
-		if (sub & (MIRROR_OWN | MIRROR_NODE)) fetch_span(&t->nodes[ci], sizeof(node));
+		if (sub == MIRROR_NODE)
+			built_children_prefetch(t, ci);
+		else if (sub & (MIRROR_OWN | MIRROR_NODE))
+			fetch_span(&t->nodes[ci], sizeof(node));
 		float te = child_t[c];
 		assert(*top < cap);
 		size_t j = (*top)++;
@@ -393,7 +486,12 @@ static inline ort_result sweep_descend(const tree_t *t, const sweep *w, sweep_fn
 			// anything: total > count) its children, whose bounds it tests.
 			// A prefetch reads nothing: should a callback's deferred change
 			// move a pool, a fetch is wasted, no more.
-			if (cn->head != NIL) chunk_prefetch(t, cn->head, head_fill(cn->count));
+			if (cn->head != NIL) {
+				if (plain && t->mirror)
+					built_chunks_prefetch(t, cn);
+				else
+					chunk_prefetch(t, cn->head, head_fill(cn->count));
+			}
 			if (cn->total > cn->count)
 				for (int g = 0; g < NCHILD; ++g)
 					if (cn->child[g] != NIL) __builtin_prefetch(&t->nodes[cn->child[g]]);
