@@ -296,7 +296,7 @@ ORT_INLINE bool sweep_own(const tree_t *t, const sweep *w, sweep_fn *fn, void *c
 		// bd_entries): a chunk's are one or two lines, fetched as soon as
 		// the chunk is here, while its boxes are tested, not after a hit
 		// (a first-hit ray's callback waited on its item).
-		if (plain && t->mirror) {
+		if (plain && t->mirror && it.from < fill) { // (an index stretch may be empty: no entry to read)
 			__builtin_prefetch(&t->items[es[it.from].item]);
 			__builtin_prefetch(&t->items[es[fill - 1].item]);
 		}
