@@ -36,6 +36,10 @@ static inline uint64_t bench_mix(uint64_t k)
 	return k;
 }
 
+/// The median of v[0, n), sorted in place (the mean of the middle two for
+/// even n; NAN for none): report.c.
+double bench_median(double *v, int n);
+
 static inline void bench_sink_pair(bench_sink *s, uint32_t a, uint32_t b)
 {
 	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;

@@ -17,7 +17,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median_of(double *v, int n)
+double bench_median(double *v, int n)
 {
 	if (n == 0) return NAN;
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -34,7 +34,7 @@ static double result_median(const bench_result *r)
 	int m = 0;
 	for (int i = 0; i < BENCH_MAX_ROUNDS; ++i)
 		if (!isnan(r->t[i])) v[m++] = r->t[i];
-	return median_of(v, m);
+	return bench_median(v, m);
 }
 
 // A result's time in one round; an implementation that skipped the round counts its median.
@@ -68,7 +68,7 @@ static double ratio_sets(const bench_case *c, int (*in_a)(int), int (*in_b)(int)
 		}
 		if (isfinite(a) && isfinite(b) && b > 0) v[m++] = a / b;
 	}
-	return median_of(v, m);
+	return bench_median(v, m);
 }
 
 static int g_ratio_impl;

@@ -211,18 +211,6 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 	}
 }
 
-static int ad_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double ad_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, ad_cmp);
-	return v[n / 2];
-}
-
 #define AD_DIM 2
 #include "scn_adversarial.c"
 #undef AD_DIM
@@ -470,7 +458,7 @@ static void AD_FN(ad_medians)(const AD(box) * boxes, int n, int rounds, bool war
 		for (int r = 0; r < rounds; ++r) AD_FN(ad_time)(boxes, n, place, all[r], pairs, &hits[place]);
 		for (int op = 0; op < AD_OPS; ++op) {
 			for (int r = 0; r < rounds; ++r) samples[r] = all[r][op];
-			med[place][op] = ad_median(samples, rounds);
+			med[place][op] = bench_median(samples, rounds);
 		}
 	}
 }

@@ -120,18 +120,6 @@ static int fu_measure(const ort2_box *boxes, int n, ort2_box world, double *t_fi
 /// Measurements a row of the table takes (one in quick mode).
 #define FU_REPS 5
 
-/// The median of v[0, n) (sorted in place), n >= 1.
-static double fu_median(double *v, int n)
-{
-	for (int i = 1; i < n; ++i)
-		for (int j = i; j > 0 && v[j] < v[j - 1]; --j) {
-			double x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int bench_first_update(FILE *out, int quick)
 {
 	// group: boxes a set of identical ones holds (0: a uniform scene). Groups
@@ -199,9 +187,9 @@ int bench_first_update(FILE *out, int quick)
 			if (r == 0) mf = m1, mu = m2;
 			ratio[r] = tus[r] / tfs[r];
 		}
-		double tf = fu_median(tfs, reps), tu = fu_median(tus, reps), tn = fu_median(tns, reps);
+		double tf = bench_median(tfs, reps), tu = bench_median(tus, reps), tn = bench_median(tns, reps);
 		fprintf(out, "| %s | %d | %llu | %.3f | %.3f | %.2f | %.3f | %.1f, %.1f | %s |\n", cases[c].what, n,
-		        (unsigned long long)pairs, tf * 1e3, tu * 1e3, fu_median(ratio, reps), tn * 1e3, mf, mu,
+		        (unsigned long long)pairs, tf * 1e3, tu * 1e3, bench_median(ratio, reps), tn * 1e3, mf, mu,
 		        rc == 0 ? "ok" : "MISMATCH");
 		fprintf(stderr, "  find_pairs %.3f ms, first update_pairs %.3f ms, then 1 move %.3f ms%s\n", tf * 1e3,
 		        tu * 1e3, tn * 1e3, rc == 0 ? "" : "  MISMATCH");
