@@ -36,6 +36,18 @@
 #include "tree_int.h"
 #include "tree_ownidx.h"
 
+#ifdef ORTHANT_COUNT_WORK
+/// What a search's share of work_box_tests went to (a test-only build counts
+/// it; tests/test_adversarial.c prints it): nodes, index groups, and entries
+/// of own lists without an index (tested whole). The rest are entries of
+/// index chunks and tails.
+extern uint64_t ORTHANT_NAME(work_knn_nodes), ORTHANT_NAME(work_knn_groups), ORTHANT_NAME(work_knn_list);
+uint64_t ORTHANT_NAME(work_knn_nodes), ORTHANT_NAME(work_knn_groups), ORTHANT_NAME(work_knn_list);
+#define WORK_KNN(what, n) (ORTHANT_NAME(work_knn_##what) += (uint64_t)(n))
+#else
+#define WORK_KNN(what, n) ((void)0)
+#endif
+
 /// A part of a node's own list on the frontier: group (level, pos) of run
 /// `run` of its index, or (level KNN_TAIL) its tail.
 typedef struct knn_part {
@@ -136,6 +148,7 @@ static inline bool knn_offer_group(knn_search *s, uint32_t ni, const struct owni
 	size_t at = own_group_at(ix, r, level, pos);
 	const box_t *b = &s->t->own_bounds[at];
 	WORK_TESTS(1);
+	WORK_KNN(groups, 1);
 	if (box_inverted(b)) return true; // a released chunk
 	double d2 = dist2_point_bounds(s->point, b->min, b->max);
 	return knn_offer_part(s, (knn_part){d2, s->t->own_least[at], ni, pos, (uint16_t)r, (uint16_t)level});
@@ -148,9 +161,11 @@ static inline bool knn_visit_node(knn_search *s, uint32_t ni, double d2)
 	const tree_t *t = s->t;
 	const node *nd = &t->nodes[ni];
 	WORK_TESTS(1);
+	WORK_KNN(nodes, 1);
 	if (!(nd->flags & NODE_OWNIDX)) {
 		for (uint32_t c = nd->head, fill = head_fill(nd->count); c != NIL; c = t->chunks[c].next, fill = CHUNK_CAP)
 			knn_chunk(s, nd, c, fill, 0);
+		WORK_KNN(list, nd->count);
 	} else {
 		const struct ownidx *ix = own_get(t, ni);
 		if ((ix->tail || ix->ftail) && !knn_offer_part(s, (knn_part){d2, ix->tail_least, ni, 0, 0, KNN_TAIL}))

@@ -511,6 +511,8 @@ static void test_packed_reentry(void **state)
 #ifdef ORTHANT_COUNT_WORK
 /// Box tests made by the pair finders (the counting build of the library).
 extern uint64_t TU(work_box_tests);
+// query_knn.c's share of it: nodes, index groups, entries of unindexed own lists.
+extern uint64_t TU(work_knn_nodes), TU(work_knn_groups), TU(work_knn_list);
 #endif
 
 enum scene_kind {
@@ -1421,16 +1423,28 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 /// NEAR_UNIFORM, but the centre scene under loose placement, still over it
 /// (11.96 in 3D, 7.59 in 2D at 3000 boxes; 11.19 and 6.47 at 1500, ASan's
 /// size): its boxes all hold the centre and fit no child, so they sit in the
-/// own lists of the nodes around it (some 40 of them, with 40 index runs in
-/// all), each near any point. Half its points are the centre, where the 10
-/// results are parted by id alone (3D: 560 tests a search, with index groups
-/// of 8); from the other half, anywhere, hundreds of its boxes are a few
-/// hundredths apart in distance (815), and the uniform scene reads 55. Most
-/// of a search is entries (3D: 451 of 660 tests; 32 nodes visited, 20 of
-/// them indexed, two runs each on average): own lists under OWN_MIN are
-/// tested whole, and each small index opens a chunk or two. (OWN_MIN 16 read
-/// 9.90 and 7.10, but uniform boxes inserted one by one then held 204 bytes
-/// an object in 3D loose, not 162.)
+/// own lists of the nodes around it. The centre is a corner of 2^DIM cells at
+/// every level, so below the root (half of the boxes: the longest) each
+/// level's boxes are parted among 2^DIM lists, half as many a level, some 40
+/// lists in 3D, each near any point. Half its points are the centre, where
+/// the 10 results are parted by id alone; from the other half, anywhere,
+/// hundreds of its boxes are a few hundredths apart in distance (815), and
+/// the uniform scene reads 55. A 3D search's 660 tests (printed under each
+/// line): 32 nodes, 177 index groups, 172 entries of lists under OWN_MIN
+/// (tested whole: 306 a search from the centre, as their least ids are not
+/// kept), 278 entries of index chunks and tails. From afar (772 a search)
+/// every list holding near-ties (the root's and the next levels') is
+/// descended to its best chunk or two, whatever its layout: its bound's
+/// corner is its best entry's or better, so only its chunks can rule it out.
+/// What was measured, not enough (3D, 2D; the counting build, these scenes):
+/// lists indexed from 9 entries 9.24, 6.96 (OWN_MIN 16: 9.90, 7.10, and
+/// uniform boxes inserted one by one held 204 bytes an object in 3D loose,
+/// not 162: an index header is some 5 KB); each list's own bound and least
+/// id (and each index tail's bound) given to the search for free 9.24,
+/// 6.67; one run for lists of up to 64 chunks 10.71, 6.65; all three with
+/// lists indexed from 5 entries 7.56, 4.77. No index of each list alone
+/// gets 3D under 5: that takes one index over a level's 2^DIM lists near a
+/// point, or another home for such boxes.
 static double near_uniform_cap(int kind, int pi)
 {
 	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.2 : 7.8;
@@ -1476,6 +1490,11 @@ static void test_nearest_work(void **state)
 				p = fill_packed(b, n);
 			tu_rng qr = tu_rng_make(13);
 			double work = 0.0, bound = 0.0;
+#ifdef ORTHANT_COUNT_WORK
+			// Where the tree's searches' tests went: nodes, index groups, entries of
+			// unindexed own lists (tested whole); the rest, entries of index chunks and tails.
+			const uint64_t nodes0 = TU(work_knn_nodes), groups0 = TU(work_knn_groups), list0 = TU(work_knn_list);
+#endif
 			for (int q = 0; q < Q; ++q) {
 				TU_CONTEXT("nearest work, %s, %s, query %d", name, place, q);
 				float pt[DIM];
@@ -1506,6 +1525,12 @@ static void test_nearest_work(void **state)
 			if (kind == 0) uniform[pi] = work;
 			print_message("%-28s %-7s nearest n %5d: %8.0f tests, %.2f of c (log n + k), %.2f of uniform\n", name,
 			              place, n, work, work / bound, work / uniform[pi]);
+			if (t) {
+				double nodes = (double)(TU(work_knn_nodes) - nodes0), groups = (double)(TU(work_knn_groups) - groups0),
+				       list = (double)(TU(work_knn_list) - list0);
+				print_message("  a search: %.1f nodes, %.1f groups, %.1f entries of unindexed lists, %.1f of indexes\n",
+				              nodes / Q, groups / Q, list / Q, (work - nodes - groups - list) / Q);
+			}
 			over += work > bound;
 			// Shrunk past half (valgrind, coverage) the scenes are too small to
 			// weigh against each other; the counts are the same in every build.
