@@ -1443,8 +1443,13 @@ static void near_scene_point(int kind, tu_rng *r, int q, const box_t *b, int n, 
 /// id (and each index tail's bound) given to the search for free 9.24,
 /// 6.67; one run for lists of up to 64 chunks 10.71, 6.65; all three with
 /// lists indexed from 5 entries 7.56, 4.77. No index of each list alone
-/// gets 3D under 5: that takes one index over a level's 2^DIM lists near a
-/// point, or another home for such boxes.
+/// gets 3D under 5, and one index of all of them would not either: under
+/// tight placement the root's index holds every box (3 nodes a search) and
+/// reads 12230 and 7837, the packed tree 11307 and 10216, where 5 times
+/// loose's uniform scene is 8830 and 7705 (loose's uniform is the cheapest
+/// baseline: 1766 and 1541 against tight's 5003 and 2955). So the bound
+/// asks for a search among these near-ties better than any one bounding
+/// hierarchy of them here makes, not only for fewer lists.
 static double near_uniform_cap(int kind, int pi)
 {
 	if (kind == KINDS && pi == 0) return DIM == 3 ? 12.2 : 7.8;
