@@ -32,6 +32,13 @@
 //             like a scanned surface
 //   diagonal  tiny boxes along the region's diagonal: a curve that crosses
 //             every level's centre lines
+//   nested    groups of 16 boxes about one centre, each holding the smaller
+//             ones, like levels of detail or zones around a site
+//   segments  the boxes of segments in uniform directions, lengths
+//             exponential: roads, cables, a mesh's edges
+//   spokes    short segments on rays from the region's centre out to 450:
+//             long boxes crowding towards the centre, across every centre
+//             line, like a scanner's beams
 //
 // A scene that meets many more pairs a box than the uniform one (2D rods:
 // 25 against 0.5) also gets an output-matched baseline: the uniform scene
@@ -94,11 +101,15 @@ enum {
 	AD_SIZES,
 	AD_SHELL,
 	AD_DIAGONAL,
+	AD_NESTED,
+	AD_SEGMENTS,
+	AD_SPOKES,
 	AD_KINDS
 };
 static const char *const ad_kind_names[AD_KINDS] = {"uniform",  "speck",  "strips", "binary", "straddle",
                                                     "dups",     "pinwheel", "plates", "rods",   "clusters",
-                                                    "tiles",    "sizes",  "shell",  "diagonal"};
+                                                    "tiles",    "sizes",  "shell",  "diagonal", "nested",
+                                                    "segments", "spokes"};
 enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
 static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
 #define AD_PLACES 4
@@ -204,6 +215,56 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		for (int d = 0; d < dim; ++d) {
 			lo[d] = t;
 			hi[d] = t + ad_float(s, 0.01f, 0.05f);
+		}
+		break;
+	}
+	case AD_NESTED: {
+		// Groups of 16 boxes around one centre, each a step larger than the
+		// last (the centres from their own stream): every box of a group
+		// holds the smaller ones.
+		uint64_t cs = (uint64_t)(i / 16) * 6151u + 3u;
+		float r = 0.1f + 0.2f * (float)(i % 16);
+		for (int d = 0; d < dim; ++d) {
+			float c = ad_float(&cs, 5.0f, world - 5.0f);
+			lo[d] = c - r;
+			hi[d] = c + r;
+		}
+		break;
+	}
+	case AD_SEGMENTS: {
+		// The bounding box of a segment from a uniform point, in a direction
+		// uniform on the circle or sphere, its length exponential (mean 4):
+		// roads, cables, edges of a mesh.
+		float v[3], len = 0.0f, at[3];
+		for (int d = 0; d < dim; ++d) {
+			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+			at[d] = ad_float(s, 0.0f, world);
+		}
+		float l = -4.0f * logf(ad_float(s, 1e-7f, 1.0f)) / (sqrtf(len) + 1e-30f);
+		for (int d = 0; d < dim; ++d) {
+			float e = at[d] + l * v[d];
+			lo[d] = fminf(at[d], e);
+			hi[d] = fmaxf(at[d], e);
+		}
+		break;
+	}
+	case AD_SPOKES: {
+		// Segments of length 3 on rays from the region's centre, at every
+		// distance out to 450: long boxes crowding towards the centre
+		// (a scanner's beams, a wheel's spokes), across every centre line.
+		float v[3], len = 0.0f, r = ad_float(s, 0.0f, 450.0f);
+		for (int d = 0; d < dim; ++d) {
+			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
+			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			len += v[d] * v[d];
+		}
+		len = sqrtf(len) + 1e-30f;
+		for (int d = 0; d < dim; ++d) {
+			float a = 500.0f + r * v[d] / len, b = 500.0f + (r + 3.0f) * v[d] / len;
+			lo[d] = fminf(a, b);
+			hi[d] = fmaxf(a, b);
 		}
 		break;
 	}
