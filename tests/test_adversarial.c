@@ -1805,18 +1805,28 @@ static void test_pinwheel_query_work(void **state)
 /// levels plus a mixed chunk each: 13 runs of 2 to 8 levels, 72 levels in
 /// all, 12 x 72 = 864 tests. Loose and tight read 90 on the same boxes in
 /// the same order only by luck: their runs are 4^k chunks (leaves' are
-/// 17 x 4^k: the index started from a capped batch), the arms come round
+/// 17 x 4^k; why was not looked into), the arms come round
 /// robin, so each arm fills exactly a quarter of a run and every change
 /// falls on a group's edge; a run is then a narrow band of every arm, and
 /// the query leaves it at its top groups. Shuffled, loose and tight read
 /// 547 (about 8.8 ms against uniform's 0.82 at 100k: 11 times), leaves 675.
 /// A fan of 2 (binary counter) reads 490 and 417 (leaves, made order and
-/// shuffled), a fan of 8 976 and 896. What would fix it: a run whose
-/// entries part into families (a wide gap on one coordinate of the six a
-/// box is as a point: pinwheel arms part on min y, then min x, then max y)
-/// laid out as one run per family (or explicit child ranges at the top
-/// cuts), so no group mixes two; a shuffled list still costs each run its
-/// own family's path (about 4 x levels), 2 to 3 times fewer tests.
+/// shuffled), a fan of 8 976 and 896. What was tried towards a fix: a
+/// merge that first parts its entries into families (the widest gap, a
+/// fifth of the span or more, on one of the six coordinates a box is as a
+/// point, on a sample of 64; pinwheel arms part on min y, then min x, then
+/// max y; three rounds) and lays out each family as a run of its own, so no
+/// group mixes two arms. Folded as before (each family run a run), leaves
+/// read 878 -> 271 (made order) and 675 -> 297 (shuffled), loose 90 -> 96
+/// and 547 -> 437, but the one-by-one build of a 3D pinwheel's list did 1.77
+/// times test_ownidx.c's layout bound (the small family runs are taken in
+/// by every fold). Folding a merge's families as one run (a joined flag)
+/// kept the build in its bound but read 423 (leaves, made order), 223
+/// (loose, made order: worse) and 643, 635 shuffled, and 3D crossing rods'
+/// 10 nearest under loose placement grew from 333 to 434 tests at 24000
+/// (past pile_knn_uniform_cap). Left to do: families whose runs the walk
+/// and the nearest search share a top for (a run of runs), or a fold that
+/// keeps family runs apart without multiplying the runs.
 static double pinwheel_tree_query_cap(int pi, int shuffled)
 {
 	// The larger of the readings at 20000 and at 10000 (ASan's size), and a
