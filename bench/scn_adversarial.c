@@ -39,6 +39,10 @@
 //   spokes    short segments on rays from the region's centre out to 450:
 //             long boxes crowding towards the centre, across every centre
 //             line, like a scanner's beams
+//   pinwheel-shuffled  the pinwheel inserted in random order, not an arm
+//             at a time round-robin: own lists' index runs then mix the arms
+//             at every level (tests/test_adversarial.c:
+//             test_pinwheel_tree_query_work)
 //
 // A scene that meets many more pairs a box than the uniform one (2D rods:
 // 25 against 0.5) also gets an output-matched baseline: the uniform scene
@@ -104,12 +108,13 @@ enum {
 	AD_NESTED,
 	AD_SEGMENTS,
 	AD_SPOKES,
+	AD_PINWHEEL_SHUFFLED,
 	AD_KINDS
 };
 static const char *const ad_kind_names[AD_KINDS] = {"uniform",  "speck",  "strips", "binary", "straddle",
                                                     "dups",     "pinwheel", "plates", "rods",   "clusters",
                                                     "tiles",    "sizes",  "shell",  "diagonal", "nested",
-                                                    "segments", "spokes"};
+                                                    "segments", "spokes",   "pinwheel-shuffled"};
 enum { AD_BUILD, AD_PAIRS, AD_UPDATE, AD_QUERY, AD_RAY, AD_KNN, AD_CHURN, AD_OPS };
 static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "query", "ray", "knn", "remove+insert"};
 #define AD_PLACES 4
@@ -160,9 +165,10 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		}
 		break;
 	case AD_PINWHEEL:
+	case AD_PINWHEEL_SHUFFLED:
 	case AD_PLATES:
 	case AD_RODS: {
-		scn_pile pk = kind == AD_PINWHEEL ? SCN_PILE_PINWHEEL : kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS;
+		scn_pile pk = kind == AD_PINWHEEL || kind == AD_PINWHEEL_SHUFFLED ? SCN_PILE_PINWHEEL : kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS;
 		scn_pile_box(pk, dim, ad_draw, s, i, n, lo, hi);
 		break;
 	}
@@ -541,6 +547,13 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			memcpy(boxes[i].min, lo, sizeof boxes[i].min);
 			memcpy(boxes[i].max, hi, sizeof boxes[i].max);
 		}
+		if (kind == AD_PINWHEEL_SHUFFLED) // Fisher-Yates, the scene's own stream
+			for (int i = n - 1; i > 0; --i) {
+				int j = (int)(ad_rng(&s) % (uint64_t)(i + 1));
+				AD(box) x = boxes[i];
+				boxes[i] = boxes[j];
+				boxes[j] = x;
+			}
 		AD_FN(ad_medians)(boxes, n, rounds, kind == AD_UNIFORM, med[kind], &pairs[kind], hits[kind]);
 		fprintf(stderr, "adversarial %dD %s done\n", AD_DIM, ad_kind_names[kind]);
 	}
