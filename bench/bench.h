@@ -151,7 +151,7 @@ void bench_knn_push(float *best, int k, float d);
 /// The adversarial scenario (scn_adversarial.c): scenes built to hurt, each
 /// timed against a uniform one, per placement and operation; a Markdown table
 /// to path, n boxes a scene (0: 20000, quick 4000). Returns the exit status.
-int bench_adversarial(const char *path, int quick, int n);
+int bench_adversarial(const char *path, int quick, int n, bool shuffle);
 
 #ifdef __cplusplus
 }

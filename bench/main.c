@@ -617,7 +617,7 @@ static void run_oneshot(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: orthant_bench [--quick] [--rounds N] [--only S1,S3,...] [--impls orthant-loose,jolt,...] [--machine NAME] [--csv FILE] "
-	                "[--svg FILE] [--list] [--adversarial FILE [--adversarial-n N]]\n");
+	                "[--svg FILE] [--list] [--adversarial FILE [--adversarial-n N] [--adversarial-shuffle]]\n");
 }
 
 static int wanted(const char *id)
@@ -641,6 +641,7 @@ int main(int argc, char **argv)
 	int list = 0;
 	const char *adversarial = NULL; // the adversarial scenario alone (scn_adversarial.c)
 	int adversarial_n = 0;          // its boxes a scene; 0: the default (20000, --quick 4000)
+	bool adversarial_shuffle = false; // --adversarial-shuffle: every scene in random order
 	for (int i = 1; i < argc; ++i) {
 		if (!strcmp(argv[i], "--quick"))
 			g_opt.quick = 1;
@@ -662,12 +663,14 @@ int main(int argc, char **argv)
 			adversarial = argv[++i];
 		else if (!strcmp(argv[i], "--adversarial-n") && i + 1 < argc && atoi(argv[i + 1]) >= 100)
 			adversarial_n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--adversarial-shuffle"))
+			adversarial_shuffle = true;
 		else {
 			usage();
 			return 2;
 		}
 	}
-	if (adversarial) return bench_adversarial(adversarial, g_opt.quick, adversarial_n);
+	if (adversarial) return bench_adversarial(adversarial, g_opt.quick, adversarial_n, adversarial_shuffle);
 	g_opt.run_budget = g_opt.quick ? 0.25 : 1.5;
 	g_opt.brute_check_max = g_opt.quick ? 50000 : 100000;
 	// Every implementation compiled in: the baselines, orthant, then the peers found.

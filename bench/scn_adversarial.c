@@ -4,7 +4,11 @@
 // in 2D and 3D. The table gives adversarial time / uniform time, measured in
 // the same run; the issue's goal is every ratio at most 5.
 //
-//   orthant_bench --adversarial FILE [--quick]
+//   orthant_bench --adversarial FILE [--quick] [--adversarial-n N] [--adversarial-shuffle]
+//
+// --adversarial-shuffle inserts every scene in random order (the default:
+// in the order its boxes are made), since an index laid out as items arrive
+// can hide a cliff behind a kind order (pinwheel-shuffled shows one).
 //
 // The scenes (n boxes; the uniform one has about n pairs):
 //   speck     the uniform scene shrunk 1e5 times into a corner, one box far away
@@ -121,6 +125,10 @@ static const char *const ad_op_names[AD_OPS] = {"build", "pairs", "update", "que
 static const char *const ad_place_names[AD_PLACES] = {"loose", "tight", "leaves", "packed"};
 
 static float ad_draw(void *s, float lo, float hi) { return ad_float(s, lo, hi); }
+
+/// --adversarial-shuffle: every scene inserted in random order, not in the
+/// order its boxes are made (pinwheel-shuffled always is).
+static bool ad_shuffle_all;
 
 /// Box i of n of a scene kind, lo/hi per axis, in the region [0, 1000]^dim;
 /// the uniform scene's sides grown `grow` times (1 for the scenes proper).
@@ -285,8 +293,9 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 #include "scn_adversarial.c"
 #undef AD_DIM
 
-int bench_adversarial(const char *path, int quick, int n)
+int bench_adversarial(const char *path, int quick, int n, bool shuffle)
 {
+	ad_shuffle_all = shuffle;
 	int rounds = quick ? 1 : 3;
 	if (n <= 0) n = quick ? 4000 : 20000;
 	FILE *out = fopen(path, "w");
@@ -295,8 +304,9 @@ int bench_adversarial(const char *path, int quick, int n)
 		return 1;
 	}
 	fprintf(out, "## Adversarial scenes: time / the uniform scene's time, same run\n\n");
-	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE%s`. The goal: every ratio <= 5.\n",
-	        n, rounds, n == (quick ? 4000 : 20000) ? "" : " --adversarial-n N");
+	fprintf(out, "%d boxes, median of %d rounds; `orthant_bench --adversarial FILE%s%s`.%s The goal: every ratio <= 5.\n",
+	        n, rounds, n == (quick ? 4000 : 20000) ? "" : " --adversarial-n N", shuffle ? " --adversarial-shuffle" : "",
+	        shuffle ? " Every scene inserted in random order." : "");
 	int m2 = 0, m3 = 0;
 	int over = ad_run2_d(out, n, rounds, &m2);
 	over += ad_run3_d(out, n, rounds, &m3);
@@ -547,7 +557,7 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			memcpy(boxes[i].min, lo, sizeof boxes[i].min);
 			memcpy(boxes[i].max, hi, sizeof boxes[i].max);
 		}
-		if (kind == AD_PINWHEEL_SHUFFLED) // Fisher-Yates, the scene's own stream
+		if (kind == AD_PINWHEEL_SHUFFLED || ad_shuffle_all) // Fisher-Yates, the scene's own stream
 			for (int i = n - 1; i > 0; --i) {
 				int j = (int)(ad_rng(&s) % (uint64_t)(i + 1));
 				AD(box) x = boxes[i];
