@@ -126,9 +126,12 @@ static const char *const ad_place_names[AD_PLACES] = {"loose", "tight", "leaves"
 
 static float ad_draw(void *s, float lo, float hi) { return ad_float(s, lo, hi); }
 
-/// --adversarial-shuffle: every scene inserted in random order, not in the
-/// order its boxes are made (pinwheel-shuffled always is).
-static bool ad_shuffle_all;
+/// A standard normal sample (Box-Muller, one of its pair), from two draws of s.
+static float ad_normal(uint64_t *s)
+{
+	float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
+	return sqrtf(-2.0f * logf(u1)) * cosf(u2);
+}
 
 /// Box i of n of a scene kind, lo/hi per axis, in the region [0, 1000]^dim;
 /// the uniform scene's sides grown `grow` times (1 for the scenes proper).
@@ -176,7 +179,7 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 	case AD_PINWHEEL_SHUFFLED:
 	case AD_PLATES:
 	case AD_RODS: {
-		scn_pile pk = kind == AD_PINWHEEL || kind == AD_PINWHEEL_SHUFFLED ? SCN_PILE_PINWHEEL : kind == AD_PLATES ? SCN_PILE_PLATES : SCN_PILE_RODS;
+		scn_pile pk = kind == AD_PLATES ? SCN_PILE_PLATES : kind == AD_RODS ? SCN_PILE_RODS : SCN_PILE_PINWHEEL;
 		scn_pile_box(pk, dim, ad_draw, s, i, n, lo, hi);
 		break;
 	}
@@ -186,8 +189,7 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		uint64_t cs = (uint64_t)(i % 64) * 104729u + 7u;
 		for (int d = 0; d < dim; ++d) {
 			float c = ad_float(&cs, 50.0f, 950.0f);
-			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
-			lo[d] = c + 2.0f * sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			lo[d] = c + 2.0f * ad_normal(s);
 			hi[d] = lo[d] + ad_float(s, 0.01f, 0.05f);
 		}
 		break;
@@ -213,8 +215,7 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		// A direction uniform on the circle or sphere (normalised normals).
 		float v[3], len = 0.0f;
 		for (int d = 0; d < dim; ++d) {
-			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
-			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			v[d] = ad_normal(s);
 			len += v[d] * v[d];
 		}
 		len = sqrtf(len);
@@ -251,8 +252,7 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		// roads, cables, edges of a mesh.
 		float v[3], len = 0.0f, at[3];
 		for (int d = 0; d < dim; ++d) {
-			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
-			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			v[d] = ad_normal(s);
 			len += v[d] * v[d];
 			at[d] = ad_float(s, 0.0f, world);
 		}
@@ -270,8 +270,7 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 		// (a scanner's beams, a wheel's spokes), across every centre line.
 		float v[3], len = 0.0f, r = ad_float(s, 0.0f, 450.0f);
 		for (int d = 0; d < dim; ++d) {
-			float u1 = ad_float(s, 1e-7f, 1.0f), u2 = ad_float(s, 0.0f, 6.2831853f);
-			v[d] = sqrtf(-2.0f * logf(u1)) * cosf(u2);
+			v[d] = ad_normal(s);
 			len += v[d] * v[d];
 		}
 		len = sqrtf(len) + 1e-30f;
@@ -295,7 +294,6 @@ static void ad_box(int kind, int dim, uint64_t *s, int i, int n, float grow, flo
 
 int bench_adversarial(const char *path, int quick, int n, bool shuffle)
 {
-	ad_shuffle_all = shuffle;
 	int rounds = quick ? 1 : 3;
 	if (n <= 0) n = quick ? 4000 : 20000;
 	FILE *out = fopen(path, "w");
@@ -308,8 +306,8 @@ int bench_adversarial(const char *path, int quick, int n, bool shuffle)
 	        n, rounds, n == (quick ? 4000 : 20000) ? "" : " --adversarial-n N", shuffle ? " --adversarial-shuffle" : "",
 	        shuffle ? " Every scene inserted in random order." : "");
 	int m2 = 0, m3 = 0;
-	int over = ad_run2_d(out, n, rounds, &m2);
-	over += ad_run3_d(out, n, rounds, &m3);
+	int over = ad_run2_d(out, n, rounds, shuffle, &m2);
+	over += ad_run3_d(out, n, rounds, shuffle, &m3);
 	fprintf(out,
 	        "\n%d ratio(s) above 5 against the plain uniform scene; %d with the pairs, update, query and remove + insert columns"
 	        " of the scenes with an output-matched baseline taken against it.\n",
@@ -541,8 +539,9 @@ static void AD_FN(ad_medians)(const AD(box) * boxes, int n, int rounds, bool war
 }
 
 /// The table for this dimension; returns how many ratios pass 5 (plain,
-/// and in *over_matched with the output-matched baseline where one is).
-static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
+/// and in *over_matched with the output-matched baseline where one is);
+/// shuffle: every scene inserted in random order.
+static int AD_FN(ad_run)(FILE *out, int n, int rounds, bool shuffle, int *over_matched)
 {
 	AD(box) *boxes = malloc(sizeof *boxes * (size_t)n);
 	static double med[AD_KINDS][AD_PLACES][AD_OPS], mmed[AD_KINDS][AD_PLACES][AD_OPS];
@@ -557,7 +556,7 @@ static int AD_FN(ad_run)(FILE *out, int n, int rounds, int *over_matched)
 			memcpy(boxes[i].min, lo, sizeof boxes[i].min);
 			memcpy(boxes[i].max, hi, sizeof boxes[i].max);
 		}
-		if (kind == AD_PINWHEEL_SHUFFLED || ad_shuffle_all) // Fisher-Yates, the scene's own stream
+		if (kind == AD_PINWHEEL_SHUFFLED || shuffle) // Fisher-Yates, the scene's own stream
 			for (int i = n - 1; i > 0; --i) {
 				int j = (int)(ad_rng(&s) % (uint64_t)(i + 1));
 				AD(box) x = boxes[i];
