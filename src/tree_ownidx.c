@@ -11,6 +11,10 @@
 // centres alone would mix: strips along x and strips along y through one
 // point, a box holding the node's centre and the small ones around it.
 //
+// A merge with families (tree_ownidx.h: Families) lays out each family's
+// block with its first chunk at the block's position, and cuts where the
+// run's group edges fall inside it (own_order's `at`).
+//
 // ## Cost
 //
 // A run of s chunks is laid out in O(s log s); an entry joins log_FAN m merges
@@ -705,27 +709,196 @@ static unsigned own_axis_candidates(const entry *e, uint32_t n)
 #define OWN_GRAIN (CHUNK_CAP > 8 ? CHUNK_CAP : 8)
 _Static_assert(OWN_GRAIN % CHUNK_CAP == 0, "the layout cuts at chunk boundaries");
 
-/// Lay out e[0, n) in kd order (see the top), cut at chunk boundaries.
-static void own_order(entry *e, uint32_t n)
+/// Lay out e[0, n) in kd order (see the top), cut at chunk boundaries, the
+/// first of its chunks at position `at` of a run: each cut at the position
+/// inside that is a multiple of the greatest power of two, so each side
+/// fills whole groups of the run's hierarchy where it can. At 0 that is the
+/// greatest power of two below the chunks (a multiple of OWN_GRAIN entries:
+/// OWN_GRAIN / CHUNK_CAP is 1 or 2); a family's block (Families) starts
+/// further in.
+static void own_order(entry *e, uint32_t n, uint32_t at)
 {
 	while (n > OWN_GRAIN) {
-		uint32_t grains = (n + OWN_GRAIN - 1) / OWN_GRAIN, left = 1;
-		while (left * 2 < grains) left *= 2;
-		uint32_t cut = left * OWN_GRAIN;
+		uint32_t last = at + (n + CHUNK_CAP - 1) / CHUNK_CAP - 1, high = 1;
+		while ((at ^ last) >= high * 2) high *= 2; // the highest bit in which the two differ
+		uint32_t cut = ((last & ~(high - 1)) - at) * CHUNK_CAP;
 		unsigned all = (1u << 2 * DIM) - 1, coords = n <= 2 * OWN_GRAIN ? own_axis_candidates(e, n) : all;
 		int best = own_axis(e, n, cut, coords);
 		if (best < 0) return; // all one point: any order
 		own_select(e, n, cut, best);
 		// The smaller side by recursion, the larger by the loop: O(log n) deep.
 		if (cut <= n - cut) {
-			own_order(e, cut);
+			own_order(e, cut, at);
 			e += cut;
 			n -= cut;
+			at += cut / CHUNK_CAP;
 		} else {
-			own_order(e + cut, n - cut);
+			own_order(e + cut, n - cut, at + cut / CHUNK_CAP);
 			n = cut;
 		}
 	}
+}
+
+// ---- families ------------------------------------------------------------------------
+
+/// Families a merge parts its entries into, at most.
+#define OWN_FAMILIES 8
+/// A merge of fewer chunks is laid out whole (tree_ownidx.h: Families).
+/// From 16 chunks up, shuffled pinwheels tested 1 to 4% fewer entries and
+/// groups in box queries (tests/test_adversarial.c), but lists of other kinds paid: 3D crossing rods
+/// under leaves placement 11% more in box queries, strips between rows 9%
+/// more in rays (tight), and remove + insert up to 20% more upkeep.
+#define OWN_FAMILY_RUN 64
+/// Entries a family must hold to be parted further: eight chunks.
+#define OWN_FAMILY_MIN (8 * CHUNK_CAP)
+/// Entries sampled to find a gap. Fewer show wider gaps between their
+/// values: with 32, 3D crossing rods (three families a fifth of the extent
+/// apart) were parted, and their 10 nearest cost more (tests/
+/// test_adversarial.c, above pinwheel_tree_query_cap); with 64 they are not.
+/// With the parting passes, the parting costs a one-by-one build of 20000
+/// strips 1 to 2% more work (tests/test_ownidx.c: 2D, 3D), of a pinwheel's
+/// strips 2.5 to 4% (its three rounds part every entry three times).
+#define OWN_FSAMPLE 64
+/// A gap parts a family when it is at least 1 / OWN_FGAP of its bound's
+/// longest side: a pinwheel's arms are 59% to 80% apart; at a fifth, 3D
+/// crossing rods (a fifth apart) were parted as well, and their nearest
+/// searches cost 1.4 to 1.5 times more.
+#define OWN_FGAP 3
+
+/// Part e[0, n) across the widest gap on one of its 2 * DIM coordinates, if
+/// the sample shows one of at least 1 / OWN_FGAP of its bound's longest
+/// side: the entries below the gap's middle first. Their count, or 0 (no
+/// gap). The longest side, not the gap's own axis: sheets of strips 1000
+/// long stacked 0.9 apart are one family (measured on its axis, 3D thin
+/// strips parted in three, and box queries among them under leaves placement
+/// tested 18% more).
+///
+/// The widest gap of m sampled values is found in O(m) by the pigeonhole
+/// rule: with m - 1 buckets over their range, each a (range / (m - 1)) wide,
+/// some bucket is empty, so the widest gap is between one bucket's greatest
+/// and the next nonempty one's least.
+static uint32_t own_gap_split(entry *e, uint32_t n)
+{
+	enum { M = OWN_FSAMPLE };
+	uint32_t m = n < M ? n : M, step = n / m;
+	if (m < 4) return 0;
+	float lo[2 * DIM], hi[2 * DIM], bmin[M], bmax[M];
+	for (int a = 0; a < 2 * DIM; ++a) lo[a] = hi[a] = own_key(&e[0], a);
+	for (uint32_t i = 1; i < m; ++i)
+		for (int a = 0; a < 2 * DIM; ++a) {
+			float k = own_key(&e[i * step], a);
+			if (k < lo[a]) lo[a] = k;
+			if (k > hi[a]) hi[a] = k;
+		}
+	WORK_CHURN(2 * DIM * 3 * m);
+	int best = -1;
+	float best_score = 1.0f / OWN_FGAP, cut = 0.0f, w = 0.0f;
+	for (int d = 0; d < DIM; ++d)
+		if (hi[DIM + d] - lo[d] > w) w = hi[DIM + d] - lo[d];
+	for (int a = 0; a < 2 * DIM; ++a) {
+		float span = hi[a] - lo[a];
+		// Too narrow a spread to hold the gap, or not finite.
+		if (!(span >= w * best_score) || !(w > 0.0f) || !(span < INFINITY)) continue;
+		uint32_t buckets = m - 1;
+		for (uint32_t b = 0; b < buckets; ++b) bmin[b] = INFINITY, bmax[b] = -INFINITY;
+		float scale = (float)buckets / span;
+		if (!(scale < INFINITY)) continue; // a span too small to scale
+		for (uint32_t i = 0; i < m; ++i) {
+			float k = own_key(&e[i * step], a);
+			uint32_t b = (uint32_t)((k - lo[a]) * scale);
+			if (b >= buckets) b = buckets - 1;
+			if (k < bmin[b]) bmin[b] = k;
+			if (k > bmax[b]) bmax[b] = k;
+		}
+		float prev = bmax[0]; // the least value's bucket is never empty
+		for (uint32_t b = 1; b < buckets; ++b) {
+			if (!(bmin[b] <= bmax[b])) continue;
+			float score = (bmin[b] - prev) / w;
+			if (score > best_score) best = a, best_score = score, cut = prev + 0.5f * (bmin[b] - prev);
+			prev = bmax[b];
+		}
+	}
+	if (best < 0) return 0;
+	WORK_CHURN(n);
+	uint32_t i = 0, j = n;
+	while (i < j) {
+		if (own_key(&e[i], best) < cut) {
+			++i;
+		} else {
+			entry tmp = e[i];
+			e[i] = e[--j];
+			e[j] = tmp;
+		}
+	}
+	return i < n ? i : 0;
+}
+
+/// Part e[0, n) into families (tree_ownidx.h: Families): contiguous parts,
+/// family f at e[at[f], at[f + 1]); their count, 1 when no gap parts them.
+/// Each part is parted again until no gap shows or OWN_FAMILIES are found:
+/// the four arms of a pinwheel part in three rounds. Cost: O(DIM
+/// OWN_FSAMPLE) a try (at most 2 OWN_FAMILIES of them) and O(n) a round.
+static uint32_t own_families(entry *e, uint32_t n, uint32_t at[OWN_FAMILIES + 1])
+{
+	uint32_t count = 1;
+	at[0] = 0;
+	at[1] = n;
+	for (uint32_t f = 0; f < count && count < OWN_FAMILIES;) {
+		uint32_t len = at[f + 1] - at[f], left = len >= OWN_FAMILY_MIN ? own_gap_split(e + at[f], len) : 0;
+		if (!left) {
+			++f;
+			continue;
+		}
+		memmove(&at[f + 2], &at[f + 1], (count - f) * sizeof *at);
+		at[f + 1] = at[f] + left;
+		++count;
+	}
+	return count;
+}
+
+/// A block of a run's positions: `chunks` chunks of entries from src, then
+/// `pad` padding positions.
+typedef struct own_block {
+	entry *src;
+	uint32_t chunks, pad, align;
+} own_block;
+
+/// Lay out e[0, n) (n entries for `chunks` chunks) as the blocks of one run
+/// (tree_ownidx.h: Families): each family's full chunks in kd order, padded
+/// to a multiple of its alignment, the blocks in falling alignment, then the
+/// families' leftover entries (fewer than a chunk each) in kd order in `mixed`,
+/// a block of their own. The blocks into block[]; their count. One block of
+/// every chunk, in kd order, when no gap parts the entries.
+static uint32_t own_plan(entry *e, uint32_t n, uint32_t chunks, entry *mixed, own_block block[OWN_FAMILIES + 1])
+{
+	uint32_t at[OWN_FAMILIES + 1], count = chunks >= OWN_FAMILY_RUN ? own_families(e, n, at) : 1, blocks = 0, left = 0;
+	if (count == 1) {
+		own_order(e, n, 0);
+		block[0] = (own_block){e, chunks, 0, 1};
+		return 1;
+	}
+	for (uint32_t f = 0; f < count; ++f) {
+		uint32_t len = at[f + 1] - at[f], c = len / CHUNK_CAP, rest = len - c * CHUNK_CAP;
+		memcpy(&mixed[left], &e[at[f] + c * CHUNK_CAP], rest * sizeof *e);
+		left += rest;
+		if (c == 0) continue;
+		// The largest power of OWN_GROUP whose multiple pads the family by a
+		// quarter of its chunks or less (the padding only grows with it).
+		uint32_t align = 1;
+		while ((c + align * OWN_GROUP - 1) / (align * OWN_GROUP) * (align * OWN_GROUP) - c <= c / 4) align *= OWN_GROUP;
+		own_block x = {&e[at[f]], c, (c + align - 1) / align * align - c, align};
+		uint32_t k = blocks++;
+		for (; k > 0 && block[k - 1].align < align; --k) block[k] = block[k - 1];
+		block[k] = x;
+	}
+	uint32_t start_of_mixed = 0;
+	for (uint32_t b = 0; b < blocks; start_of_mixed += block[b].chunks + block[b].pad, ++b)
+		own_order(block[b].src, block[b].chunks * CHUNK_CAP, start_of_mixed);
+	if (left) {
+		own_order(mixed, left, start_of_mixed);
+		block[blocks++] = (own_block){mixed, (left + CHUNK_CAP - 1) / CHUNK_CAP, 0, 1};
+	}
+	return blocks;
 }
 
 /// Entries own_layout lays out in Z order, at most (own_zorder's keys name
@@ -807,7 +980,7 @@ static void own_layout(entry *e, uint32_t n, uint32_t *key, entry *out)
 	if (n <= OWN_ZMAX)
 		own_zorder(e, n, key, out);
 	else
-		own_order(e, n);
+		own_order(e, n, 0);
 }
 
 /// Scratch bytes own_merge and own_fmerge ask for: `entries` entries, then
@@ -868,6 +1041,7 @@ static void own_run_bounds(const tree_t *t, struct ownidx *ix, uint32_t r, uint3
 		uint32_t id = t->own_ids[start + p], lo = UINT32_MAX;
 		const entry *e = r < OWN_RUNS ? t->chunks[id].e : entry_at(t, id);
 		uint32_t fill = r >= OWN_RUNS ? 1 : id == head ? head_n : CHUNK_CAP;
+		if (p > 0 && id == t->own_ids[start + p - 1]) fill = 0; // padding
 		box_t b;
 		bound_clear(&b);
 		for (uint32_t k = 0; k < fill; ++k) {
@@ -921,9 +1095,11 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	uint32_t first = j ? ix->run[j - 1].first + ix->run[j - 1].size : 0;
 	uint32_t entries = keep ? take * CHUNK_CAP : n->count;
 	size_t ebytes = (size_t)entries * sizeof(entry);
-	// Every position kept while the foreign marks of the runs taken are read.
+	// Every position kept while the foreign marks of the runs taken are read;
+	// room for the padding the families may take (a quarter of the chunks).
 	uint32_t end = ix->nruns ? ix->run[ix->nruns - 1].first + ix->run[ix->nruns - 1].size : 0;
-	if (!own_room(t, ix, first + take > end ? first + take : end, end) ||
+	uint32_t most = first + take + (take >= OWN_FAMILY_RUN ? take / 4 : 0);
+	if (!own_room(t, ix, most > end ? most : end, end) ||
 	    !own_scratch_reserve(t, ebytes + 2 * (size_t)take * sizeof(uint32_t)))
 		return false;
 	n = &t->nodes[ni];
@@ -953,17 +1129,29 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 	uint32_t rest = c;
 	assert(k == entries);
 	WORK_CHURN(entries);
-	own_order(es, entries);
+	entry mixed[OWN_FAMILIES * CHUNK_CAP];
+	own_block block[OWN_FAMILIES + 1];
+	uint32_t blocks = own_plan(es, entries, take, mixed, block);
 	own_sort_ids(ids, ids + take, take);
-	for (uint32_t p = 0; p < take; ++p) {
-		uint32_t fill = entries - p * CHUNK_CAP < CHUNK_CAP ? entries - p * CHUNK_CAP : CHUNK_CAP;
-		for (uint32_t q = 0; q < fill; ++q) {
-			const entry *e = &es[p * CHUNK_CAP + q];
-			t->chunks[ids[p]].e[q] = *e;
-			item *it = &t->items[e->item];
-			if (item_node(t, e->item) == ni) it->addr = ids[p] * CHUNK_CAP + q; // its home copy
+	// The k-th chunk laid out is the k-th least id; a padding position
+	// repeats the id before it (tree_ownidx.h: Families).
+	uint32_t *pid = &own_ids(t, ix)[first], size = 0, laid = 0, pads = 0;
+	for (uint32_t b = 0; b < blocks; ++b) {
+		const own_block *x = &block[b];
+		for (uint32_t p = 0; p < x->chunks; ++p, ++laid) {
+			uint32_t fill = b + 1 == blocks && p + 1 == x->chunks ? entries - laid * CHUNK_CAP : CHUNK_CAP;
+			for (uint32_t q = 0; q < fill; ++q) {
+				const entry *e = &x->src[p * CHUNK_CAP + q];
+				t->chunks[ids[laid]].e[q] = *e;
+				item *it = &t->items[e->item];
+				if (item_node(t, e->item) == ni) it->addr = ids[laid] * CHUNK_CAP + q; // its home copy
+			}
+			pid[size++] = ids[laid];
 		}
+		for (uint32_t p = 0; p < x->pad; ++p) pid[size++] = ids[laid - 1];
+		pads += x->pad;
 	}
+	assert(laid == take && size == take + pads && size <= most - first);
 	// Relink: a partly filled last chunk (keep 0) becomes the head.
 	if (keep) {
 		t->chunks[before].next = ids[0];
@@ -975,10 +1163,9 @@ static bool own_merge(tree_t *t, uint32_t ni, uint32_t keep, uint32_t j)
 		t->chunks[ids[take - 1]].next = take > 1 ? ids[0] : NIL;
 		for (uint32_t p = 0; p + 1 < take; ++p) t->chunks[ids[p]].next = p + 2 < take ? ids[p + 1] : NIL;
 	}
-	for (uint32_t r = j; r < ix->nruns; ++r) ix->dead -= ix->run[r].size - ix->run[r].live;
-	memcpy(&own_ids(t, ix)[first], ids, (size_t)take * sizeof(uint32_t));
-	memset(&t->own_skip[ix->base + first], 0, take);
-	ix->run[j] = (own_run){.first = first, .size = take, .live = take};
+	for (uint32_t r = j; r < ix->nruns; ++r) ix->dead -= ix->run[r].size - ix->run[r].live - ix->run[r].pad;
+	memset(&t->own_skip[ix->base + first], 0, size);
+	ix->run[j] = (own_run){.first = first, .size = size, .live = take, .pad = pads};
 	ix->nruns = j + 1;
 	ix->tail = keep;
 	// What stays in the tail is the head alone (keep 1), or nothing.
@@ -1059,12 +1246,12 @@ static uint32_t own_level(uint32_t size, uint32_t base)
 static uint32_t own_fold_from(const own_run *runs, uint32_t j, uint32_t most, uint32_t gathered, uint32_t base)
 {
 	for (;;) {
-		if (j > 0 && ((uint64_t)runs[j - 1].size * OWN_FAN <= gathered || j == most)) {
+		if (j > 0 && ((uint64_t)own_run_chunks(&runs[j - 1]) * OWN_FAN <= gathered || j == most)) {
 			gathered += runs[--j].live;
 			continue;
 		}
 		uint32_t level = own_level(gathered, base), same = 0;
-		while (same < j && same + 1 < OWN_FAN && own_level(runs[j - 1 - same].size, base) == level) ++same;
+		while (same < j && same + 1 < OWN_FAN && own_level(own_run_chunks(&runs[j - 1 - same]), base) == level) ++same;
 		if (gathered < base || same + 1 < OWN_FAN) return j;
 		for (; same > 0; --same) gathered += runs[--j].live;
 	}
@@ -1108,7 +1295,7 @@ static void own_settle(tree_t *t, uint32_t ni)
 	// The tail but its head becomes a run; a newest run under OWN_BASE
 	// chunks takes it in (see tree_ownidx.h).
 	uint32_t j = ix->nruns, gathered = ix->tail - 1;
-	if (j > 0 && ix->run[j - 1].size < OWN_BASE) gathered += ix->run[--j].live;
+	if (j > 0 && own_run_chunks(&ix->run[j - 1]) < OWN_BASE) gathered += ix->run[--j].live;
 	own_merge(t, ni, 1, own_fold_from(ix->run, j, OWN_RUNS, gathered, OWN_BASE));
 }
 
@@ -1156,7 +1343,7 @@ static bool own_listed(const tree_t *t, uint32_t ni)
 /// levels are where own_run_bounds puts them.
 static bool own_check_shape(const own_run *rn)
 {
-	if (rn->size == 0 || rn->live > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS) return false;
+	if (rn->size == 0 || (uint64_t)rn->live + rn->pad > rn->size || rn->levels == 0 || rn->levels > OWN_LEVELS) return false;
 	for (uint32_t l = 0, off = 0, size = rn->size; l < rn->levels; ++l) {
 		if (rn->off[l] != off || (size == 1) != (l + 1 == rn->levels)) return false;
 		off += size;
@@ -1251,16 +1438,23 @@ static const char *own_check(const tree_t *t, uint32_t ni)
 		for (uint32_t q = 0; q < r; ++q) expect += ix->run[q].size;
 		if (rn->first != expect || (uint64_t)rn->first + rn->size > ix->cap) return "own-list index: runs not laid end to end";
 		if (!own_check_shape(rn)) return "own-list index: run sizes or levels";
-		dead += rn->size - rn->live;
+		if (rn->pad * 4 > own_run_chunks(rn)) return "own-list index: padding past a quarter of the chunks";
+		dead += rn->size - rn->live - rn->pad;
 		const box_t *base = &own_bounds(t, ix)[2 * rn->first];
 		const uint32_t *ids = &own_ids(t, ix)[rn->first];
-		uint32_t live = 0;
+		uint32_t live = 0, pads = 0;
 		for (uint32_t p = 0; p < rn->size; ++p) {
-			if (p && ids[p] <= ids[p - 1]) return "own-list index: ids not ascending";
+			if (p && ids[p] < ids[p - 1]) return "own-list index: ids not ascending";
+			if (p && ids[p] == ids[p - 1]) { // padding (tree_ownidx.h: Families)
+				pads++;
+				if (!box_inverted(&base[p]) || own_least(t, ix)[2 * rn->first + p] != UINT32_MAX)
+					return "own-list index: a padding position has a bound";
+			}
 			if (!box_inverted(&base[p])) live++;
 			else if (t->own_skip[ix->base + rn->first + p]) return "own-list index: a released chunk has foreign marks";
 		}
 		if (live != rn->live) return "own-list index: live count";
+		if (pads != rn->pad) return "own-list index: padding count";
 		// The run's live chunks are the next rn->live of the chain, and every
 		// entry is inside its chunk's bound and every group's above it.
 		for (uint32_t s = 0; s < rn->live; ++s) {

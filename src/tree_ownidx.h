@@ -38,7 +38,9 @@
 // eight tail chunks in each of them spent most of its work there. A run's chunk ids are ascending in ids[], and its
 // entries were laid out in them in spatial order (tree_ownidx.c: own_order),
 // so position p of the run is both the p-th chunk in spatial order and the
-// p-th smallest id: a chunk's place is a binary search away.
+// p-th smallest id: a chunk's place is a binary search away. (Padding
+// positions, Families, repeat the id before them: ids never fall, and the
+// search's first position of an id is its chunk's.)
 //
 // Changes keep the index correct without rebuilding it: an entry written into
 // a run chunk (an append to a head that is in a run, a removal's hole filled
@@ -67,6 +69,44 @@
 // them out in Z order, a radix sort, not kd order: tree_ownidx.c,
 // own_layout); when foreign entries pass half of the list the next change
 // rebuilds the whole index, which clears them. Marks live only on run chunks' slots below the chunk's fill.
+//
+// ## Families
+//
+// A list can hold a few families of boxes far apart as points in 2 * DIM
+// dimensions: a pinwheel's four arms of strips, each across a centre line,
+// long in x or in y. Inserted in random order, every run holds all of them,
+// and a kd order cut at powers of two splits families where their sizes
+// fall: at every level of the run, the group holding a family boundary has
+// a bound as big as two arms, which most queries open (about 3 boundaries x
+// 4 tests x the run's levels, in each of its ~13 runs). So a merge of
+// OWN_FAMILY_RUN chunks or more first parts its entries into families (the
+// widest gap of a third of their bound's longest side or more, on one of
+// the 2 * DIM coordinates, found on a sample; again in each part, up to
+// OWN_FAMILIES),
+// then lays them out in one run as blocks: each family's full chunks in kd
+// order, padded with dead positions to a multiple of the largest power of
+// OWN_GROUP that costs a quarter of its chunks or less, the blocks in
+// falling alignment so each starts aligned, then one block of the
+// families' leftover entries (fewer than a chunk each), the mixed chunks. A
+// family's groups up to its alignment hold it alone, so the chain of mixed
+// groups stops there; the kd order inside a block cuts at the run's group
+// edges (own_order's `at`), so its subtrees are whole groups where they can
+// be. No gap, or a smaller merge: the layout of before, exactly.
+// Measured (tests/test_adversarial.c, above pinwheel_tree_query_cap): box
+// queries on 20000 pinwheel strips inserted in random order test 19.2
+// times the uniform scene's work (2D, loose; was 26.3), 33.7 in 3D (was
+// 44.8). The rest is the logarithmic method's: each of ~13 runs holds every
+// arm whole, so a query descends its arm in each; in the order they are
+// made a run holds a narrow band of each arm, and reads 7.8 and 9.9.
+//
+// A padding position repeats the id of the position before it (so ids[]
+// never falls and a binary search for an id finds its live position first),
+// has an inverted bound (skipped by every walk, as a released chunk is) and
+// least id UINT32_MAX, no foreign slots, and is counted in its run's `pad`,
+// not in `dead` (it owes no rebuild). A run's positions are at most 1.25
+// times its chunks (validate checks pad <= chunks / 4), and its region of
+// the pools grows with them. The run count and the fold schedule, which
+// count a run's chunks (own_run_chunks), do not change.
 //
 // ## Least ids
 //
@@ -120,8 +160,9 @@
 
 typedef struct own_run {
 	uint32_t first; ///< its first position in ids; run j + 1 starts where run j ends
-	uint32_t size;  ///< positions, released chunks included
+	uint32_t size;  ///< positions, released chunks and padding included
 	uint32_t live;  ///< positions whose chunk is still in the node's chain
+	uint32_t pad;   ///< padding positions (Families; 0 in a foreign run)
 	uint32_t levels;
 	/// Level L's bounds start at bounds[2 * first + off[L]]; level 0 holds a
 	/// bound per chunk, level L + 1 one per OWN_GROUP of level L, the top one bound.
@@ -163,6 +204,10 @@ static inline box_t *own_bounds(const tree_t *t, const struct ownidx *ix) { retu
 static inline uint32_t *own_least(const tree_t *t, const struct ownidx *ix) { return &t->own_least[2 * (size_t)ix->base]; }
 
 static inline bool box_inverted(const box_t *b) { return !(b->min[0] <= b->max[0]); }
+
+/// The chunks a run was laid out with: its positions less its padding
+/// (Families).
+static inline uint32_t own_run_chunks(const own_run *rn) { return rn->size - rn->pad; }
 
 /// Run r of a walk: a chunk run below OWN_RUNS, else foreign run r - OWN_RUNS.
 static inline const own_run *own_run_at(const struct ownidx *ix, uint32_t r)

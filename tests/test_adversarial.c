@@ -1854,21 +1854,52 @@ static void test_pinwheel_query_work(void **state)
 /// kept the build in its bound but read 423 (leaves, made order), 223
 /// (loose, made order: worse) and 643, 635 shuffled, and 3D crossing rods'
 /// 10 nearest under loose placement grew from 333 to 434 tests at 24000
-/// (past pile_knn_uniform_cap). Left to do: families whose runs the walk
-/// and the nearest search share a top for (a run of runs), or a fold that
-/// keeps family runs apart without multiplying the runs.
+/// (past pile_knn_uniform_cap).
+///
+/// Now (tree_ownidx.h: Families) a merge keeps its families in one run,
+/// each in a block padded to a multiple of a power of four and laid out in
+/// kd order cut at the run's group edges, so a family boundary stops the
+/// chain of mixed groups at the block's alignment. At 20000 (box tests a
+/// query, before -> after): 2D loose 134.5 -> 90.3 made order, 304.3 ->
+/// 222.0 shuffled; leaves 172.1 -> 136.0, 338.7 -> 255.9; 3D loose 80.3 ->
+/// 80.2, 362.4 -> 272.7; leaves 295.3 -> 228.3, 510.5 -> 437.0. Shuffled
+/// stays about twice the made order: every run then holds every arm whole
+/// (a random sample of it), so a query descends its arm's block in each of
+/// the ~13 runs, where in made order a run holds a narrow band of each arm
+/// that most queries leave at the block's top (the logarithmic method's
+/// O(log^2 n) descent, not a layout's mixing). What did not help: a gap
+/// measured against the extent on its own axis parted 3D thin strips in
+/// three sheets 0.9 apart across (box queries under leaves +18%); against
+/// the list's longest side they are one family. A gap of a fifth of the
+/// extent also parted 3D crossing rods (gaps of a fifth),
+/// whose 10 nearest (loose) then grew from 271 and 333 tests (6000, 24000)
+/// to 377 and 501, 434 and 618 unpadded, 336 and 412 with each family's
+/// padding allowed up to its own size (why was not found), so families need a
+/// gap of a third (a sample of 32 entries, not 64, still parted the rods:
+/// wider gaps show between fewer values). Families from merges of 16 chunks
+/// up, not 64: pinwheels read a little better (2D loose shuffled 213, 3D
+/// leaves 201 and 422), but 3D rods crossing under leaves tested 11% more
+/// in box queries, 3D strips between rows 9% more in rays (tight), and
+/// upkeep was up to 20% more. The mixed chunk's entries of
+/// its lesser families made foreign slots (its bound one family's): 3D
+/// shuffled loose 269 -> 249, leaves 422 -> 367, but remove + insert of
+/// every item cost up to 1.58 times the upkeep (3D plate stacks apart) and
+/// 3D boxes holding the centre's 10 nearest passed its bound (12.2 times
+/// uniform), so the mixed chunk stays in its run.
 static double pinwheel_tree_query_cap(int pi, int shuffled)
 {
 	// The larger of the readings at 20000 and at 10000 (ASan's size), and a
-	// tenth more. 2D: 11.62, 7.35 | 26.28, 21.40 (loose, made order |
-	// shuffled); 1.28, 0.99 | 2.90, 2.90 (tight); 12.55, 11.02 | 24.70, 21.63
-	// (leaves). 3D: 9.92, 7.99 | 44.78, 28.35; 0.55, 0.54 | 2.49, 1.91;
-	// 19.54, 14.97 | 33.77, 20.62. (Tight's uniform scene tests 105 and 146
+	// tenth more. 2D: 7.80, 5.61 | 19.16, 16.79 (loose, made order |
+	// shuffled); 0.86, 0.76 | 2.11, 2.27 (tight); 9.92, 8.84 | 18.66, 18.56
+	// (leaves). 3D: 9.91, 7.99 | 33.70, 25.98; 0.55, 0.54 | 1.87, 1.75;
+	// 15.10, 9.84 | 28.91, 18.15. (Tight's uniform scene tests 105 and 146
 	// a query, loose's 12 and 8: tight keeps small boxes across split lines
-	// in big own lists.)
+	// in big own lists.) Before families (tree_ownidx.h) they were 2D
+	// 11.62 | 26.28, 1.28 | 2.90, 12.55 | 24.70; 3D 9.92 | 44.78, 0.55 |
+	// 2.49, 19.54 | 33.77 (at 20000).
 	static const double cap[2][NPLACEMENTS][2] = {
-	    {{12.8, 28.9}, {1.41, 3.19}, {13.8, 27.2}}, // 2D: loose, tight, leaves; made order, shuffled
-	    {{10.9, 49.3}, {0.61, 2.74}, {21.5, 37.1}}, // 3D
+	    {{8.6, 21.1}, {0.95, 2.50}, {11.0, 20.6}}, // 2D: loose, tight, leaves; made order, shuffled
+	    {{10.9, 37.1}, {0.61, 2.06}, {16.7, 31.9}}, // 3D
 	};
 	return cap[DIM - 2][pi][shuffled];
 }
