@@ -28,7 +28,11 @@ enum {
 	CLI_OPT_VIEW = 1 << 9,
 	CLI_OPT_RAY = 1 << 10,
 	CLI_OPT_THREADS = 1 << 11, ///< --threads and --timing
+	CLI_OPT_MEMORY = 1 << 12,
 };
+
+/// --memory's default: 2 GiB (128M pairs a pass, each pair a key and its sort's copy).
+#define CLI_MEMORY_DEFAULT ((size_t)2 << 30)
 
 typedef struct cli_command_info {
 	const char *name;
@@ -39,9 +43,14 @@ typedef struct cli_command_info {
 } cli_command_info;
 
 static const cli_command_info cli_commands[CLI_COMMAND_COUNT] = {
-	[CLI_PAIRS] = {"pairs", CLI_OPT_THREADS, "pairs [OPTIONS] FILE", "every overlapping pair, as `A B` with A < B",
+	[CLI_PAIRS] = {"pairs", CLI_OPT_THREADS | CLI_OPT_MEMORY, "pairs [OPTIONS] FILE",
+	               "every overlapping pair, as `A B` with A < B",
 	               "Print every pair of overlapping objects once, as `A B` with A < B, sorted\n"
-	               "by A then B. Boxes are closed: touching boxes overlap.\n"},
+	               "by A then B. Boxes are closed: touching boxes overlap.\n"
+	               "  --memory SIZE            most memory the pairs being sorted hold, 16 bytes\n"
+	               "                           a pair (SIZE in bytes, or with K, M or G; default\n"
+	               "                           2G): past it the pairs are found again in passes,\n"
+	               "                           each printing those of a range of A\n"},
 	[CLI_QUERY] = {"query", CLI_OPT_BOX | CLI_OPT_SPHERE | CLI_OPT_POINT | CLI_OPT_THREADS,
 	               "query (--box X0,Y0[,Z0],X1,Y1[,Z1] | --sphere CX,CY[,CZ],R | --point X,Y[,Z]) [OPTIONS] FILE",
 	               "the IDs of the objects a box, sphere or point touches",
@@ -212,6 +221,28 @@ static bool cli_parse_int(const char *s, long lo, long hi, int *out)
 	return true;
 }
 
+/// Parse a size in bytes: digits, then at most one of K, M, G (binary
+/// units), from 1K to 1T; refused like cli_parse_int otherwise.
+static bool cli_parse_size(const char *s, size_t *out)
+{
+	uint64_t v = 0, limit = (uint64_t)1 << 40;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > limit)
+			return false;
+	}
+	if (p == s)
+		return false;
+	int shift = *p == 'K' ? 10 : *p == 'M' ? 20 : *p == 'G' ? 30 : 0;
+	if (shift)
+		p++;
+	if (*p || v > limit >> shift || (v << shift) < 1024)
+		return false;
+	*out = (size_t)(v << shift);
+	return true;
+}
+
 /// Parse --placement's value: one of ortN_tree's placements, or "packed" (an
 /// ortN_packed tree, which places as loose does). False when unknown.
 static bool cli_parse_placement(const char *value, cli_options *o)
@@ -352,6 +383,7 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 			{"--dir", CLI_OPT_DIR}, {"--max", CLI_OPT_MAX}, {"--k", CLI_OPT_K}, {"-k", CLI_OPT_K},
 			{"-o", CLI_OPT_OUT}, {"--output", CLI_OPT_OUT}, {"--width", CLI_OPT_WIDTH},
 			{"--view", CLI_OPT_VIEW}, {"--ray", CLI_OPT_RAY}, {"--threads", CLI_OPT_THREADS},
+			{"--memory", CLI_OPT_MEMORY},
 		};
 		int which = -1;
 		for (int k = 0; k < (int)(sizeof known / sizeof known[0]); k++)
@@ -382,6 +414,10 @@ static int cli_parse_args(int argc, char **argv, cli_options *o)
 		} else if (bit == CLI_OPT_THREADS) {
 			if (!cli_parse_int(value, 1, 256, &o->threads))
 				return cli_usage_error(o, "--threads takes an integer from 1 to 256, not '%s'", value);
+		} else if (bit == CLI_OPT_MEMORY) {
+			if (!cli_parse_size(value, &o->memory))
+				return cli_usage_error(o, "--memory takes a size from 1K to 1T (bytes, or with K, M or G), not '%s'",
+				                       value);
 		} else if (bit == CLI_OPT_K) {
 			if (!cli_parse_int(value, 1, INT_MAX, &o->k))
 				return cli_usage_error(o, "--k takes an integer from 1 to %d, not '%s'", INT_MAX, value);
@@ -477,7 +513,7 @@ static int cli_main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	cli_options o = {.command = CLI_COMMAND_COUNT, .placement = ORT_PLACEMENT_LOOSE, .max_depth = -1,
-	                 .max_t = INFINITY, .width = 800, .view = {0, 1}, .threads = 1};
+	                 .max_t = INFINITY, .width = 800, .view = {0, 1}, .threads = 1, .memory = CLI_MEMORY_DEFAULT};
 	for (int i = 0; i < CLI_COMMAND_COUNT; i++)
 		if (!strcmp(argv[1], cli_commands[i].name))
 			o.command = (cli_command)i;

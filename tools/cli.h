@@ -58,6 +58,9 @@ typedef struct cli_options {
 	int width;         ///< render --width
 	int view[2];       ///< render --view: the two axes drawn (0 x, 1 y, 2 z)
 	int threads;       ///< --threads: workers for the build and the pairs (1: none)
+	/// --memory (pairs): bytes the sorted pairs may hold at once; past it they
+	/// are found again in passes, each keeping the pairs of a range of lower IDs
+	size_t memory;
 	bool timing;       ///< --timing: one line of phase times on stderr
 	double read_ms;    ///< how long reading the file took (for --timing)
 } cli_options;
