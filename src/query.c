@@ -98,8 +98,10 @@ static inline bool region_hits_bounds(const region *q, const float lo[DIM], cons
 /// An own-list index group (tree_ownidx.h) that may hold entries meeting q.
 static bool region_group(const void *q, const box_t *b, float *key)
 {
+	const region *r = q;
 	*key = 0.0f;
-	return region_hits_bounds(q, b->min, b->max);
+	if (!region_box_meets(r, b)) return false;
+	return r->radius2 < 0.0 || dist2_point_bounds(r->centre, b->min, b->max) <= r->radius2;
 }
 
 /// Whether a query goes into node n: it holds something of the mask's
@@ -178,6 +180,7 @@ static inline ort_result region_walk(const tree_t *t, const region *q, ORTHANT_N
 			// cost), then the callbacks.
 			own_iter it;
 			own_iter_init(t, ni, &it, region_group, q);
+			own_iter_box(&it, &q->box);
 			for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
 				uint32_t hit[CHUNK_CAP];
 				int nh = chunk_hits(t, q, plain, leaves, cell_lo, cell_hi, t->chunks[c].e, it.from, fill, hit);
