@@ -300,9 +300,9 @@ typedef struct own_iter {
 	/// box overlap alone, OWN_GROUP at a time, and never again when popped.
 	bool box;
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	__m128 lane_a, lane_b;
+	const __m128 *lanes; ///< the query's two lanes (own_iter_box)
 #else
-	box_t qbox;
+	const box_t *qbox;
 #endif
 	int top;
 	own_slot stack[OWN_STACK];
@@ -369,25 +369,22 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	}
 }
 
-/// Make it a box walk (after own_iter_init): groups are tested against q
-/// alone, as boxes, and q's test (the same box test, or more: a sphere) is
-/// left to the entries. A query that tests nothing more than the box gains
-/// the most: a group's OWN_GROUP bounds are a few vector compares, where each
-/// was a call, and a group popped is not tested again (box and sphere queries
-/// do not narrow as they go; a sweep's clip does). On a list whose runs each
-/// span the node (straddlers, strips: every run holds every kind, and a query
-/// descends each), that test is most of what a query does.
-static inline void own_iter_box(own_iter *it, const box_t *q)
+/// Make it a box walk (after own_iter_init): groups are tested against the
+/// query box alone, and the query's own test (the same box test, or more) is
+/// left to the entries. A group's OWN_GROUP bounds are then a few vector
+/// compares, where each was a call, and a group popped is not tested again
+/// (a box query does not narrow as it goes; a sweep's clip does). On a list
+/// whose runs each span the node (straddlers, strips: every run holds every
+/// kind, and a query descends each), that test is most of what a query does.
+/// lanes: with SSE2, the box as region_lanes (query.c) lays it out in two
+/// vectors, one after the other; else the box_t.
+static inline void own_iter_box(own_iter *it, const void *lanes)
 {
 	it->box = true;
-#if defined(__SSE2__) && DIM == 2
-	it->lane_a = _mm_set_ps(-q->min[1], -q->min[0], q->max[1], q->max[0]);
-	it->lane_b = it->lane_a;
-#elif defined(__SSE2__) && DIM == 3
-	it->lane_a = _mm_set_ps(INFINITY, q->max[2], q->max[1], q->max[0]);
-	it->lane_b = _mm_set_ps(-q->min[2], -q->min[1], -q->min[0], INFINITY);
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+	it->lanes = lanes;
 #else
-	it->qbox = *q;
+	it->qbox = lanes;
 #endif
 }
 
@@ -400,14 +397,14 @@ ORT_INLINE unsigned own_box_meets(const own_iter *it, const box_t *b, uint32_t c
 	for (uint32_t k = 0; k < count; ++k) {
 #if defined(__SSE2__) && DIM == 2
 		__m128 v = _mm_xor_ps(_mm_loadu_ps(b[k].min), _mm_set_ps(-0.0f, -0.0f, 0.0f, 0.0f));
-		bits |= (unsigned)(_mm_movemask_ps(_mm_cmple_ps(v, it->lane_a)) == 0xF) << k;
+		bits |= (unsigned)(_mm_movemask_ps(_mm_cmple_ps(v, it->lanes[0])) == 0xF) << k;
 #elif defined(__SSE2__) && DIM == 3
 		__m128 lo = _mm_loadu_ps(b[k].min);
 		__m128 hi = _mm_xor_ps(_mm_loadu_ps(&b[k].min[2]), _mm_set_ps(-0.0f, -0.0f, -0.0f, 0.0f));
-		__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, it->lane_a), _mm_cmple_ps(hi, it->lane_b));
+		__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, it->lanes[0]), _mm_cmple_ps(hi, it->lanes[1]));
 		bits |= (unsigned)(_mm_movemask_ps(ok) == 0xF) << k;
 #else
-		bits |= (unsigned)box_overlaps_bounds(&it->qbox, b[k].min, b[k].max) << k;
+		bits |= (unsigned)box_overlaps_bounds(it->qbox, b[k].min, b[k].max) << k;
 #endif
 	}
 	return bits;
