@@ -31,7 +31,8 @@ typedef struct region {
 	float radius;
 	double radius2; ///< < 0 for a box query
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	/// region_box_meets' bounds, laid out as it loads a box (region_lanes).
+	/// region_box_meets' bounds, laid out as it loads a box (region_lanes);
+	/// one after the other (own_iter_box reads them so).
 	__m128 lane_a, lane_b;
 #endif
 } region;
@@ -60,6 +61,9 @@ static inline bool region_box_meets(const region *q, const box_t *b)
 #endif
 }
 
+/// The box as own_iter_box (tree_ownidx.h) takes it: lane_a, then lane_b.
+static inline const void *region_box_lanes(const region *q) { return &q->lane_a; }
+
 static inline void region_lanes(region *q)
 {
 #if DIM == 2
@@ -77,6 +81,8 @@ static inline bool region_box_meets(const region *q, const box_t *b)
 }
 
 static inline void region_lanes(region *q) { (void)q; }
+
+static inline const void *region_box_lanes(const region *q) { return &q->box; }
 #endif
 
 /// Item i's box passed region_hits_bounds: does its exact bound meet q?
@@ -98,8 +104,10 @@ static inline bool region_hits_bounds(const region *q, const float lo[DIM], cons
 /// An own-list index group (tree_ownidx.h) that may hold entries meeting q.
 static bool region_group(const void *q, const box_t *b, float *key)
 {
+	const region *r = q;
 	*key = 0.0f;
-	return region_hits_bounds(q, b->min, b->max);
+	if (!region_box_meets(r, b)) return false;
+	return r->radius2 < 0.0 || dist2_point_bounds(r->centre, b->min, b->max) <= r->radius2;
 }
 
 /// Whether a query goes into node n: it holds something of the mask's
@@ -178,6 +186,7 @@ static inline ort_result region_walk(const tree_t *t, const region *q, ORTHANT_N
 			// cost), then the callbacks.
 			own_iter it;
 			own_iter_init(t, ni, &it, region_group, q);
+			if (q->radius2 < 0.0) own_iter_box(&it, region_box_lanes(q));
 			for (uint32_t fill, c = own_iter_next(t, &it, &fill); c != NIL; c = own_iter_next(t, &it, &fill)) {
 				uint32_t hit[CHUNK_CAP];
 				int nh = chunk_hits(t, q, plain, leaves, cell_lo, cell_hi, t->chunks[c].e, it.from, fill, hit);

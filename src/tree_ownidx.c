@@ -22,9 +22,10 @@
 // chunks), so an append costs O(log² m / log OWN_FAN) amortised, and a full
 // rebuild, after Θ(m) removals or grown bounds, O(log m) per change. Most of
 // a layout is own_axis' scoring of the cuts (two thirds of a strips build's
-// instructions), then the selections. With a binary counter, 20,000 3D
-// pinwheel strips inserted one by one cost 4.3 times a uniform scene's
-// instructions and their remove + insert 6.2 times; with fan 4, 3.3 and 5.1.
+// instructions), then the selections. (When own_axis still selected its
+// sample per coordinate: with a binary counter, 20,000 3D pinwheel strips
+// inserted one by one cost 4.3 times a uniform scene's instructions and
+// their remove + insert 6.2 times; with fan 4, 3.3 and 5.1.)
 // A query tests at most OWN_TAIL + 1 tail chunks, then descends O(log m) runs.
 //
 // ## Settling
@@ -595,9 +596,13 @@ static void own_select(entry *e, uint32_t n, uint32_t k, int a)
 /// boxes are all one point: the cut whose two sides'
 /// bounds are smallest, each axis measured against the whole's extent on it
 /// (a sum of relative shrinks: about the volume the cut saves). Measured on a
-/// sample (a copy, parted at the cut's rank per coordinate by selection:
-/// which side a sample is on is all the score needs, so no coordinate is
-/// sorted); the choice only steers the layout's quality.
+/// sample of at most OWN_SAMPLE entries, each side the samples below or
+/// above the cut's rank by the coordinate: their keys are insertion-sorted
+/// (floats and a byte each), not the entries selected (own_select moved 28
+/// bytes an entry in 3D, three times a coordinate: the scoring was 60% of a
+/// one-by-one build of 3D rods, and the binary counter's extra layouts, Layout
+/// in tree_ownidx.h, cost 3D rods 28% more time to build; with the sort they
+/// build as fast as with fan 4). The choice only steers the layout's quality.
 ///
 /// Relative, not absolute: boxes that all hold one point and are long on
 /// different axes leave a cut on their long ends a side as long as the whole,
@@ -627,18 +632,28 @@ static int own_axis(const entry *e, uint32_t n, uint32_t cut, unsigned coords)
 		if (!(coords >> a & 1)) continue;
 		// One value: no cut parts it. The whole holds the least min and the
 		// greatest max; the other end of each is a pass over the sample.
+		// The sample's order by a: an insertion sort of its keys (a few
+		// dozen compares of floats, where a selection moved whole entries).
+		float key[OWN_SAMPLE];
+		uint8_t ord[OWN_SAMPLE];
 		float lo = wk[a], hi = wk[a];
 		for (uint32_t i = 0; i < m; ++i) {
 			float k = own_key(&s[i], a);
 			if (k > hi) hi = k;
 			if (k < lo) lo = k;
+			uint32_t j = i;
+			for (; j > 0 && key[j - 1] > k; --j) {
+				key[j] = key[j - 1];
+				ord[j] = ord[j - 1];
+			}
+			key[j] = k;
+			ord[j] = (uint8_t)i;
 		}
 		if (!(lo < hi)) continue;
-		own_select(s, m, r, a);
 		box_t side[2];
 		bound_clear(&side[0]);
 		bound_clear(&side[1]);
-		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[i].box);
+		for (uint32_t i = 0; i < m; ++i) pairs_grow(&side[i >= r], &s[ord[i]].box);
 		double score = 0.0;
 		for (int d = 0; d < DIM; ++d) {
 			double w = (double)whole.max[d] - whole.min[d];

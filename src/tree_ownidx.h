@@ -20,17 +20,28 @@
 // when it passes OWN_TAIL chunks all of it but the head becomes a run, merged
 // into the newest run while that holds fewer than OWN_BASE chunks. Runs are
 // then folded as a counter in base OWN_FAN carries (Bentley and Saxe's
-// logarithmic method with a wider fan): a run of level L holds about
-// OWN_BASE * OWN_FAN^L chunks, and when a fold would leave OWN_FAN runs of
-// one level they are merged into one of the next. Sizes fall geometrically,
-// there are at most OWN_FAN - 1 runs a level, O(log m) in all, and each entry
-// is laid out again log_FAN m times, not log_2 m as a binary counter (fan 2)
-// lays it out: the layout of a run of s chunks costs O(s log s), so a list
-// built one by one costs O(m log^2 m / log FAN). Why 4: a query descends
-// every run its shape meets, and more runs a level cost it more (fan 8 made
-// 10 nearest among 3D boxes all holding one point test 25% more). So the
-// tail is the head alone at rest, and only the newest run is small: a small
-// run is laid out again as each chunk fills.
+// logarithmic method): a run of level L holds about OWN_BASE * OWN_FAN^L
+// chunks, and when a fold would leave OWN_FAN runs of one level they are
+// merged into one of the next. Sizes fall geometrically, there are at most
+// OWN_FAN - 1 runs a level, O(log m) in all, and each entry is laid out again
+// log_FAN m times: the layout of a run of s chunks costs O(s log s), so a
+// list built one by one costs O(m log^2 m / log FAN).
+// Why 2, a binary counter: a query descends every run its shape meets (on
+// straddlers and strips, every run: each holds every kind), so its work is
+// the sum of the runs' levels, and which runs there are follows the list's
+// length. A fan of 4 keeps up to three runs a level: 2D straddlers at 100k
+// under leaves (79,440 capped at the root, 16 runs) tested 478 entries and
+// bounds a box query, where other lengths of the same scene (5 to 7 runs)
+// tested 98; the same query took 3.5 times as long, and the adversarial
+// benchmark's ratio moved between 2.5 and 6.1 with the seed. With fan 2 there is a run a level at most, and the
+// same scenes read 2.3 (3D pinwheels shuffled, leaves: 5.7 -> 3.7; 3D rods
+// 6.3 -> 3.4). It lays each entry out log_2 m times, not log_4 m: paid for
+// by own_axis scoring its sample in a sort of keys, not a selection of
+// entries per coordinate (tree_ownidx.c), so 3D rods still build in the time
+// they took with fan 4. (Fan 8 made 10 nearest among 3D boxes all holding
+// one point test 25% more than 4.) So the tail is the head alone at rest,
+// and only the newest run is small: a small run is laid out again as each
+// chunk fills.
 // Why not a longer tail, folded less often: a query tests the tail whole, and
 // its entries, in arrival order, are all kinds mixed, so no bound parts them.
 // Thin boxes long on every axis through one point fill some 8 nodes a level
@@ -122,6 +133,9 @@
 
 #include "sweep.h"
 #include "tree_int.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /// Entries from which a node's own list gets an index; it is dropped below half.
 /// (A build may set it, e.g. out of reach to measure the tree without indexes.)
@@ -134,9 +148,9 @@
 #define OWN_TAIL 1
 /// Chunks the newest run gathers before a new run starts after it.
 #define OWN_BASE 4
-/// Runs of one level that a fold merges into one of the next (Layout).
+/// Runs of one level that a fold merges into one of the next (Layout: why 2).
 #ifndef ORTHANT_OWNIDX_FAN
-#define ORTHANT_OWNIDX_FAN 4
+#define ORTHANT_OWNIDX_FAN 2
 #endif
 #define OWN_FAN ORTHANT_OWNIDX_FAN
 #define OWN_RUNS 32
@@ -282,6 +296,14 @@ typedef struct own_iter {
 	const struct ownidx *ix;
 	own_test *test;
 	const void *q;
+	/// A box query's box lanes (own_iter_box): groups are then tested by
+	/// box overlap alone, OWN_GROUP at a time, and never again when popped.
+	bool box;
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+	const __m128 *lanes; ///< the query's two lanes (own_iter_box)
+#else
+	const box_t *qbox;
+#endif
 	int top;
 	own_slot stack[OWN_STACK];
 } own_iter;
@@ -314,6 +336,7 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	it->pend = NIL;
 	it->pend_fill = it->pend_skip = 0;
 	it->n = n;
+	it->box = false;
 	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
 	it->q = q;
@@ -344,6 +367,47 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 		uint32_t top = run->levels - 1;
 		own_push(it, &t->own_bounds[2 * ((size_t)ix->fbase + run->first) + run->off[top]], OWN_RUNS + r, top, 0);
 	}
+}
+
+/// Make it a box walk (after own_iter_init): groups are tested against the
+/// query box alone, and the query's own test (the same box test, or more) is
+/// left to the entries. A group's OWN_GROUP bounds are then a few vector
+/// compares, where each was a call, and a group popped is not tested again
+/// (a box query does not narrow as it goes; a sweep's clip does). On a list
+/// whose runs each span the node (straddlers, strips: every run holds every
+/// kind, and a query descends each), that test is most of what a query does.
+/// lanes: with SSE2, the box as region_lanes (query.c) lays it out in two
+/// vectors, one after the other; else the box_t.
+static inline void own_iter_box(own_iter *it, const void *lanes)
+{
+	it->box = true;
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+	it->lanes = lanes;
+#else
+	it->qbox = lanes;
+#endif
+}
+
+/// The groups of b[0, count) (count <= OWN_GROUP) that meet a box walk's
+/// box: a bit each. The same comparisons as box_overlaps_bounds, as
+/// region_box_meets (query.c) makes them: min <= q.max and -max <= -q.min.
+ORT_INLINE unsigned own_box_meets(const own_iter *it, const box_t *b, uint32_t count)
+{
+	unsigned bits = 0;
+	for (uint32_t k = 0; k < count; ++k) {
+#if defined(__SSE2__) && DIM == 2
+		__m128 v = _mm_xor_ps(_mm_loadu_ps(b[k].min), _mm_set_ps(-0.0f, -0.0f, 0.0f, 0.0f));
+		bits |= (unsigned)(_mm_movemask_ps(_mm_cmple_ps(v, it->lanes[0])) == 0xF) << k;
+#elif defined(__SSE2__) && DIM == 3
+		__m128 lo = _mm_loadu_ps(b[k].min);
+		__m128 hi = _mm_xor_ps(_mm_loadu_ps(&b[k].min[2]), _mm_set_ps(-0.0f, -0.0f, -0.0f, 0.0f));
+		__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, it->lanes[0]), _mm_cmple_ps(hi, it->lanes[1]));
+		bits |= (unsigned)(_mm_movemask_ps(ok) == 0xF) << k;
+#else
+		bits |= (unsigned)box_overlaps_bounds(it->qbox, b[k].min, b[k].max) << k;
+#endif
+	}
+	return bits;
 }
 
 /// Chunk c's first stretch of slots below fill not in skip: it->from and *fill.
@@ -390,7 +454,7 @@ static inline uint32_t own_iter_index(const tree_t *t, own_iter *it, uint32_t *f
 		uint32_t start = (chunks ? ix->base : ix->fbase) + run->first;
 		const box_t *base = &t->own_bounds[2 * (size_t)start];
 		float key;
-		if (!it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
+		if (!it->box && !it->test(it->q, &base[run->off[s.level] + s.pos], &key)) continue;
 		if (s.level == 0) {
 			uint32_t id = t->own_ids[start + s.pos];
 			if (chunks) {
@@ -405,6 +469,20 @@ static inline uint32_t own_iter_index(const tree_t *t, own_iter *it, uint32_t *f
 		}
 		uint32_t below = s.level - 1, n_below = run->off[s.level] - run->off[below];
 		uint32_t end = s.pos * OWN_GROUP + OWN_GROUP < n_below ? s.pos * OWN_GROUP + OWN_GROUP : n_below;
+		if (it->box) {
+			const box_t *b = &base[run->off[below] + s.pos * OWN_GROUP];
+			uint32_t count = end - s.pos * OWN_GROUP;
+			WORK_TESTS(count);
+			unsigned bits = own_box_meets(it, b, count);
+			// The first group on top; an inverted bound (a released chunk,
+			// padding) can meet an infinite box, so it is skipped here.
+			for (uint32_t k = count; k-- > 0;)
+				if ((bits >> k & 1) && !box_inverted(&b[k])) {
+					assert(it->top < OWN_STACK);
+					it->stack[it->top++] = (own_slot){s.run, below, s.pos * OWN_GROUP + k, 0.0f};
+				}
+			continue;
+		}
 		for (uint32_t p = s.pos * OWN_GROUP; p < end; ++p) own_push(it, &base[run->off[below] + p], s.run, below, p);
 	}
 	return NIL;

@@ -306,6 +306,61 @@ static void test_own_list_leaves_strips(void **state)
 	}
 }
 
+/// Box-query work on one big list, by its length. Inserted one by one, the
+/// list's index is a counter of runs (tree_ownidx.h: Layout), and a query
+/// descends every run that spans the node: all of them, on straddlers. So
+/// the work follows the runs the length makes. The most come at a length of
+/// all ones in the counter (4 * (2^10 - 1) chunks, of OX_CHUNK entries: 2^10 - 1
+/// is 33333 in base 4 too), the fewest at the next power (one run). With a
+/// fan of 4 (up to three runs a level) the first read 4.8 times the second
+/// (2D: 266.5 tests a query against 55.5), 5.1 in 3D; with a fan of 2, 3.5
+/// (191.5 against 54.2) and 3.9, which OX_LENGTH_SPREAD holds. (The
+/// benchmark's 100k straddlers under leaves, 79,440 capped at the root: 478
+/// tests against 98 at another seed's length with fan 4, 3.5 times the time;
+/// 158 to 180 at each with fan 2.)
+#define OX_LENGTH_SPREAD 4.5
+/// Entries a chunk (src/tree_int.h: CHUNK_CAP).
+#define OX_CHUNK (DIM == 2 ? 4 : 8)
+static void test_own_list_length_work(void **state)
+{
+	(void)state;
+#ifdef ORTHANT_COUNT_WORK
+	const int lengths[2] = {OX_CHUNK * 4 * 1023, OX_CHUNK * (4 * 1024 + 4)};
+	double work[2];
+	for (int l = 0; l < 2; ++l) {
+		TU_CONTEXT("own-list work by length, %d straddlers, tight", lengths[l]);
+		tu_rng r = tu_rng_make(31);
+		model m;
+		tree_t *t = ox_fill(1, OX_STRADDLE, lengths[l], &m, &r, NULL);
+		tu_check_valid(t);
+		// Queries with the items' own boxes: each crosses the line, so
+		// meets the top of every run (a box elsewhere leaves at the list's).
+		tu_rng qr = tu_rng_make(5);
+		double bound = 0.0, logn = log2((double)m.n);
+		uint64_t before = TU(work_box_tests);
+		for (int q = 0; q < 64; ++q) {
+			box_t qb = m.box[tu_int(&qr, 0, m.n - 1)];
+			size_t got = 0, want = 0;
+			assert_int_equal(TU(tree_query_box)(t, qb, ORT_MASK_ALL, ox_count, &got), ORT_OK);
+			for (int i = 0; i < m.n; ++i) want += tu_overlap(&qb, &m.box[i]);
+			if (got != want) TU_FAIL("box query %d: %zu hits, brute force %zu\n", q, got, want);
+			bound += OX_C * (logn + (double)got);
+		}
+		work[l] = (double)(TU(work_box_tests) - before);
+		if (work[l] > bound) TU_FAIL("%.0f tests, over c (log n + k) = %.0f\n", work[l], bound);
+		tu_model_free(&m);
+		TU(tree_destroy)(t);
+	}
+	print_message("straddlers, tight: %d: %.1f tests a query, %d: %.1f (%.2f times)\n", lengths[0], work[0] / 64,
+	              lengths[1], work[1] / 64, work[0] / work[1]);
+	if (work[0] > OX_LENGTH_SPREAD * work[1])
+		TU_FAIL("%.0f tests at %d straddlers, %.2f times the %.0f at %d\n", work[0], lengths[0], work[0] / work[1],
+		        work[1], lengths[1]);
+#else
+	skip();
+#endif
+}
+
 /// Remove and insert every item again (the churn a frame of movers makes):
 /// removals fill holes from the head and the inserts land in the tail. Under
 /// tight (and leaves) every straddler or capped strip lands in the root's
@@ -511,6 +566,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_own_list_work),
 	    cmocka_unit_test(test_own_list_leaves_strips),
+	    cmocka_unit_test(test_own_list_length_work),
 	    cmocka_unit_test(test_own_list_churn_work),
 	    cmocka_unit_test(test_own_list_build_work),
 	    cmocka_unit_test(test_own_list_churn),
