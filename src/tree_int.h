@@ -183,7 +183,7 @@ typedef struct node {
 } node;
 _Static_assert(sizeof(node) == (DIM == 2 ? 68 : 100), "a node grew: S4's bytes an object count it (tree_int.h Layout)");
 
-/// A mirror record (tree_mirror.c): what a ray's descent reads of a divided
+/// A mirror record (tree_mirror.c): what a ray's or a box query's descent reads of a divided
 /// node, in two parts. The bounds of its children, one row an axis (a row
 /// is a vector register of four children), a line in 2D; an absent child
 /// (none, or holding nothing) has a row slot that is never read.
@@ -779,7 +779,7 @@ static void own_clear(tree_t *t);
 static void own_free_all(tree_t *t);
 static const char *own_check(const tree_t *t, uint32_t ni);
 
-// The ray walk's mirror (tree_mirror.c): made by a build, dropped by a change.
+// The mirror of a built tree (tree_mirror.c) that rays and plain box queries walk: made by a build, dropped by a change.
 static void mirror_make(tree_t *t);
 static void mirror_forget(tree_t *t);
 static const char *mirror_check(const tree_t *t);

@@ -1,4 +1,6 @@
-// tree_mirror.c: the ray walk's compact copy of a built tree's divided nodes.
+// tree_mirror.c: the ray walk's and the box query's compact copy of a built
+// tree's divided nodes (query_cast.c: sweep_record; query.c:
+// region_walk_built).
 //
 // ## Why
 //
