@@ -247,9 +247,7 @@ static ort_result region_walk_built(const tree_t *t, const region *q, ORTHANT_NA
 			uint32_t ri = sub & MIRROR_INDEX;
 			assert(t->mirror && ri < t->mirror_len);
 			const mirror_link *l = &t->mirror[ri];
-			unsigned live = 0;
-			for (int c = 0; c < NCHILD; ++c) live |= (unsigned)(l->child[c] != NIL) << c;
-			for (unsigned hit = region_mirror_hits(q, &t->mirror_box[ri]) & live; hit; hit &= hit - 1) {
+			for (unsigned hit = region_mirror_hits(q, &t->mirror_box[ri]) & mirror_live(l); hit; hit &= hit - 1) {
 				int c = __builtin_ctz(hit);
 				uint32_t csub = l->sub[c], ci = l->child[c];
 				if (!(csub & MIRROR_NODE)) {
@@ -257,10 +255,7 @@ static ort_result region_walk_built(const tree_t *t, const region *q, ORTHANT_NA
 					__builtin_prefetch(&t->mirror[csub & MIRROR_INDEX]);
 				}
 				if (csub & MIRROR_NODE) {
-					// No record: its node and its children's are read next,
-					// laid out one after the other by the build.
-					uint32_t end = ci + 1 + NCHILD < t->node_len ? ci + 1 + NCHILD : t->node_len;
-					fetch_span(&t->nodes[ci], (size_t)(end - ci) * sizeof(node));
+					built_children_prefetch(t, ci); // its node and its children's are read next
 				} else if (csub & MIRROR_OWN) {
 					fetch_span(&t->nodes[ci], sizeof(node));
 				}
@@ -278,15 +273,7 @@ static ort_result region_walk_built(const tree_t *t, const region *q, ORTHANT_NA
 			uint32_t ci = n->child[c];
 			if (ci == NIL || !region_enters(t, q, ci, true, false)) continue;
 			const node *cn = &t->nodes[ci];
-			if (cn->head != NIL) {
-				// A built tree's chunks of a node are one run ending at its
-				// head: up to four of them fetched at once.
-				uint32_t chunks = (cn->count + CHUNK_CAP - 1) / CHUNK_CAP, head = cn->head;
-				if (chunks > 4) chunks = 4;
-				if (chunks > head + 1) chunks = head + 1;
-				fetch_span(&t->chunks[head + 1 - chunks], (size_t)(chunks - 1) * sizeof(chunk) + offsetof(chunk, e) +
-				                                              head_fill(cn->count) * sizeof(entry));
-			}
+			if (cn->head != NIL) built_chunks_prefetch(t, cn);
 			stack_push(&s, ci);
 			stack_push(&subs, MIRROR_NODE);
 		}

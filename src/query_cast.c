@@ -180,35 +180,6 @@ ORT_INLINE void chunk_prefetch(const tree_t *t, uint32_t c, uint32_t fill)
 	fetch_span(&t->chunks[c], offsetof(chunk, e) + fill * sizeof(entry));
 }
 
-// A built tree (one with a mirror: nothing made or appended since the
-// build) is laid out in pre-order (tree_build.c: bd_job_emit): a node's
-// children follow it in the pool, the first right after it when they are
-// leaves, and a node's chunks are one run ending at its head (each chunk's
-// next is the one before it). The two prefetches below guess from that
-// layout; a wrong guess (a removal emptied a chunk) fetches lines for
-// nothing and changes no result.
-
-/// Node ni, pushed from a mirror record without a record of its own or own
-/// entries (a leaves' parent, mostly), and the NCHILD nodes after it: its
-/// children, which its pop tests next, arrive with it instead of after it.
-ORT_INLINE void built_children_prefetch(const tree_t *t, uint32_t ni)
-{
-	uint32_t end = ni + 1 + NCHILD < t->node_len ? ni + 1 + NCHILD : t->node_len;
-	fetch_span(&t->nodes[ni], (size_t)(end - ni) * sizeof(node));
-}
-
-/// The lines of leaf cn's chunks (up to four), not only its head's: its
-/// scan then waits for one fetch, not one a chunk along the chain.
-ORT_INLINE void built_chunks_prefetch(const tree_t *t, const node *cn)
-{
-	uint32_t chunks = (cn->count + CHUNK_CAP - 1) / CHUNK_CAP, head = cn->head;
-	if (chunks > 4) chunks = 4;
-	if (chunks > head + 1) chunks = head + 1;
-	uint32_t first = head + 1 - chunks;
-	fetch_span(&t->chunks[first],
-	           (size_t)(chunks - 1) * sizeof(chunk) + offsetof(chunk, e) + head_fill(cn->count) * sizeof(entry));
-}
-
 #if defined(__SSE2__)
 /// sweep_box_hits of four boxes at once, given as rows (lo[d], hi[d]: axis
 /// d of the four, a lane each; w->lanes): a bit a box, enter[k] its entry
@@ -375,22 +346,6 @@ static inline unsigned sweep_mirror_hits(const sweep *w, float tmax, const mirro
 		if ((live >> c & 1) && sweep_box_hits(w, tmax, &cb, &enter[c])) hit |= 1u << c;
 	}
 	return hit;
-}
-
-/// The children record l lists, a bit each.
-static inline unsigned mirror_live(const mirror_link *l)
-{
-	unsigned live = 0;
-#if defined(__SSE2__)
-	for (int g = 0; g < NCHILD; g += 4) {
-		__m128i ids = _mm_loadu_si128((const __m128i *)(const void *)&l->child[g]);
-		__m128i nil = _mm_cmpeq_epi32(ids, _mm_set1_epi32(-1)); // NIL
-		live |= (~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(nil)) & 15u) << g;
-	}
-#else
-	for (int c = 0; c < NCHILD; ++c) live |= (unsigned)(l->child[c] != NIL) << c;
-#endif
-	return live;
 }
 
 /// sweep_descend's step for a node with a mirror record (rn.sub): its own
