@@ -378,6 +378,21 @@ static inline void bp_report(const tree_t *t, ORTHANT_NAME(pair_event_fn) * fn, 
 	fn(ctx, make_handle(t, a), make_handle(t, b), t->items[a].user, t->items[b].user);
 }
 
+/// Fetch element p + BP_AHEAD of an array of len 8-byte records or keys, if
+/// it has one, for a loop that calls out for each element (events,
+/// current_pairs): the hardware's stream prefetch does not keep ahead of
+/// such a loop, and each new line of an array past the caches was a miss
+/// (100k 2D crossing rods, first update: 12.5M events, 42% of their time on
+/// the record's load; fetched 1 KB ahead, the update takes 168 -> 151 ms).
+/// (The test is written as a sum: as `len - p > BP_AHEAD`, GCC 12 -O2 left
+/// the prefetch out of these loops.)
+#define BP_AHEAD 128u
+static_assert(sizeof(bp_rec) == 8 && sizeof(uint64_t) == 8, "bp_ahead steps 8 bytes");
+static inline void bp_ahead(const void *a, uint32_t p, uint32_t len)
+{
+	if ((uint64_t)p + BP_AHEAD < len) __builtin_prefetch((const uint64_t *)a + p + BP_AHEAD);
+}
+
 // ---- the tree's hooks ------------------------------------------------------------------
 
 /// Room to touch n more items and to end every pair of item `removing` (NIL
@@ -1220,7 +1235,10 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 		bp_all_done(t, n_new);
 		reading_begin(t);
 		bp_report_removed(t, end, ctx);
-		for (uint32_t p = 0; p < n_new && begin; ++p) bp_report(t, begin, ctx, &bp->pairs[p]);
+		for (uint32_t p = 0; p < n_new && begin; ++p) {
+			bp_ahead(bp->pairs, p, n_new);
+			bp_report(t, begin, ctx, &bp->pairs[p]);
+		}
 		reading_end(t);
 		return ORT_OK;
 	}
@@ -1263,10 +1281,12 @@ static ort_result bp_update_all(tree_t *t, ORTHANT_NAME(pair_event_fn) * begin, 
 	// changes wait for reading_end), but the records are made afresh as
 	// the item pool may move under a deferred insert.
 	for (uint32_t k = 0; k < ended && end; ++k) {
+		bp_ahead(bp->key[0], k, ended);
 		bp_rec e = bp_key_rec(bp->key[0][k], shift);
 		bp_report(t, end, ctx, &e);
 	}
 	for (uint32_t k = 0; k < begun && begin; ++k) {
+		bp_ahead(bp->key[2], k, begun);
 		bp_rec e = bp_key_rec(bp->key[2][k], shift);
 		bp_report(t, begin, ctx, &e);
 	}
@@ -1363,6 +1383,7 @@ ort_result ORTHANT_NAME(tree_current_pairs)(const tree_t *t, ORTHANT_NAME(pair_f
 	// Read through bp: a callback's changes wait for reading_end.
 	const struct broadphase *bp = t->bp;
 	for (uint32_t p = 0; p < bp->len; ++p) {
+		bp_ahead(bp->pairs, p, bp->len);
 		bp_pub r = bp_public(t, &bp->pairs[p]);
 		if (!fn(ctx, r.a, r.b, r.user_a, r.user_b)) break;
 	}
