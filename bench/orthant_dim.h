@@ -21,7 +21,7 @@ typedef struct BF(state) {
 	ort_handle *batch; // batch mode: the moved ones' handles
 	void **user;     // user data = the box id
 	uint32_t *box_of_id; // handle id -> box, as a user indexes its objects by id (NULL: id - 1)
-	uint32_t (*fixed)[2]; // broad phase with never-moving boxes: their pairs among themselves (box ids), found once
+	uint64_t *fixed; // broad phase with never-moving boxes: their pairs among themselves (bench_pair_key of box ids), found once
 	size_t fixed_len, fixed_cap;
 } BF(state);
 
@@ -48,9 +48,7 @@ static bool BF(fixed_cb)(void *ctx, ort_handle a, ort_handle b, void *ua, void *
 			exit(3);
 		}
 	}
-	s->fixed[s->fixed_len][0] = (uint32_t)(uintptr_t)ua;
-	s->fixed[s->fixed_len][1] = (uint32_t)(uintptr_t)ub;
-	s->fixed_len++;
+	s->fixed[s->fixed_len++] = bench_pair_key((uint32_t)(uintptr_t)ua, (uint32_t)(uintptr_t)ub);
 	return true;
 }
 
@@ -69,16 +67,12 @@ static void BF(mark_static)(BF(state) * s, const bench_frame *f)
 	OT(tree_find_pairs)(s->tree, ORT_MASK_ALL, BF(fixed_cb), s);
 	size_t keep = 0;
 	for (size_t k = 0; k < s->fixed_len; ++k)
-		if (!f->mobile[s->fixed[k][0]] && !f->mobile[s->fixed[k][1]]) {
-			s->fixed[keep][0] = s->fixed[k][0];
-			s->fixed[keep][1] = s->fixed[k][1];
-			keep++;
-		}
+		if (!f->mobile[(uint32_t)s->fixed[k]] && !f->mobile[s->fixed[k] >> 32]) s->fixed[keep++] = s->fixed[k];
 	s->fixed_len = keep;
 	// The set is final: its array is cut to its length (doubling left up to
 	// twice the room, which bytes() would count as the library's).
 	if (keep && keep < s->fixed_cap) {
-		uint32_t(*fit)[2] = realloc(s->fixed, sizeof *s->fixed * keep);
+		uint64_t *fit = realloc(s->fixed, sizeof *s->fixed * keep);
 		if (fit) s->fixed = fit, s->fixed_cap = keep;
 	}
 	ort_filter still = ORT_FILTER_DEFAULT;
@@ -177,7 +171,7 @@ static void BF(pairs)(void *st, const bench_frame *f, bench_sink *sink)
 		// The current set as the dense array of handle ids the broad phase
 		// keeps, read at memory speed, as the peers read theirs (Jolt's
 		// body indices name the boxes the same way).
-		for (size_t k = 0; k < s->fixed_len; ++k) bench_sink_pair(sink, s->fixed[k][0], s->fixed[k][1]);
+		bench_sink_keys(sink, s->fixed, s->fixed_len);
 		size_t count;
 		const ort_id_pair *p = OT(tree_pair_ids)(s->tree, &count);
 		if (s->box_of_id)

@@ -199,10 +199,7 @@ static void b3_pairs(void *st, const bench_frame *f, bench_sink *sink)
 		if (bench_overlap(&f->boxes[a], &f->boxes[b])) bench_sink_pair(sink, a, b);
 	}
 	ps->count = w;
-	for (size_t k = 0; k < s->fixed_count; ++k) {
-		uint64_t key = s->fixed[k];
-		bench_sink_pair(sink, (uint32_t)key, (uint32_t)(key >> 32));
-	}
+	bench_sink_keys(sink, s->fixed, s->fixed_count);
 }
 
 static void b3_destroy(void *st)

@@ -280,7 +280,7 @@ void jolt_pairs(void *st, const bench_frame *f, bench_sink *sink)
 		if (bench_overlap(&f->boxes[a], &f->boxes[b]) && bench_pairset_add(ps, key)) bench_sink_pair(sink, a, b);
 	}
 	s->found.clear();
-	for (uint64_t key : s->fixed) bench_sink_pair(sink, (uint32_t)key, (uint32_t)(key >> 32));
+	bench_sink_keys(sink, s->fixed.data(), s->fixed.size());
 	for (int k = 0; k < f->moved_count; ++k) s->moved[(size_t)f->moved[k]] = 0;
 }
 

@@ -28,12 +28,6 @@ typedef struct bench_pairset {
 	size_t count, cap;
 } bench_pairset;
 
-static inline uint64_t bench_pair_key(uint32_t a, uint32_t b)
-{
-	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
-	return hi << 32 | lo;
-}
-
 static inline void bench_pairset_table(bench_pairset *s, size_t size)
 {
 	s->slots = (uint64_t *)malloc(sizeof(uint64_t) * size);
