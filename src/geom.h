@@ -75,6 +75,51 @@ static inline bool box_plain(const box_t *b)
 #endif
 }
 
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+/// A query box laid out for box_lanes_meet (box_lanes_of).
+typedef struct box_lanes {
+	__m128 v[2];
+} box_lanes;
+
+/// q's lanes. 2D: (q.max x, q.max y, -q.min x, -q.min y), in v[0] and v[1]
+/// alike; 3D: (q.max x, y, z, +inf) and (+inf, -q.min x, y, z).
+static inline box_lanes box_lanes_of(const box_t *q)
+{
+	box_lanes l;
+#if DIM == 2
+	l.v[0] = _mm_set_ps(-q->min[1], -q->min[0], q->max[1], q->max[0]);
+	l.v[1] = l.v[0];
+#else
+	l.v[0] = _mm_set_ps(INFINITY, q->max[2], q->max[1], q->max[0]);
+	l.v[1] = _mm_set_ps(-q->min[2], -q->min[1], -q->min[0], INFINITY);
+#endif
+	return l;
+}
+
+/// box_overlaps_bounds(q, b->min, b->max) for the q of box_lanes_of(q), as
+/// two or three vector compares and no branch (the boxes a query tests,
+/// nodes' and entries', pass and fail at random, which a branch per axis
+/// mispredicts). A box and q meet when b.min <= q.max and -b.max <= -q.min
+/// on every axis; negation is exact, so these are the scalar comparisons. In
+/// 2D a box is one load (min x, min y, max x, max y), compared with its max
+/// lanes negated against v[0]. In 3D the loads are (min x, y, z, max x) and
+/// (min z, max x, y, z), each with one lane of the other that is compared
+/// against +inf (always true: no bound is NaN, and an empty node's inverted
+/// bound fails on the min lanes).
+static inline bool box_lanes_meet(const box_lanes *q, const box_t *b)
+{
+#if DIM == 2
+	__m128 v = _mm_xor_ps(_mm_loadu_ps(b->min), _mm_set_ps(-0.0f, -0.0f, 0.0f, 0.0f));
+	return _mm_movemask_ps(_mm_cmple_ps(v, q->v[0])) == 0xF;
+#else
+	__m128 lo = _mm_loadu_ps(b->min);
+	__m128 hi = _mm_xor_ps(_mm_loadu_ps(&b->min[2]), _mm_set_ps(-0.0f, -0.0f, -0.0f, 0.0f));
+	__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, q->v[0]), _mm_cmple_ps(hi, q->v[1]));
+	return _mm_movemask_ps(ok) == 0xF;
+#endif
+}
+#endif
+
 /// ORT_OK for a finite box with min <= max inside the coordinate limit.
 static inline ort_result box_check(const box_t *b)
 {

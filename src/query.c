@@ -40,49 +40,19 @@ typedef struct region {
 	float radius;
 	double radius2; ///< < 0 for a box query
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	/// region_box_meets' bounds, laid out as it loads a box (region_lanes);
-	/// one after the other (own_iter_box reads them so).
-	__m128 lane_a, lane_b;
+	box_lanes lanes; ///< box as region_box_meets tests against it (region_lanes)
 #endif
 } region;
 
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-/// box_overlaps_bounds(&q->box, b->min, b->max) as two or three vector
-/// compares and no branch (the query boxes it tests, nodes' and entries',
-/// pass and fail at random, which a branch per axis mispredicts). A box and
-/// q meet when b.min <= q.max and -b.max <= -q.min on every axis; negation
-/// is exact, so these are the scalar comparisons. In 2D a box is one load
-/// (min x, min y, max x, max y): it is compared, with its max lanes negated,
-/// against (q.max x, q.max y, -q.min x, -q.min y). In 3D the loads are
-/// (min x, y, z, max x) and (min z, max x, y, z), each with one lane of the
-/// other that is compared against +inf (always true: no bound is NaN, and an
-/// empty node's inverted bound fails on the min lanes).
-static inline bool region_box_meets(const region *q, const box_t *b)
-{
-#if DIM == 2
-	__m128 v = _mm_xor_ps(_mm_loadu_ps(b->min), _mm_set_ps(-0.0f, -0.0f, 0.0f, 0.0f));
-	return _mm_movemask_ps(_mm_cmple_ps(v, q->lane_a)) == 0xF;
-#else
-	__m128 lo = _mm_loadu_ps(b->min);
-	__m128 hi = _mm_xor_ps(_mm_loadu_ps(&b->min[2]), _mm_set_ps(-0.0f, -0.0f, -0.0f, 0.0f));
-	__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, q->lane_a), _mm_cmple_ps(hi, q->lane_b));
-	return _mm_movemask_ps(ok) == 0xF;
-#endif
-}
+/// box_overlaps_bounds(&q->box, b->min, b->max), as vector compares
+/// (geom.h: box_lanes_meet).
+static inline bool region_box_meets(const region *q, const box_t *b) { return box_lanes_meet(&q->lanes, b); }
 
-/// The box as own_iter_box (tree_ownidx.h) takes it: lane_a, then lane_b.
-static inline const void *region_box_lanes(const region *q) { return &q->lane_a; }
+/// The box as own_iter_box (tree_ownidx.h) takes it.
+static inline const void *region_box_lanes(const region *q) { return &q->lanes; }
 
-static inline void region_lanes(region *q)
-{
-#if DIM == 2
-	q->lane_a = _mm_set_ps(-q->box.min[1], -q->box.min[0], q->box.max[1], q->box.max[0]);
-	q->lane_b = q->lane_a;
-#else
-	q->lane_a = _mm_set_ps(INFINITY, q->box.max[2], q->box.max[1], q->box.max[0]);
-	q->lane_b = _mm_set_ps(-q->box.min[2], -q->box.min[1], -q->box.min[0], INFINITY);
-#endif
-}
+static inline void region_lanes(region *q) { q->lanes = box_lanes_of(&q->box); }
 #else
 static inline bool region_box_meets(const region *q, const box_t *b)
 {

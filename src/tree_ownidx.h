@@ -300,7 +300,7 @@ typedef struct own_iter {
 	/// box overlap alone, OWN_GROUP at a time, and never again when popped.
 	bool box;
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	const __m128 *lanes; ///< the query's two lanes (own_iter_box)
+	const box_lanes *lanes; ///< the query's box (own_iter_box)
 #else
 	const box_t *qbox;
 #endif
@@ -376,8 +376,7 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 /// (a box query does not narrow as it goes; a sweep's clip does). On a list
 /// whose runs each span the node (straddlers, strips: every run holds every
 /// kind, and a query descends each), that test is most of what a query does.
-/// lanes: with SSE2, the box as region_lanes (query.c) lays it out in two
-/// vectors, one after the other; else the box_t.
+/// lanes: with SSE2, the box's box_lanes (geom.h); else the box_t.
 static inline void own_iter_box(own_iter *it, const void *lanes)
 {
 	it->box = true;
@@ -389,20 +388,13 @@ static inline void own_iter_box(own_iter *it, const void *lanes)
 }
 
 /// The groups of b[0, count) (count <= OWN_GROUP) that meet a box walk's
-/// box: a bit each. The same comparisons as box_overlaps_bounds, as
-/// region_box_meets (query.c) makes them: min <= q.max and -max <= -q.min.
+/// box: a bit each.
 ORT_INLINE unsigned own_box_meets(const own_iter *it, const box_t *b, uint32_t count)
 {
 	unsigned bits = 0;
 	for (uint32_t k = 0; k < count; ++k) {
-#if defined(__SSE2__) && DIM == 2
-		__m128 v = _mm_xor_ps(_mm_loadu_ps(b[k].min), _mm_set_ps(-0.0f, -0.0f, 0.0f, 0.0f));
-		bits |= (unsigned)(_mm_movemask_ps(_mm_cmple_ps(v, it->lanes[0])) == 0xF) << k;
-#elif defined(__SSE2__) && DIM == 3
-		__m128 lo = _mm_loadu_ps(b[k].min);
-		__m128 hi = _mm_xor_ps(_mm_loadu_ps(&b[k].min[2]), _mm_set_ps(-0.0f, -0.0f, -0.0f, 0.0f));
-		__m128 ok = _mm_and_ps(_mm_cmple_ps(lo, it->lanes[0]), _mm_cmple_ps(hi, it->lanes[1]));
-		bits |= (unsigned)(_mm_movemask_ps(ok) == 0xF) << k;
+#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
+		bits |= (unsigned)box_lanes_meet(it->lanes, &b[k]) << k;
 #else
 		bits |= (unsigned)box_overlaps_bounds(it->qbox, b[k].min, b[k].max) << k;
 #endif
