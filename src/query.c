@@ -220,14 +220,12 @@ static ort_result region_walk_built(const tree_t *t, const region *q, ORTHANT_NA
 			for (unsigned hit = region_mirror_hits(q, &t->mirror_box[ri]) & mirror_live(l); hit; hit &= hit - 1) {
 				int c = __builtin_ctz(hit);
 				uint32_t csub = l->sub[c], ci = l->child[c];
-				if (!(csub & MIRROR_NODE)) {
-					fetch_span(&t->mirror_box[csub & MIRROR_INDEX], sizeof(mirror_bounds));
-					__builtin_prefetch(&t->mirror[csub & MIRROR_INDEX]);
-				}
 				if (csub & MIRROR_NODE) {
 					built_children_prefetch(t, ci); // its node and its children's are read next
-				} else if (csub & MIRROR_OWN) {
-					fetch_span(&t->nodes[ci], sizeof(node));
+				} else {
+					fetch_span(&t->mirror_box[csub & MIRROR_INDEX], sizeof(mirror_bounds));
+					__builtin_prefetch(&t->mirror[csub & MIRROR_INDEX]);
+					if (csub & MIRROR_OWN) fetch_span(&t->nodes[ci], sizeof(node));
 				}
 				stack_push(&s, ci);
 				stack_push(&subs, csub);

@@ -133,9 +133,6 @@
 
 #include "sweep.h"
 #include "tree_int.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /// Entries from which a node's own list gets an index; it is dropped below half.
 /// (A build may set it, e.g. out of reach to measure the tree without indexes.)
@@ -296,14 +293,10 @@ typedef struct own_iter {
 	const struct ownidx *ix;
 	own_test *test;
 	const void *q;
-	/// A box query's box lanes (own_iter_box): groups are then tested by
-	/// box overlap alone, OWN_GROUP at a time, and never again when popped.
-	bool box;
-#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	const box_lanes *lanes; ///< the query's box (own_iter_box)
-#else
-	const box_t *qbox;
-#endif
+	/// A box query's box (own_iter_box: its box_lanes with SSE2, else the
+	/// box_t), NULL for another walk: groups are then tested by box overlap
+	/// alone, OWN_GROUP at a time, and never again when popped.
+	const void *box;
 	int top;
 	own_slot stack[OWN_STACK];
 } own_iter;
@@ -336,7 +329,7 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 	it->pend = NIL;
 	it->pend_fill = it->pend_skip = 0;
 	it->n = n;
-	it->box = false;
+	it->box = NULL;
 	WORK_TESTS(1); // the node (the counting build: see tests/test_ownidx.c)
 	it->test = test;
 	it->q = q;
@@ -376,16 +369,8 @@ static inline void own_iter_init(const tree_t *t, uint32_t ni, own_iter *it, own
 /// (a box query does not narrow as it goes; a sweep's clip does). On a list
 /// whose runs each span the node (straddlers, strips: every run holds every
 /// kind, and a query descends each), that test is most of what a query does.
-/// lanes: with SSE2, the box's box_lanes (geom.h); else the box_t.
-static inline void own_iter_box(own_iter *it, const void *lanes)
-{
-	it->box = true;
-#if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-	it->lanes = lanes;
-#else
-	it->qbox = lanes;
-#endif
-}
+/// box: with SSE2, the query box's box_lanes (geom.h); else the box_t.
+static inline void own_iter_box(own_iter *it, const void *box) { it->box = box; }
 
 /// The groups of b[0, count) (count <= OWN_GROUP) that meet a box walk's
 /// box: a bit each.
@@ -394,9 +379,9 @@ ORT_INLINE unsigned own_box_meets(const own_iter *it, const box_t *b, uint32_t c
 	unsigned bits = 0;
 	for (uint32_t k = 0; k < count; ++k) {
 #if defined(__SSE2__) && (DIM == 2 || DIM == 3)
-		bits |= (unsigned)box_lanes_meet(it->lanes, &b[k]) << k;
+		bits |= (unsigned)box_lanes_meet((const box_lanes *)it->box, &b[k]) << k;
 #else
-		bits |= (unsigned)box_overlaps_bounds(it->qbox, b[k].min, b[k].max) << k;
+		bits |= (unsigned)box_overlaps_bounds((const box_t *)it->box, b[k].min, b[k].max) << k;
 #endif
 	}
 	return bits;
